@@ -1,0 +1,218 @@
+"""Parse measure names (ir_measures and trec_eval styles) and expand measure sets.
+
+Accepted forms, all parsed with regular expressions (nothing is evaluated):
+
+* canonical / ir_measures style: ``nDCG@10``, ``AP``, ``AP(rel=2)``, ``P@5``,
+  ``nDCG(gain=exp)@20``;
+* trec_eval style: ``ndcg_cut_10``, ``map``, ``P_5``, ``recip_rank``, ``map_cut_100``;
+* sets: ``official`` and ``all_trec`` (trec_eval's sets, restricted to the members
+  this version implements).
+
+Example:
+    >>> [m.name for m in parse_measures("P_5, nDCG@10 ,map")]
+    ['P@5', 'nDCG@10', 'AP']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from sparkeval.measures import REGISTRY, Measure, trec_patterns
+
+_CANONICAL = re.compile(
+    r"^(?P<family>[A-Za-z][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[^@()]+))?$"
+)
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+#: common spellings of canonical family names
+ALIASES = {
+    "MAP": "AP",
+    "MRR": "RR",
+    "NDCG": "nDCG",
+    "Recall": "R",
+    "Precision": "P",
+    "Success": "Success",
+    "GMAP": "gm_map",
+}
+
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RECALLS = ("0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70", "0.80", "0.90", "1.00")
+
+#: trec_eval's ``official`` set, in trec_eval's print order
+OFFICIAL: tuple[str, ...] = (
+    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    *(f"iprec_at_recall_{r}" for r in _RECALLS),
+    *(f"P_{k}" for k in _CUTS),
+)
+
+#: trec_eval's ``all_trec`` set (numeric measures), in trec_eval's print order
+ALL_TREC: tuple[str, ...] = (
+    *OFFICIAL[:-len(_CUTS)],
+    *(f"P_{k}" for k in _CUTS),
+    *(f"recall_{k}" for k in _CUTS),
+    "infAP", "gm_bpref",
+    *(f"Rprec_mult_{x:.2f}" for x in (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg",
+    *(f"ndcg_cut_{k}" for k in _CUTS),
+    *(f"map_cut_{k}" for k in _CUTS),
+    *(f"relative_P_{k}" for k in _CUTS),
+    "success_1", "success_5", "success_10",
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+    "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj_5", "unj_10", "unj_20",
+)
+
+SETS: dict[str, tuple[str, ...]] = {"official": OFFICIAL, "all_trec": ALL_TREC}
+
+
+class UnknownMeasureError(ValueError):
+    """A measure name that matches nothing in the registry."""
+
+
+def valid_names_text() -> str:
+    """A compact list of what ``--measures`` accepts, for error messages."""
+    canon = []
+    for fam in REGISTRY.values():
+        suffix = {"none": "", "optional": "[@k]", "required": "@k"}[fam.cutoff]
+        extra = [n for n in fam.params]
+        params = f"({','.join(p + '=…' for p in extra)})" if extra else ""
+        canon.append(f"{fam.name}{params}{suffix}")
+    trec = []
+    for fam in REGISTRY.values():
+        if fam.trec:
+            trec.append(fam.trec)
+        if fam.trec_cut:
+            trec.append(fam.trec_cut.replace("{k}", "K"))
+    return (
+        "valid measures: " + ", ".join(canon)
+        + "; trec_eval names: " + ", ".join(trec)
+        + "; sets: " + ", ".join(SETS)
+    )
+
+
+def _parse_value(text: str) -> int | float | str:
+    text = text.strip()
+    if _NUMBER.match(text):
+        number = float(text)
+        return int(number) if number.is_integer() and "." not in text else number
+    return text
+
+
+def _parse_cutoff(name: str, raw: str) -> int:
+    raw = raw.strip()
+    if not re.fullmatch(r"[+-]?\d+", raw):
+        raise ValueError(f"measure {name!r}: cutoff {raw!r} is not a whole number")
+    k = int(raw)
+    if k < 1:
+        raise ValueError(f"measure {name!r}: cutoff must be >= 1, got {k}")
+    return k
+
+
+def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) -> Measure:
+    fam = REGISTRY[family]
+    if fam.cutoff == "none" and k is not None:
+        raise ValueError(f"measure {name!r}: {family} takes no @k cutoff")
+    if fam.cutoff == "required" and k is None:
+        raise ValueError(f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10")
+    params = []
+    for pname in fam.params:  # declaration order keeps canonical names stable
+        if pname in raw_params:
+            value = fam.params[pname].coerce(family, pname, _parse_value(raw_params[pname]))
+            if value != fam.params[pname].default or pname == "rel":
+                params.append((pname, value))
+    unknown = sorted(set(raw_params) - set(fam.params))
+    if unknown:
+        allowed = ", ".join(fam.params) or "none"
+        raise ValueError(
+            f"measure {name!r}: unknown parameter(s) {', '.join(unknown)}; "
+            f"{family} accepts: {allowed}"
+        )
+    return Measure(family, k, tuple(params))
+
+
+def parse_measure(name: str) -> Measure:
+    """Parse one measure name (canonical or trec_eval style)."""
+    text = name.strip()
+    if not text:
+        raise UnknownMeasureError("empty measure name; " + valid_names_text())
+    for rx, family, has_cut in trec_patterns():
+        match = rx.match(text)
+        if match:
+            k = _parse_cutoff(text, match.group(1)) if has_cut else None
+            return _build(text, family, k, {})
+    match = _CANONICAL.match(text)
+    if match:
+        family = ALIASES.get(match["family"], match["family"])
+        if family in REGISTRY:
+            raw: dict[str, str] = {}
+            if match["params"]:
+                for item in match["params"].split(","):
+                    if not item.strip():
+                        continue
+                    key, sep, value = item.partition("=")
+                    if not sep or not key.strip():
+                        raise ValueError(f"measure {text!r}: parameter {item!r} is not key=value")
+                    raw[key.strip()] = value
+            k = _parse_cutoff(text, match["k"]) if match["k"] is not None else None
+            return _build(text, family, k, raw)
+    raise UnknownMeasureError(f"unknown measure {text!r}; " + valid_names_text())
+
+
+def split_measure_list(text: str) -> list[str]:
+    """Split a comma/space separated list, keeping commas inside parentheses."""
+    items, depth, current = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if depth == 0 and (ch == "," or ch.isspace()):
+            if current:
+                items.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    if current:
+        items.append("".join(current))
+    return items
+
+
+def expand_sets(names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Replace set names by their members.
+
+    Returns:
+        (names, unavailable): the expanded names and the set members that this
+        version does not implement (reported, never silently dropped).
+    """
+    out: list[str] = []
+    unavailable: list[str] = []
+    for name in names:
+        if name in SETS:
+            for member in SETS[name]:
+                try:
+                    parse_measure(member)
+                except UnknownMeasureError:
+                    unavailable.append(member)
+                    continue
+                out.append(member)
+        else:
+            out.append(name)
+    return out, unavailable
+
+
+def parse_measures(spec: str | Iterable[str]) -> list[Measure]:
+    """Parse a measure list (a string or names), expanding sets and removing repeats."""
+    names = split_measure_list(spec) if isinstance(spec, str) else [
+        n for item in spec for n in split_measure_list(item)
+    ]
+    expanded, _ = expand_sets(names)
+    measures: list[Measure] = []
+    seen: set[str] = set()
+    for name in expanded:
+        m = parse_measure(name)
+        if m.name not in seen:
+            seen.add(m.name)
+            measures.append(m)
+    if not measures:
+        raise UnknownMeasureError("no measures given; " + valid_names_text())
+    return measures

@@ -1,0 +1,205 @@
+"""Listwise ranking measures as trec_eval defines them, vectorised over segments.
+
+Notation (one segment): ranked docs d_1..d_n, rel_i = 1 if d_i is judged with
+grade >= l, R = qrels docs with grade >= l.  Every kernel returns one float per
+segment of the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from sparkeval.measures.batch import RankedBatch
+from sparkeval.measures.registry import measure
+
+TREC = "trec_eval 10 (usnistgov/trec_eval)"
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, 0 where den == 0 (trec_eval's convention for R = 0)."""
+    out = np.zeros_like(num, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def hits_at(b: RankedBatch, level: int, k: int | None) -> np.ndarray:
+    """Relevant docs among the first min(k, n) of each segment."""
+    return b.segment_sum((b.relevant(level) & b.within(k)).astype(np.float64))
+
+
+@measure(
+    "NumRet",
+    description="number of retrieved docs (after the depth cap)",
+    rel=False,
+    trec="num_ret",
+    aggregate="sum",
+    references=TREC,
+)
+def num_ret(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    return b.lengths.astype(np.float64)
+
+
+@measure(
+    "NumRel",
+    description="R: number of qrels docs with grade >= rel (retrieved or not)",
+    trec="num_rel",
+    aggregate="sum",
+    references=TREC,
+)
+def num_rel(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    return b.num_rel(p["rel"])
+
+
+@measure(
+    "NumRelRet",
+    description="number of relevant docs retrieved",
+    trec="num_rel_ret",
+    aggregate="sum",
+    references=TREC,
+)
+def num_rel_ret(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    return b.num_rel_ret(p["rel"])
+
+
+@measure(
+    "P",
+    description="precision at k: sum_{i<=min(k,n)} rel_i / k (divides by k even when n < k)",
+    cutoff="required",
+    trec_cut="P_{k}",
+    references=TREC,
+)
+def precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    return hits_at(b, p["rel"], k) / k  # type: ignore[operator]  # k is required
+
+
+@measure(
+    "R",
+    description="recall at k: sum_{i<=k} rel_i / R; 0 when R = 0",
+    cutoff="required",
+    trec_cut="recall_{k}",
+    references=TREC,
+)
+def recall(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    level = p["rel"]
+    return _safe_div(hits_at(b, level, k), b.num_rel(level))
+
+
+def _average_precision(b: RankedBatch, level: int, k: int | None) -> np.ndarray:
+    rel = b.relevant(level) & b.within(k)
+    precision_at_i = b.cum_relevant(level) / b.positions
+    return _safe_div(b.segment_sum(np.where(rel, precision_at_i, 0.0)), b.num_rel(level))
+
+
+@measure(
+    "AP",
+    description=(
+        "average precision: sum_i rel_i * P@i / R; with @k the sum stops at k "
+        "but still divides by R (trec_eval map_cut)"
+    ),
+    cutoff="optional",
+    trec="map",
+    trec_cut="map_cut_{k}",
+    references=TREC,
+)
+def average_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    return _average_precision(b, p["rel"], k)
+
+
+@measure(
+    "gm_map",
+    description="geometric mean over queries of AP, each value floored at 1e-5",
+    trec="gm_map",
+    aggregate="gmean",
+    per_query=False,
+    references=TREC,
+)
+def gm_map(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    return _average_precision(b, p["rel"], None)
+
+
+@measure(
+    "RR",
+    description="reciprocal rank: 1 / rank of the first relevant doc (within k); 0 if none",
+    cutoff="optional",
+    trec="recip_rank",
+    references=TREC,
+)
+def reciprocal_rank(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    level = p["rel"]
+    first = b.relevant(level) & (b.cum_relevant(level) == 1) & b.within(k)
+    out = np.zeros(b.n_segments, dtype=np.float64)
+    out[b.seg[first]] = 1.0 / b.positions[first]
+    return out
+
+
+@measure(
+    "Rprec",
+    description="R-precision: sum_{i<=R} rel_i / R; 0 when R = 0",
+    trec="Rprec",
+    references=TREC,
+)
+def r_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    level = p["rel"]
+    r = b.num_rel(level)
+    top_r = b.positions <= r[b.seg]
+    hits = b.segment_sum((b.relevant(level) & top_r).astype(np.float64))
+    return _safe_div(hits, r)
+
+
+@measure(
+    "Success",
+    description="1 if a relevant doc is among the first k, else 0",
+    cutoff="required",
+    trec_cut="success_{k}",
+    references=TREC,
+)
+def success(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    return (hits_at(b, p["rel"], k) > 0).astype(np.float64)
+
+
+def linear_gain(grades: np.ndarray) -> np.ndarray:
+    """trec_eval's default gain: the grade itself; unjudged and negative grades gain 0."""
+    return np.maximum(grades, 0).astype(np.float64)
+
+
+def dcg(b: RankedBatch, gains: np.ndarray, k: int | None) -> np.ndarray:
+    """sum_{i<=k} gain_i / log2(i + 1) per segment."""
+    weights = np.where(b.within(k), gains / np.log2(b.positions + 1.0), 0.0)
+    return b.segment_sum(weights)
+
+
+def ideal_dcg(b: RankedBatch, qrels_gains: np.ndarray, k: int | None) -> np.ndarray:
+    """DCG of the best ordering of every qrels doc of the query, cut at k, per segment.
+
+    ``qrels_gains`` is aligned with ``b.qrels_grades`` (sorted by grade within
+    each query); gains are re-sorted descending so any monotone or custom gain
+    map gives the true ideal.
+    """
+    order = np.lexsort((-qrels_gains, b.qrels_query))
+    sorted_gains = qrels_gains[order]
+    pos = b.qrels_positions  # positions do not depend on the values, only on counts
+    keep = (sorted_gains > 0) if k is None else (sorted_gains > 0) & (pos <= k)
+    weights = np.where(keep, sorted_gains / np.log2(pos + 1.0), 0.0)
+    return b.query_sum(weights)[b.seg_query]
+
+
+@measure(
+    "nDCG",
+    description=(
+        "normalised DCG: sum_{i<=k} g_i/log2(i+1) divided by the same sum over all "
+        "qrels grades sorted descending (cut at k); 0 when that ideal is 0; "
+        "linear gain, relevance level ignored as in trec_eval"
+    ),
+    cutoff="optional",
+    rel=False,
+    trec="ndcg",
+    trec_cut="ndcg_cut_{k}",
+    references=TREC + "; Järvelin & Kekäläinen, ACM TOIS 20(4), 2002",
+)
+def ndcg(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    actual = dcg(b, linear_gain(b.rel), k)
+    ideal = ideal_dcg(b, linear_gain(b.qrels_grades), k)
+    return _safe_div(actual, ideal)

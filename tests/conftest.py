@@ -1,0 +1,44 @@
+"""Shared fixtures: one local SparkSession per test session, paths to shared data."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SPARKEVAL_SHARED", ROOT.parent / "shared"))
+TREC_DIR = SHARED / "conformance" / "trec_eval"
+
+
+def shared_file(*parts: str) -> Path:
+    """A file of the shared conformance data; skips the test where it is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared conformance data not found at {path} (set SPARKEVAL_SHARED)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A real local SparkSession: local[2], 2 shuffle partitions, UI off, UTC."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Java is not installed; Spark tests need Java 17+")
+    from sparkeval.spark import build_session
+
+    local_dir = tempfile.mkdtemp(prefix="sparkeval-test-")
+    session = build_session(
+        master="local[2]",
+        app_name="sparkeval-tests",
+        conf={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.local.dir": local_dir,
+            "spark.ui.enabled": "false",
+        },
+    )
+    yield session
+    session.stop()
+    shutil.rmtree(local_dir, ignore_errors=True)
