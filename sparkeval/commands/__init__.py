@@ -1,0 +1,12 @@
+"""Subcommands of the ``sparkeval`` CLI; each module offers ``add_parser(subparsers)``.
+
+A module's ``add_parser`` adds its subparser and sets ``func`` (a callable taking the
+parsed ``argparse.Namespace`` and returning an exit code) with ``set_defaults``.
+"""
+
+#: modules whose ``add_parser`` builds the CLI, in ``--help`` order
+COMMAND_MODULES: tuple[str, ...] = (
+    "sparkeval.commands.evaluate",
+    "sparkeval.commands.measures",
+    "sparkeval.commands.demo",
+)
