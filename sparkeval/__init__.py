@@ -1,0 +1,14 @@
+"""sparkeval: ranking and recommendation evaluation at Spark scale.
+
+The Python API::
+
+    from sparkeval import evaluate
+    ev = evaluate(spark, run_df, qrels_df, measures=["nDCG@10", "AP", "P@5"])
+    ev.per_query   # DataFrame run_id, query_id, measure, value
+    ev.summary     # DataFrame run_id, measure, value, queries, undefined
+"""
+
+from sparkeval.engine.spark_engine import Evaluation, evaluate
+
+__version__ = "0.1.0"
+__all__ = ["Evaluation", "__version__", "evaluate"]

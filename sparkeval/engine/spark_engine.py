@@ -1,0 +1,299 @@
+"""The Spark evaluation pass: hash-bucketed cogroup of run and qrels, one pandas UDF.
+
+Plan (one shuffle of each input, one Python call per bucket, all measures at once)::
+
+    run   --(bucket = xxhash64(query_id) mod B)--+
+                                                  cogroup -> evaluate_frames -> wide rows
+    qrels --(bucket = xxhash64(query_id) mod B)--+
+
+Every query lands in exactly one bucket with all its run rows (of every run) and
+all its qrels rows, so the UDF sees complete queries.  ``evaluate_frames`` sorts,
+cuts, joins and computes with vectorised numpy over all queries of the bucket.
+
+Memory: a bucket is loaded whole into one Python worker (``applyInPandas``
+semantics).  With B buckets a worker holds about rows/B rows; raise
+``spark.sql.shuffle.partitions`` (or ``buckets``) for very large inputs, and use
+``depth`` to cap pathological queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from sparkeval.engine.assemble import META_COLUMNS, EvalOptions, evaluate_frames, measure_column
+from sparkeval.errors import InputError, input_error_from_spark
+from sparkeval.io.locate import with_line_number
+from sparkeval.measures import GMEAN_FLOOR, Measure
+from sparkeval.measures.names import parse_measures
+
+_RUN_COLUMNS = ("run_id", "query_id", "doc_id", "score", "_bad")
+_QRELS_COLUMNS = ("query_id", "doc_id", "relevance", "_bad")
+_DECIMAL = "decimal(38,18)"
+
+
+@dataclass
+class Evaluation:
+    """The result of :func:`evaluate`.
+
+    Attributes:
+        per_query: ``run_id, query_id, measure, value`` (value null where undefined).
+        summary: ``run_id, measure, value, queries, undefined`` — the ``all`` values.
+        report: the summary as a JSON-ready dict (the content of ``summary.json``).
+        measures: the evaluated measures, in output order.
+        names: output name of every measure (canonical or trec_eval).
+    """
+
+    per_query: Any
+    summary: Any
+    report: dict[str, Any]
+    measures: list[Measure]
+    names: list[str]
+    _wide: Any = field(default=None, repr=False)
+
+    def unpersist(self) -> None:
+        """Release the cached per-query results."""
+        if self._wide is not None:
+            self._wide.unpersist()
+
+
+def _wide_schema(n_measures: int) -> str:
+    meta = (
+        "run_id string, query_id string, in_run boolean, in_qrels boolean, evaluated boolean, "
+        "ret_rows long, beyond_depth long, qrels_rows long"
+    )
+    return ", ".join([meta, *(f"{measure_column(i)} double" for i in range(n_measures))])
+
+
+def _frame(pdf: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """The cogroup side as a frame with the expected columns (an absent side is empty)."""
+    if len(pdf.columns) == 0:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    return pdf
+
+
+def _as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
+    if isinstance(measures, str):
+        return parse_measures(measures)
+    items = list(measures)
+    if all(isinstance(m, Measure) for m in items):
+        return list(items)  # type: ignore[arg-type]
+    return parse_measures([m.name if isinstance(m, Measure) else m for m in items])
+
+
+def _bucketed(df, buckets: int):
+    from pyspark.sql import functions as F
+
+    return df.withColumn("_bucket", F.pmod(F.xxhash64("query_id"), F.lit(buckets)))
+
+
+def _with_bad_column(df):
+    from pyspark.sql import functions as F
+
+    return df if "_bad" in df.columns else df.withColumn("_bad", F.lit(None).cast("string"))
+
+
+def _recover(exc: BaseException) -> BaseException:
+    found = input_error_from_spark(exc)
+    if found is None:
+        return exc
+    return InputError(with_line_number(str(found)))
+
+
+def _aggregate_expr(m: Measure, column):
+    """Spark expression of the ``all`` value, exact and independent of row order."""
+    from pyspark.sql import functions as F
+
+    defined = F.count(column)
+    if m.spec.aggregate == "sum":
+        return F.sum(column.cast(_DECIMAL)).cast("double")
+    if m.spec.aggregate == "gmean":
+        logs = F.log(F.greatest(column, F.lit(GMEAN_FLOOR))).cast(_DECIMAL)
+        return F.exp(F.sum(logs).cast("double") / defined)
+    return (F.sum(column.cast(_DECIMAL)) / defined).cast("double")
+
+
+def evaluate(
+    spark,
+    run_df,
+    qrels_df,
+    measures: Sequence[str | Measure] | str,
+    *,
+    queries: str = "qrels",
+    rel_level: int = 1,
+    depth: int | None = None,
+    names: str = "canonical",
+    run_ids: Sequence[str] | None = None,
+    buckets: int | None = None,
+) -> Evaluation:
+    """Evaluate runs against qrels on Spark; nothing is written.
+
+    Args:
+        spark: the SparkSession.
+        run_df: ``[run_id,] query_id, doc_id, score`` (a missing run_id means one run, "run").
+        qrels_df: ``query_id, doc_id, relevance``.
+        measures: names (``["nDCG@10", "map"]``, ``"official"``) or parsed measures.
+        queries: ``qrels`` (default), ``both`` or ``run`` — which queries are averaged.
+        rel_level: grade >= rel_level is relevant (trec_eval ``-l``).
+        depth: keep the first ``depth`` docs of each ranking (trec_eval ``-M``).
+        names: ``canonical`` or ``trec`` (trec_eval names wherever trec_eval has the measure).
+        run_ids: all run ids, when already known (saves a pass over the run).
+        buckets: number of hash buckets (default: ``spark.sql.shuffle.partitions``).
+
+    Returns:
+        An :class:`Evaluation`; its per-query results are cached until ``unpersist()``.
+
+    Example:
+        >>> ev = evaluate(spark, run_df, qrels_df, ["nDCG@10", "AP"])  # doctest: +SKIP
+        >>> ev.summary.show()                                          # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    if names not in ("canonical", "trec"):
+        raise ValueError(f"names must be 'canonical' or 'trec', got {names!r}")
+    options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
+    measure_list = _as_measures(measures)
+    out_names = [
+        (m.trec_name(rel_level) or m.name) if names == "trec" else m.name for m in measure_list
+    ]
+
+    if "run_id" not in run_df.columns:
+        run_df = run_df.withColumn("run_id", F.lit("run"))
+    run_df = _with_bad_column(run_df).select(*_RUN_COLUMNS)
+    qrels_df = _with_bad_column(qrels_df).select(*_QRELS_COLUMNS)
+    if run_ids is None:
+        run_ids = sorted(r[0] for r in run_df.select("run_id").distinct().collect() if r[0] is not None)
+    run_ids = list(run_ids)
+    if buckets is None:
+        buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    if buckets < 1:
+        raise ValueError(f"buckets must be >= 1, got {buckets}")
+
+    def evaluate_bucket(run_pdf: pd.DataFrame, qrels_pdf: pd.DataFrame) -> pd.DataFrame:
+        run_pdf = _frame(run_pdf, _RUN_COLUMNS + ("_bucket",))
+        qrels_pdf = _frame(qrels_pdf, _QRELS_COLUMNS + ("_bucket",))
+        return evaluate_frames(
+            run_pdf, qrels_pdf, measure_list, options, run_ids=run_ids, in_worker=True
+        )
+
+    wide = (
+        _bucketed(run_df, buckets)
+        .groupBy("_bucket")
+        .cogroup(_bucketed(qrels_df, buckets).groupBy("_bucket"))
+        .applyInPandas(evaluate_bucket, schema=_wide_schema(len(measure_list)))
+    )
+    # undefined (NaN from a kernel) becomes null once, here
+    wide = wide.select(
+        *META_COLUMNS,
+        *(
+            F.when(F.col("evaluated") & ~F.isnan(measure_column(i)), F.col(measure_column(i)))
+            .alias(measure_column(i))
+            for i in range(len(measure_list))
+        ),
+    ).persist()
+
+    try:
+        stats = _summary_stats(wide, measure_list)
+    except Exception as exc:
+        wide.unpersist()
+        raise _recover(exc) from exc
+
+    report = _report(stats, measure_list, out_names, run_ids, options, names)
+    summary_rows = [
+        (run_id, out_names[i], report["runs"][run_id]["measures"][out_names[i]],
+         report["runs"][run_id]["queries"]["evaluated"] - report["runs"][run_id]["undefined"][out_names[i]],
+         report["runs"][run_id]["undefined"][out_names[i]])
+        for run_id in run_ids
+        for i in range(len(measure_list))
+    ]
+    summary = spark.createDataFrame(
+        summary_rows, "run_id string, measure string, value double, queries long, undefined long"
+    )
+    per_query_measures = [i for i, m in enumerate(measure_list) if m.spec.per_query]
+    entries = F.array(
+        *(
+            F.struct(
+                F.lit(out_names[i]).alias("measure"),
+                F.lit(order).alias("_order"),
+                F.col(measure_column(i)).alias("value"),
+            )
+            for order, i in enumerate(per_query_measures)
+        )
+    )
+    per_query = (
+        wide.where("evaluated")
+        .select("run_id", "query_id", F.explode(entries).alias("_e"))
+        .select("run_id", "query_id", "_e.measure", "_e._order", "_e.value")
+    )
+    return Evaluation(per_query, summary, report, measure_list, out_names, wide)
+
+
+def _summary_stats(wide, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:
+    from pyspark.sql import functions as F
+
+    ev = F.col("evaluated")
+    aggs = [
+        F.sum(F.when(ev, 1).otherwise(0)).alias("evaluated"),
+        F.sum(F.when(F.col("in_run") & F.col("in_qrels"), 1).otherwise(0)).alias("in_both"),
+        F.sum(F.when(F.col("in_run") & ~F.col("in_qrels"), 1).otherwise(0)).alias("in_run_only"),
+        F.sum(F.when(~F.col("in_run") & F.col("in_qrels"), 1).otherwise(0)).alias("in_qrels_only"),
+        F.sum("ret_rows").alias("rows_read"),
+        F.sum(F.when(ev, F.col("beyond_depth")).otherwise(0)).alias("rows_beyond_depth"),
+        F.sum(F.when(~ev, F.col("ret_rows")).otherwise(0)).alias("rows_in_unevaluated_queries"),
+        F.sum(F.when(F.col("in_qrels"), F.col("qrels_rows")).otherwise(0)).alias("qrels_rows"),
+    ]
+    for i, m in enumerate(measures):
+        col = F.col(measure_column(i))
+        aggs.append(_aggregate_expr(m, col).alias(f"v{i}"))
+        aggs.append(F.sum(F.when(ev & col.isNull(), 1).otherwise(0)).alias(f"u{i}"))
+    rows = wide.groupBy("run_id").agg(*aggs).collect()
+    return {row["run_id"]: row.asDict() for row in rows}
+
+
+def _report(
+    stats: dict[str, dict[str, Any]],
+    measures: Sequence[Measure],
+    out_names: Sequence[str],
+    run_ids: Sequence[str],
+    options: EvalOptions,
+    names: str,
+) -> dict[str, Any]:
+    runs: dict[str, Any] = {}
+    for run_id in run_ids:
+        s = stats.get(run_id)
+        if s is None or not s["rows_read"]:
+            raise InputError(f"run {run_id!r} has no rows")
+        runs[run_id] = {
+            "measures": {out_names[i]: s[f"v{i}"] for i in range(len(measures))},
+            "undefined": {out_names[i]: int(s[f"u{i}"]) for i in range(len(measures))},
+            "queries": {
+                "evaluated": int(s["evaluated"]),
+                "in_both": int(s["in_both"]),
+                "in_run_only": int(s["in_run_only"]),
+                "in_qrels_only": int(s["in_qrels_only"]),
+            },
+            "rows": {
+                "read": int(s["rows_read"]),
+                "rejected": 0,
+                "beyond_depth": int(s["rows_beyond_depth"]),
+                "in_unevaluated_queries": int(s["rows_in_unevaluated_queries"]),
+            },
+        }
+    first = stats[run_ids[0]]
+    return {
+        "runs": runs,
+        "qrels": {
+            "rows": int(first["qrels_rows"]),
+            "queries": int(first["in_both"] + first["in_qrels_only"]),
+        },
+        "parameters": {
+            "measures": [m.name for m in measures],
+            "queries": options.queries,
+            "rel_level": options.rel_level,
+            "depth": options.depth,
+            "names": names,
+        },
+    }

@@ -1,0 +1,92 @@
+"""Canonical column names, their accepted aliases and explicit column mappings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sparkeval.errors import ConfigError, InputError
+
+#: canonical run columns and the names accepted for each (case-insensitive)
+RUN_ALIASES: dict[str, tuple[str, ...]] = {
+    "run_id": ("run_id", "runid", "run", "tag", "system"),
+    "query_id": ("query_id", "qid", "query", "topic", "user_id", "userid", "user"),
+    "doc_id": ("doc_id", "docno", "docid", "doc", "item_id", "itemid", "item"),
+    "score": ("score", "prediction", "pred", "sim", "similarity"),
+}
+
+#: canonical qrels columns and the names accepted for each (case-insensitive)
+QRELS_ALIASES: dict[str, tuple[str, ...]] = {
+    "query_id": RUN_ALIASES["query_id"],
+    "doc_id": RUN_ALIASES["doc_id"],
+    "relevance": ("relevance", "rel", "grade", "rating", "label", "judgment", "judgement"),
+}
+
+REQUIRED = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}
+OPTIONAL = {"run": ("run_id",), "qrels": ()}
+
+
+def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, str]:
+    """Parse ``canonical=source,...`` (or a mapping) into {canonical: source}.
+
+    Example:
+        >>> parse_mapping("query_id=uid, doc_id=iid", "run")
+        {'query_id': 'uid', 'doc_id': 'iid'}
+    """
+    if text is None:
+        return {}
+    if isinstance(text, Mapping):
+        pairs = {str(k): str(v) for k, v in text.items()}
+    else:
+        pairs = {}
+        for item in text.split(","):
+            if not item.strip():
+                continue
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise ConfigError(f"{kind} column mapping item {item!r} is not canonical=source")
+            pairs[key.strip()] = value.strip()
+    allowed = REQUIRED[kind] + OPTIONAL[kind]
+    unknown = sorted(set(pairs) - set(allowed))
+    if unknown:
+        raise ConfigError(
+            f"{kind} column mapping names unknown column(s) {', '.join(unknown)}; "
+            f"canonical {kind} columns are: {', '.join(allowed)}"
+        )
+    return pairs
+
+
+def resolve_columns(
+    available: Sequence[str], kind: str, mapping: Mapping[str, str], source: str
+) -> dict[str, str]:
+    """Find the source column of every canonical column.
+
+    Returns:
+        {canonical: source column}; optional columns only when present.
+
+    Raises:
+        InputError: a required column is missing, naming the file, what was
+            expected and what the file has.
+    """
+    aliases = RUN_ALIASES if kind == "run" else QRELS_ALIASES
+    by_lower = {c.lower(): c for c in available}
+    found: dict[str, str] = {}
+    for canonical in REQUIRED[kind] + OPTIONAL[kind]:
+        if canonical in mapping:
+            if mapping[canonical] not in available:
+                raise InputError(
+                    f"{source}: mapped column {mapping[canonical]!r} (for {canonical}) not found; "
+                    f"columns are: {', '.join(available)}"
+                )
+            found[canonical] = mapping[canonical]
+            continue
+        for alias in aliases[canonical]:
+            if alias in by_lower and by_lower[alias] not in found.values():
+                found[canonical] = by_lower[alias]
+                break
+        if canonical not in found and canonical in REQUIRED[kind]:
+            raise InputError(
+                f"{source}: missing column {canonical!r} for a {kind} table "
+                f"(accepted names: {', '.join(aliases[canonical])}; or map one with "
+                f"--{kind}-columns {canonical}=NAME); columns are: {', '.join(available)}"
+            )
+    return found

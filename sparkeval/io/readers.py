@@ -1,0 +1,270 @@
+"""Read runs and qrels into canonical Spark DataFrames.
+
+Run:   ``run_id, query_id, doc_id, score`` (strings, strings, strings, double)
+Qrels: ``query_id, doc_id, relevance``     (strings, strings, long)
+
+Formats: TREC text (``qid Q0 docno rank score tag`` / ``qid iter docno rel``,
+whitespace separated, ``#`` lines are comments), Parquet (file or directory), CSV
+with a header, JSON Lines.  Ids are always strings ("007" differs from "7").
+
+Values that cannot be parsed do not stop the read: the row carries a ``_bad``
+message (file, raw line or key, what was expected) and the evaluation fails on it
+with that message, so a bad file is never evaluated silently.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sparkeval.errors import InputError
+from sparkeval.io.columns import parse_mapping, resolve_columns
+
+FORMATS = ("trec", "parquet", "csv", "jsonl")
+_SUFFIXES = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+}
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """A run read from one path, with the run ids it holds."""
+
+    path: str
+    df: object  # pyspark.sql.DataFrame (kept untyped so importing needs no JVM)
+    run_ids: tuple[str, ...]
+
+
+def _is_local(path: str) -> bool:
+    return "://" not in path or path.startswith("file://")
+
+
+def _local(path: str) -> str:
+    return path[len("file://") :] if path.startswith("file://") else path
+
+
+def detect_format(path: str, fmt: str | None = None) -> str:
+    """The input format: ``fmt`` when given, else from the extension.
+
+    A directory is Parquet; ``.parquet/.pq``, ``.csv``, ``.jsonl/.ndjson/.json``
+    by suffix; anything else (``qrels.test``, ``run.txt``) is TREC text.
+    """
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise InputError(f"{path}: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        return fmt
+    if _is_local(path) and os.path.isdir(_local(path)):
+        return "parquet"
+    return _SUFFIXES.get(Path(path).suffix.lower(), "trec")
+
+
+def check_exists(path: str) -> None:
+    if _is_local(path) and not os.path.exists(_local(path)):
+        raise InputError(f"{path}: no such file or directory")
+
+
+def _trec_lines(spark, path: str):
+    from pyspark.sql import functions as F
+
+    lines = spark.read.text(path)
+    body = F.trim(F.col("value"))
+    return lines.where((body != "") & ~body.startswith("#")).select(
+        F.col("value").alias("_raw"), F.split(body, r"\s+").alias("_f")
+    )
+
+
+def _bad_line(path: str, condition, reason: str):
+    """A ``_bad`` column: the message for rows where ``condition`` holds, else null."""
+    from pyspark.sql import functions as F
+
+    message = F.concat(F.lit(f"{path}: malformed line ["), F.col("_raw"), F.lit(f"]: {reason}"))
+    return F.when(condition, message)
+
+
+def read_trec_run(spark, path: str):
+    """Read a TREC run; the run id is the tag of the first line (as trec_eval does)."""
+    from pyspark.sql import functions as F
+
+    rows = _trec_lines(spark, path)
+    first = rows.select("_f").first()
+    if first is None:
+        raise InputError(f"{path}: no run lines (the file is empty or only has comments)")
+    fields = first["_f"]
+    if len(fields) < 6:
+        raise InputError(
+            f"{path}:1: malformed line {' '.join(fields)!r}: expected 6 whitespace separated "
+            "fields 'qid Q0 docno rank score tag'"
+        )
+    run_id = fields[5]
+    score = F.col("_f")[4].try_cast("double")
+    bad = _bad_line(
+        path,
+        (F.size("_f") < 6) | score.isNull(),
+        "expected 'qid Q0 docno rank score tag' with a numeric score",
+    )
+    df = rows.select(
+        F.lit(run_id).alias("run_id"),
+        F.col("_f")[0].alias("query_id"),
+        F.col("_f")[2].alias("doc_id"),
+        score.alias("score"),
+        bad.alias("_bad"),
+    )
+    return df, (run_id,)
+
+
+def read_trec_qrels(spark, path: str):
+    """Read TREC qrels ``qid iter docno rel`` (iter ignored; rel an integer)."""
+    from pyspark.sql import functions as F
+
+    rows = _trec_lines(spark, path)
+    if rows.first() is None:
+        raise InputError(f"{path}: no qrels lines (the file is empty or only has comments)")
+    grade = F.col("_f")[3].try_cast("double")
+    bad = _bad_line(
+        path,
+        (F.size("_f") < 4) | grade.isNull() | (grade != F.floor(grade)) | F.isnan(grade)
+        | (F.abs(grade) > 1e9),
+        "expected 'qid iter docno rel' with an integer relevance",
+    )
+    return rows.select(
+        F.col("_f")[0].alias("query_id"),
+        F.col("_f")[2].alias("doc_id"),
+        F.when(bad.isNull(), grade.cast("long")).alias("relevance"),
+        bad.alias("_bad"),
+    )
+
+
+def _read_table(spark, path: str, fmt: str):
+    if fmt == "parquet":
+        try:
+            return spark.read.parquet(path)
+        except Exception as exc:  # corrupt or unreadable Parquet: say which file
+            raise InputError(f"{path}: cannot read as Parquet ({_first_line(exc)})") from exc
+    if fmt == "csv":
+        return spark.read.option("header", "true").option("mode", "PERMISSIVE").csv(path)
+    return spark.read.option("mode", "FAILFAST").json(path)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def _id(col):
+    from pyspark.sql import functions as F
+
+    return F.col(f"`{col}`").cast("string")
+
+
+def _number(path: str, source_col: str, key_cols: tuple[str, str], integer: bool):
+    """(value column, bad-message column) for a numeric column read from a table."""
+    from pyspark.sql import functions as F
+
+    raw = F.col(f"`{source_col}`")
+    value = raw.cast("string").try_cast("double")
+    cond = raw.isNull() | value.isNull()
+    expected = "a number"
+    if integer:
+        cond = cond | (value != F.floor(value)) | F.isnan(value) | (F.abs(value) > 1e9)
+        expected = "an integer"
+    message = F.concat(
+        F.lit(f"{path}: query "), F.coalesce(_id(key_cols[0]), F.lit("<missing>")),
+        F.lit(" doc "), F.coalesce(_id(key_cols[1]), F.lit("<missing>")),
+        F.lit(f": column {source_col} value '"), F.coalesce(raw.cast("string"), F.lit("")),
+        F.lit(f"' is not {expected}"),
+    )
+    return value, F.when(cond, message)
+
+
+def read_run(
+    spark,
+    path: str,
+    fmt: str | None = None,
+    columns: str | Mapping[str, str] | None = None,
+) -> RunInput:
+    """Read one run input into ``run_id, query_id, doc_id, score, _bad``.
+
+    Without a run id column (or TREC tag) the file name without extension is the run id.
+    """
+    from pyspark.sql import functions as F
+
+    check_exists(path)
+    fmt = detect_format(path, fmt)
+    if fmt == "trec":
+        df, run_ids = read_trec_run(spark, path)
+        return RunInput(path, df, run_ids)
+    table = _read_table(spark, path, fmt)
+    cols = resolve_columns(table.columns, "run", parse_mapping(columns, "run"), path)
+    score, bad = _number(path, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False)
+    if "run_id" in cols:
+        run_col = _id(cols["run_id"])
+        run_ids = tuple(sorted(r[0] for r in table.select(run_col).distinct().collect()
+                               if r[0] is not None))
+    else:
+        name = Path(_local(path).rstrip("/")).name
+        run_col = F.lit(name.split(".")[0] or name)
+        run_ids = (name.split(".")[0] or name,)
+    df = table.select(
+        run_col.alias("run_id"),
+        _id(cols["query_id"]).alias("query_id"),
+        _id(cols["doc_id"]).alias("doc_id"),
+        score.alias("score"),
+        bad.alias("_bad"),
+    )
+    if not run_ids:
+        raise InputError(f"{path}: no run rows (the input is empty)")
+    return RunInput(path, df, run_ids)
+
+
+def read_qrels(
+    spark, path: str, fmt: str | None = None, columns: str | Mapping[str, str] | None = None
+):
+    """Read qrels into ``query_id, doc_id, relevance, _bad``."""
+    check_exists(path)
+    fmt = detect_format(path, fmt)
+    if fmt == "trec":
+        return read_trec_qrels(spark, path)
+    table = _read_table(spark, path, fmt)
+    cols = resolve_columns(table.columns, "qrels", parse_mapping(columns, "qrels"), path)
+    grade, bad = _number(path, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=True)
+    df = table.select(
+        _id(cols["query_id"]).alias("query_id"),
+        _id(cols["doc_id"]).alias("doc_id"),
+        grade.cast("long").alias("relevance"),
+        bad.alias("_bad"),
+    )
+    if df.first() is None:
+        raise InputError(f"{path}: no qrels rows (the input is empty)")
+    return df
+
+
+def read_runs(
+    spark,
+    paths: Sequence[str],
+    fmt: str | None = None,
+    columns: str | Mapping[str, str] | None = None,
+):
+    """Read and union several run inputs; two inputs may not share a run id."""
+    if not paths:
+        raise InputError("no run given (use --run PATH)")
+    inputs = [read_run(spark, p, fmt, columns) for p in paths]
+    owner: dict[str, str] = {}
+    for item in inputs:
+        for run_id in item.run_ids:
+            if run_id in owner:
+                raise InputError(
+                    f"run id {run_id!r} appears in both {owner[run_id]} and {item.path}; "
+                    "give the runs distinct tags/run_id values or file names"
+                )
+            owner[run_id] = item.path
+    df = inputs[0].df
+    for item in inputs[1:]:
+        df = df.unionByName(item.df)
+    return df, tuple(owner)

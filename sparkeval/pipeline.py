@@ -1,0 +1,64 @@
+"""The ``evaluate`` job: read inputs, evaluate on Spark, write outputs atomically."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from sparkeval.config import EvaluateConfig
+from sparkeval.engine.spark_engine import Evaluation, evaluate
+from sparkeval.io import read_qrels, read_runs
+from sparkeval.output import atomic_output_dir, check_output_path, write_json
+from sparkeval.trec_table import write_table
+
+
+def log(message: str) -> None:
+    print(f"sparkeval: {message}", file=sys.stderr, flush=True)
+
+
+def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO = sys.stdout) -> Evaluation:
+    """Run the evaluate job described by ``config``; returns the evaluation.
+
+    Writes ``OUT/per_query.parquet`` (``run_id, query_id, measure, value``),
+    ``OUT/summary.json`` and a ``_SUCCESS`` marker, all or nothing, and prints the
+    trec_eval-style table to ``stdout``.
+    """
+    started = time.time()
+    target = check_output_path(config.out, [*config.run, config.qrels], config.overwrite)
+    run_df, run_ids = read_runs(
+        spark, config.run, config.run_format or config.format, config.run_columns
+    )
+    qrels_df = read_qrels(spark, config.qrels, config.qrels_format or config.format, config.qrels_columns)
+    log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
+    evaluation = evaluate(
+        spark,
+        run_df,
+        qrels_df,
+        list(config.measures),
+        queries=config.queries,
+        rel_level=config.rel_level,
+        depth=config.depth,
+        names=config.names,
+        run_ids=run_ids,
+        buckets=config.buckets,
+    )
+    try:
+        report = dict(evaluation.report)
+        report["inputs"] = {"runs": list(config.run), "qrels": config.qrels}
+        with atomic_output_dir(target) as staging:
+            (
+                evaluation.per_query.orderBy("run_id", "query_id", "_order")
+                .drop("_order")
+                .write.parquet(str(staging / "per_query.parquet"))
+            )
+            report["seconds"] = round(time.time() - started, 3)
+            write_json(staging / "summary.json", report)
+        rows = []
+        if config.per_query:
+            rows = evaluation.per_query.orderBy("run_id", "query_id", "_order").toLocalIterator()
+        write_table(stdout, report, evaluation.measures, evaluation.names, rows)
+        log(f"results in {target} (per_query.parquet, summary.json)")
+    finally:
+        evaluation.unpersist()
+    return evaluation

@@ -1,0 +1,46 @@
+"""Print results as trec_eval does: ``measure<TAB>query|all<TAB>value``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from sparkeval.measures import Measure
+
+
+def format_value(value: float | None, is_count: bool) -> str:
+    """``%.4f`` for measures, whole numbers for counts, ``null`` where undefined."""
+    if value is None or value != value:
+        return "null"
+    if is_count:
+        return str(int(round(value)))
+    return f"{value:.4f}"
+
+
+def line(name: str, query: str, text: str) -> str:
+    return f"{name:<22}\t{query}\t{text}"
+
+
+def write_table(
+    out: TextIO,
+    report: dict[str, Any],
+    measures: Sequence[Measure],
+    names: Sequence[str],
+    per_query_rows: Iterable[Any] = (),
+) -> None:
+    """Write per-query lines (if given, sorted by run then query) and the ``all`` block.
+
+    ``per_query_rows`` yields rows with ``run_id, query_id, measure, value``.
+    """
+    counts = {names[i] for i, m in enumerate(measures) if m.spec.aggregate == "sum"}
+    current_run = None
+    for row in per_query_rows:
+        if row["run_id"] != current_run:
+            current_run = row["run_id"]
+            out.write(f"# run {current_run}\n")
+        out.write(line(row["measure"], row["query_id"], format_value(row["value"], row["measure"] in counts)) + "\n")
+    for run_id, run in report["runs"].items():
+        out.write(line("runid", "all", run_id) + "\n")
+        out.write(line("num_q", "all", str(run["queries"]["evaluated"])) + "\n")
+        for name in names:
+            out.write(line(name, "all", format_value(run["measures"][name], name in counts)) + "\n")
