@@ -62,6 +62,8 @@ def generate(
                 offset = (q * 7) % (pool * 2)
                 top = np.argsort(-scores[q], kind="stable")[:depth]
                 for rank, d in enumerate(top, start=1):
-                    out.write(f"{qids[q]} Q0 {docnos[offset + d]} {rank} {scores[q, d]:.2f} {name}\n")
+                    out.write(
+                        f"{qids[q]} Q0 {docnos[offset + d]} {rank} {scores[q, d]:.2f} {name}\n"
+                    )
         run_paths.append(path)
     return DemoPaths(qrels_path, tuple(run_paths))

@@ -17,7 +17,7 @@ def log(message: str) -> None:
     print(f"sparkeval: {message}", file=sys.stderr, flush=True)
 
 
-def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO = sys.stdout) -> Evaluation:
+def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) -> Evaluation:
     """Run the evaluate job described by ``config``; returns the evaluation.
 
     Writes ``OUT/per_query.parquet`` (``run_id, query_id, measure, value``),
@@ -29,7 +29,9 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO = sys.stdout) -> 
     run_df, run_ids = read_runs(
         spark, config.run, config.run_format or config.format, config.run_columns
     )
-    qrels_df = read_qrels(spark, config.qrels, config.qrels_format or config.format, config.qrels_columns)
+    qrels_df = read_qrels(
+        spark, config.qrels, config.qrels_format or config.format, config.qrels_columns
+    )
     log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
     evaluation = evaluate(
         spark,
@@ -57,7 +59,7 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO = sys.stdout) -> 
         rows = []
         if config.per_query:
             rows = evaluation.per_query.orderBy("run_id", "query_id", "_order").toLocalIterator()
-        write_table(stdout, report, evaluation.measures, evaluation.names, rows)
+        write_table(stdout or sys.stdout, report, evaluation.measures, evaluation.names, rows)
         log(f"results in {target} (per_query.parquet, summary.json)")
     finally:
         evaluation.unpersist()

@@ -13,7 +13,7 @@ def format_value(value: float | None, is_count: bool) -> str:
     if value is None or value != value:
         return "null"
     if is_count:
-        return str(int(round(value)))
+        return str(round(value))
     return f"{value:.4f}"
 
 
@@ -38,7 +38,14 @@ def write_table(
         if row["run_id"] != current_run:
             current_run = row["run_id"]
             out.write(f"# run {current_run}\n")
-        out.write(line(row["measure"], row["query_id"], format_value(row["value"], row["measure"] in counts)) + "\n")
+        out.write(
+            line(
+                row["measure"],
+                row["query_id"],
+                format_value(row["value"], row["measure"] in counts),
+            )
+            + "\n"
+        )
     for run_id, run in report["runs"].items():
         out.write(line("runid", "all", run_id) + "\n")
         out.write(line("num_q", "all", str(run["queries"]["evaluated"])) + "\n")

@@ -16,7 +16,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Evaluate runs against qrels on Spark. Writes OUT/per_query.parquet and "
         "OUT/summary.json and prints a trec_eval-style table.",
     )
-    p.add_argument("--run", action="append", metavar="PATH", help="run file or directory (repeatable)")
+    p.add_argument(
+        "--run", action="append", metavar="PATH", help="run file or directory (repeatable)"
+    )
     p.add_argument("--qrels", metavar="PATH", help="relevance judgements")
     p.add_argument(
         "--measures",
@@ -26,29 +28,70 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "or sets (official, all_trec); see 'sparkeval measures'",
     )
     p.add_argument("--out", metavar="DIR", help="output directory (written atomically)")
-    p.add_argument("--queries", choices=QUERY_POLICIES, default=None,
-                   help="queries averaged: qrels (default; missing from a run scores 0), both, run")
-    p.add_argument("--rel-level", type=int, default=None, metavar="N",
-                   help="grade >= N is relevant (default 1, trec_eval -l)")
-    p.add_argument("--depth", type=int, default=None, metavar="N",
-                   help="keep the first N docs per query after sorting (trec_eval -M)")
-    p.add_argument("--names", choices=("canonical", "trec"), default=None,
-                   help="measure names in outputs (default canonical)")
-    p.add_argument("--per-query", action="store_const", const=True, default=None,
-                   help="print per-query values too")
+    p.add_argument(
+        "--queries",
+        choices=QUERY_POLICIES,
+        default=None,
+        help="queries averaged: qrels (default; missing from a run scores 0), both, run",
+    )
+    p.add_argument(
+        "--rel-level",
+        type=int,
+        default=None,
+        metavar="N",
+        help="grade >= N is relevant (default 1, trec_eval -l)",
+    )
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep the first N docs per query after sorting (trec_eval -M)",
+    )
+    p.add_argument(
+        "--names",
+        choices=("canonical", "trec"),
+        default=None,
+        help="measure names in outputs (default canonical)",
+    )
+    p.add_argument(
+        "--per-query",
+        action="store_const",
+        const=True,
+        default=None,
+        help="print per-query values too",
+    )
     p.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     p.add_argument("--config", metavar="FILE", help="YAML config; options given here win")
     p.add_argument("--format", choices=FORMATS, default=None, help="format of all inputs")
     p.add_argument("--run-format", choices=FORMATS, default=None)
     p.add_argument("--qrels-format", choices=FORMATS, default=None)
-    p.add_argument("--run-columns", default=None, metavar="MAP",
-                   help="explicit run columns, e.g. query_id=user,doc_id=item,score=pred")
-    p.add_argument("--qrels-columns", default=None, metavar="MAP",
-                   help="explicit qrels columns, e.g. relevance=rating")
-    p.add_argument("--buckets", type=int, default=None, metavar="B",
-                   help="hash buckets of queries (default spark.sql.shuffle.partitions)")
-    p.add_argument("--overwrite", action="store_const", const=True, default=None,
-                   help="replace an existing output directory")
+    p.add_argument(
+        "--run-columns",
+        default=None,
+        metavar="MAP",
+        help="explicit run columns, e.g. query_id=user,doc_id=item,score=pred",
+    )
+    p.add_argument(
+        "--qrels-columns",
+        default=None,
+        metavar="MAP",
+        help="explicit qrels columns, e.g. relevance=rating",
+    )
+    p.add_argument(
+        "--buckets",
+        type=int,
+        default=None,
+        metavar="B",
+        help="hash buckets of queries (default spark.sql.shuffle.partitions)",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_const",
+        const=True,
+        default=None,
+        help="replace an existing output directory",
+    )
     p.set_defaults(func=run)
 
 

@@ -53,7 +53,9 @@ class EvalOptions:
 
     def __post_init__(self) -> None:
         if self.queries not in QUERY_POLICIES:
-            raise ValueError(f"queries must be one of {', '.join(QUERY_POLICIES)}, got {self.queries!r}")
+            raise ValueError(
+                f"queries must be one of {', '.join(QUERY_POLICIES)}, got {self.queries!r}"
+            )
         if not isinstance(self.rel_level, int) or self.rel_level < 0:
             raise ValueError(f"rel_level must be a whole number >= 0, got {self.rel_level!r}")
         if self.depth is not None and (not isinstance(self.depth, int) or self.depth < 1):
@@ -71,7 +73,7 @@ def _raise(message: str, in_worker: bool) -> None:
 
 def _check_rows(run: pd.DataFrame, qrels: pd.DataFrame, in_worker: bool) -> None:
     """Reject rows that cannot be evaluated; every message names the key."""
-    for name, frame in (("run", run), ("qrels", qrels)):
+    for _name, frame in (("run", run), ("qrels", qrels)):
         if "_bad" in frame.columns:
             bad = frame["_bad"].dropna()
             if len(bad):
@@ -221,8 +223,10 @@ def evaluate_frames(
     qrels_rows = seg["query_id"].map(qrels["query_id"].value_counts()).fillna(0)
     out = seg.assign(
         ret_rows=ret_rows.astype(np.int64),
-        beyond_depth=(ret_rows - np.bincount(seg_code[position <= (options.depth or np.inf)],
-                                             minlength=len(seg))).astype(np.int64),
+        beyond_depth=(
+            ret_rows
+            - np.bincount(seg_code[position <= (options.depth or np.inf)], minlength=len(seg))
+        ).astype(np.int64),
         qrels_rows=qrels_rows.astype(np.int64),
     )
     values = {}

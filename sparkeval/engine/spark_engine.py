@@ -111,7 +111,9 @@ def _aggregate_expr(m: Measure, column):
     if m.spec.aggregate == "sum":
         return F.sum(column.cast(_DECIMAL)).cast("double")
     if m.spec.aggregate == "gmean":
-        logs = F.log(F.greatest(column, F.lit(GMEAN_FLOOR))).cast(_DECIMAL)
+        # greatest() skips nulls, so undefined values must stay null explicitly
+        floored = F.when(column.isNotNull(), F.greatest(column, F.lit(GMEAN_FLOOR)))
+        logs = F.log(floored).cast(_DECIMAL)
         return F.exp(F.sum(logs).cast("double") / defined)
     return (F.sum(column.cast(_DECIMAL)) / defined).cast("double")
 
@@ -165,7 +167,9 @@ def evaluate(
     run_df = _with_bad_column(run_df).select(*_RUN_COLUMNS)
     qrels_df = _with_bad_column(qrels_df).select(*_QRELS_COLUMNS)
     if run_ids is None:
-        run_ids = sorted(r[0] for r in run_df.select("run_id").distinct().collect() if r[0] is not None)
+        run_ids = sorted(
+            r[0] for r in run_df.select("run_id").distinct().collect() if r[0] is not None
+        )
     run_ids = list(run_ids)
     if buckets is None:
         buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
@@ -173,8 +177,8 @@ def evaluate(
         raise ValueError(f"buckets must be >= 1, got {buckets}")
 
     def evaluate_bucket(run_pdf: pd.DataFrame, qrels_pdf: pd.DataFrame) -> pd.DataFrame:
-        run_pdf = _frame(run_pdf, _RUN_COLUMNS + ("_bucket",))
-        qrels_pdf = _frame(qrels_pdf, _QRELS_COLUMNS + ("_bucket",))
+        run_pdf = _frame(run_pdf, (*_RUN_COLUMNS, "_bucket"))
+        qrels_pdf = _frame(qrels_pdf, (*_QRELS_COLUMNS, "_bucket"))
         return evaluate_frames(
             run_pdf, qrels_pdf, measure_list, options, run_ids=run_ids, in_worker=True
         )
@@ -189,8 +193,9 @@ def evaluate(
     wide = wide.select(
         *META_COLUMNS,
         *(
-            F.when(F.col("evaluated") & ~F.isnan(measure_column(i)), F.col(measure_column(i)))
-            .alias(measure_column(i))
+            F.when(
+                F.col("evaluated") & ~F.isnan(measure_column(i)), F.col(measure_column(i))
+            ).alias(measure_column(i))
             for i in range(len(measure_list))
         ),
     ).persist()
@@ -203,9 +208,14 @@ def evaluate(
 
     report = _report(stats, measure_list, out_names, run_ids, options, names)
     summary_rows = [
-        (run_id, out_names[i], report["runs"][run_id]["measures"][out_names[i]],
-         report["runs"][run_id]["queries"]["evaluated"] - report["runs"][run_id]["undefined"][out_names[i]],
-         report["runs"][run_id]["undefined"][out_names[i]])
+        (
+            run_id,
+            out_names[i],
+            report["runs"][run_id]["measures"][out_names[i]],
+            report["runs"][run_id]["queries"]["evaluated"]
+            - report["runs"][run_id]["undefined"][out_names[i]],
+            report["runs"][run_id]["undefined"][out_names[i]],
+        )
         for run_id in run_ids
         for i in range(len(measure_list))
     ]

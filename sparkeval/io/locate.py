@@ -9,9 +9,11 @@ _MALFORMED = re.compile(r"^(?P<file>.+?): malformed line \[(?P<raw>.*)\]: (?P<re
 
 
 def _candidates(path: str) -> list[Path]:
-    local = Path(path[len("file://"):] if path.startswith("file://") else path)
+    local = Path(path[len("file://") :] if path.startswith("file://") else path)
     if local.is_dir():
-        return sorted(p for p in local.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+        return sorted(
+            p for p in local.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
+        )
     return [local] if local.is_file() else []
 
 

@@ -58,7 +58,9 @@ def detect_format(path: str, fmt: str | None = None) -> str:
     """
     if fmt is not None:
         if fmt not in FORMATS:
-            raise InputError(f"{path}: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+            raise InputError(
+                f"{path}: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}"
+            )
         return fmt
     if _is_local(path) and os.path.isdir(_local(path)):
         return "parquet"
@@ -129,7 +131,10 @@ def read_trec_qrels(spark, path: str):
     grade = F.col("_f")[3].try_cast("double")
     bad = _bad_line(
         path,
-        (F.size("_f") < 4) | grade.isNull() | (grade != F.floor(grade)) | F.isnan(grade)
+        (F.size("_f") < 4)
+        | grade.isNull()
+        | (grade != F.floor(grade))
+        | F.isnan(grade)
         | (F.abs(grade) > 1e9),
         "expected 'qid iter docno rel' with an integer relevance",
     )
@@ -175,9 +180,12 @@ def _number(path: str, source_col: str, key_cols: tuple[str, str], integer: bool
         cond = cond | (value != F.floor(value)) | F.isnan(value) | (F.abs(value) > 1e9)
         expected = "an integer"
     message = F.concat(
-        F.lit(f"{path}: query "), F.coalesce(_id(key_cols[0]), F.lit("<missing>")),
-        F.lit(" doc "), F.coalesce(_id(key_cols[1]), F.lit("<missing>")),
-        F.lit(f": column {source_col} value '"), F.coalesce(raw.cast("string"), F.lit("")),
+        F.lit(f"{path}: query "),
+        F.coalesce(_id(key_cols[0]), F.lit("<missing>")),
+        F.lit(" doc "),
+        F.coalesce(_id(key_cols[1]), F.lit("<missing>")),
+        F.lit(f": column {source_col} value '"),
+        F.coalesce(raw.cast("string"), F.lit("")),
         F.lit(f"' is not {expected}"),
     )
     return value, F.when(cond, message)
@@ -205,8 +213,9 @@ def read_run(
     score, bad = _number(path, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False)
     if "run_id" in cols:
         run_col = _id(cols["run_id"])
-        run_ids = tuple(sorted(r[0] for r in table.select(run_col).distinct().collect()
-                               if r[0] is not None))
+        run_ids = tuple(
+            sorted(r[0] for r in table.select(run_col).distinct().collect() if r[0] is not None)
+        )
     else:
         name = Path(_local(path).rstrip("/")).name
         run_col = F.lit(name.split(".")[0] or name)

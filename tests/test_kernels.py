@@ -1,0 +1,98 @@
+"""Hand-derived values for the core trec_eval kernels (no Spark).
+
+Running example, one query, rank order: rel = [1, -1, 0, 2, 1] (grades; -1 = not in
+qrels), qrels grades {2, 1, 1, 1, 0, -1} so R = 4 at level 1, 1 at level 2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sparkeval.measures import RankedBatch
+from sparkeval.measures.names import parse_measure
+
+RELS = [[1, -1, 0, 2, 1]]
+QRELS = [[2, 1, 1, 1, 0, -1]]
+
+
+def value(name: str, rels=RELS, qrels=QRELS, rel_level: int = 1) -> float:
+    batch = RankedBatch.from_lists(rels, qrels)
+    return float(parse_measure(name).compute(batch, rel_level)[0])
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("P@1", 1.0),  # d1 relevant
+        ("P@5", 3 / 5),  # d1, d4, d5
+        ("P@10", 3 / 10),  # still divided by 10
+        ("R@2", 1 / 4),
+        ("R@5", 3 / 4),
+        # AP = (1/1 + 2/4 + 3/5) / 4
+        ("AP", (1 + 2 / 4 + 3 / 5) / 4),
+        # AP@4 = (1/1 + 2/4) / 4  (still divided by R)
+        ("AP@4", (1 + 2 / 4) / 4),
+        ("RR", 1.0),
+        ("Rprec", 2 / 4),  # top R=4: d1, d4 relevant
+        ("Success@1", 1.0),
+        ("NumRet", 5.0),
+        ("NumRel", 4.0),
+        ("NumRelRet", 3.0),
+        # level 2: only d4 relevant, R = 1
+        ("AP(rel=2)", 1 / 4),
+        ("RR(rel=2)", 1 / 4),
+        ("P(rel=2)@5", 1 / 5),
+        ("Rprec(rel=2)", 0.0),
+    ],
+)
+def test_hand_derived(name: str, expected: float) -> None:
+    assert value(name) == pytest.approx(expected, abs=1e-12)
+
+
+def test_ndcg_hand_derived() -> None:
+    # DCG = 1/log2(2) + 0 + 0 + 2/log2(5) + 1/log2(6)
+    dcg = 1 + 2 / math.log2(5) + 1 / math.log2(6)
+    # ideal: grades 2,1,1,1 at ranks 1..4
+    idcg = 2 + 1 / math.log2(3) + 1 / math.log2(4) + 1 / math.log2(5)
+    assert value("nDCG") == pytest.approx(dcg / idcg, abs=1e-12)
+    # cut at 3: DCG@3 = 1; IDCG@3 = 2 + 1/log2(3) + 1/2
+    assert value("nDCG@3") == pytest.approx(1 / (2 + 1 / math.log2(3) + 0.5), abs=1e-12)
+    # relevance level does not change nDCG (trec_eval ignores -l there)
+    assert value("nDCG", rel_level=2) == pytest.approx(dcg / idcg, abs=1e-12)
+
+
+def test_rr_with_cutoff_and_no_relevant() -> None:
+    rels = [[0, -1, 1], [0, 0]]
+    qrels = [[1, 0, 0], [0]]
+    b = RankedBatch.from_lists(rels, qrels)
+    assert parse_measure("RR").compute(b, 1).tolist() == [1 / 3, 0.0]
+    assert parse_measure("RR@2").compute(b, 1).tolist() == [0.0, 0.0]
+
+
+def test_empty_ranking_and_r_zero_score_zero() -> None:
+    b = RankedBatch.from_lists([[], [0, 0]], [[1, 1], []])
+    for name in ("AP", "nDCG", "R@5", "Rprec", "RR", "P@5", "nDCG@10"):
+        assert parse_measure(name).compute(b, 1).tolist() == [0.0, 0.0], name
+
+
+def test_pooled_unjudged_is_not_relevant() -> None:
+    # -2 = qrels grade < 0 (pooled, not judged): never relevant, never gains
+    b = RankedBatch.from_lists([[-2, 1]], [[1, -1]])
+    assert parse_measure("P@1").compute(b, 1)[0] == 0.0
+    assert parse_measure("NumRel").compute(b, 1)[0] == 1.0
+
+
+def test_many_segments_match_one_at_a_time() -> None:
+    rng = np.random.default_rng(3)
+    rels = [list(rng.integers(-1, 3, size=int(rng.integers(0, 12)))) for _ in range(40)]
+    qrels = [list(rng.integers(-1, 3, size=int(rng.integers(0, 15)))) for _ in range(40)]
+    names = ["P@3", "R@5", "AP", "AP@4", "RR", "nDCG", "nDCG@5", "Rprec", "Success@2"]
+    together = RankedBatch.from_lists(rels, qrels)
+    for name in names:
+        m = parse_measure(name)
+        joint = m.compute(together, 1)
+        alone = [m.compute(RankedBatch.from_lists([r], [q]), 1)[0] for r, q in zip(rels, qrels)]
+        np.testing.assert_array_equal(joint, alone, err_msg=name)

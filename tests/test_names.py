@@ -1,0 +1,94 @@
+"""Measure names: canonical and trec_eval styles, sets and errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkeval.measures.names import (
+    ALL_TREC,
+    OFFICIAL,
+    UnknownMeasureError,
+    parse_measure,
+    parse_measures,
+    split_measure_list,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical", "trec"),
+    [
+        ("nDCG@10", "nDCG@10", "ndcg_cut_10"),
+        ("ndcg_cut_10", "nDCG@10", "ndcg_cut_10"),
+        ("ndcg", "nDCG", "ndcg"),
+        ("map", "AP", "map"),
+        ("MAP", "AP", "map"),
+        ("AP@100", "AP@100", "map_cut_100"),
+        ("map_cut_100", "AP@100", "map_cut_100"),
+        ("P_5", "P@5", "P_5"),
+        ("recall_100", "R@100", "recall_100"),
+        ("recip_rank", "RR", "recip_rank"),
+        ("MRR", "RR", "recip_rank"),
+        ("Success@10", "Success@10", "success_10"),
+        ("num_rel_ret", "NumRelRet", "num_rel_ret"),
+        ("gm_map", "gm_map", "gm_map"),
+        ("RR@10", "RR@10", None),
+    ],
+)
+def test_names_round_trip(text: str, canonical: str, trec: str | None) -> None:
+    m = parse_measure(text)
+    assert m.name == canonical
+    assert m.trec_name() == trec
+
+
+def test_rel_parameter_and_trec_name() -> None:
+    m = parse_measure("AP(rel=2)")
+    assert m.name == "AP(rel=2)"
+    assert m.trec_name(rel_level=1) is None  # trec_eval cannot express it beside -l 1
+    assert m.trec_name(rel_level=2) == "map"  # ... but -l 2 does
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("P", "needs a cutoff"),
+        ("P@0", "cutoff must be >= 1"),
+        ("P@-3", "cutoff must be >= 1"),
+        ("nDCG@ten", "not a whole number"),
+        ("AP(x=1)", "unknown parameter"),
+        ("AP(rel=-1)", "must be >= 0"),
+        ("AP(rel=1.5)", "not a valid int"),
+        ("NumRet@5", "takes no @k"),
+        ("Bogus", "unknown measure 'Bogus'"),
+        ("__import__('os')", "unknown measure"),
+    ],
+)
+def test_bad_names_are_clear_errors(text: str, fragment: str) -> None:
+    with pytest.raises(ValueError, match=None) as info:
+        parse_measure(text)
+    assert fragment in str(info.value)
+
+
+def test_unknown_measure_lists_valid_names() -> None:
+    with pytest.raises(UnknownMeasureError) as info:
+        parse_measure("nDGC@10")
+    text = str(info.value)
+    for expected in ("nDCG", "AP", "P(rel=…)@k", "ndcg_cut_K", "official", "all_trec"):
+        assert expected in text
+
+
+def test_sets_expand_in_trec_order_without_repeats() -> None:
+    names = [m.trec_name() for m in parse_measures("official")]
+    available = [n for n in OFFICIAL if n in names]
+    assert names == available
+    assert {"map", "P_10", "num_ret", "gm_map", "recip_rank", "Rprec"} <= set(names)
+    all_trec = [m.trec_name() for m in parse_measures("all_trec, map, P_5")]
+    assert len(all_trec) == len(set(all_trec))
+    assert set(all_trec) <= set(ALL_TREC)
+
+
+def test_split_keeps_parameters_together() -> None:
+    assert split_measure_list("nDCG(gain=exp)@5, AP(rel=2) P@5") == [
+        "nDCG(gain=exp)@5",
+        "AP(rel=2)",
+        "P@5",
+    ]
