@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -23,8 +24,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_spark_error_logs() -> None:
+    """PySpark logs every failed query with a JSON dump; the CLI reports errors itself."""
+    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (see the README's exit codes)."""
+    _quiet_spark_error_logs()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

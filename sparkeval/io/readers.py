@@ -105,7 +105,7 @@ def read_trec_run(spark, path: str):
             "fields 'qid Q0 docno rank score tag'"
         )
     run_id = fields[5]
-    score = F.col("_f")[4].try_cast("double")
+    score = F.get(F.col("_f"), 4).try_cast("double")
     bad = _bad_line(
         path,
         (F.size("_f") < 6) | score.isNull(),
@@ -113,8 +113,8 @@ def read_trec_run(spark, path: str):
     )
     df = rows.select(
         F.lit(run_id).alias("run_id"),
-        F.col("_f")[0].alias("query_id"),
-        F.col("_f")[2].alias("doc_id"),
+        F.get(F.col("_f"), 0).alias("query_id"),
+        F.get(F.col("_f"), 2).alias("doc_id"),
         score.alias("score"),
         bad.alias("_bad"),
     )
@@ -128,7 +128,7 @@ def read_trec_qrels(spark, path: str):
     rows = _trec_lines(spark, path)
     if rows.first() is None:
         raise InputError(f"{path}: no qrels lines (the file is empty or only has comments)")
-    grade = F.col("_f")[3].try_cast("double")
+    grade = F.get(F.col("_f"), 3).try_cast("double")
     bad = _bad_line(
         path,
         (F.size("_f") < 4)
@@ -139,8 +139,8 @@ def read_trec_qrels(spark, path: str):
         "expected 'qid iter docno rel' with an integer relevance",
     )
     return rows.select(
-        F.col("_f")[0].alias("query_id"),
-        F.col("_f")[2].alias("doc_id"),
+        F.get(F.col("_f"), 0).alias("query_id"),
+        F.get(F.col("_f"), 2).alias("doc_id"),
         F.when(bad.isNull(), grade.cast("long")).alias("relevance"),
         bad.alias("_bad"),
     )
