@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 
 
-def random_collection(seed: int, queries: int = 30, docs: int = 60) -> tuple[pd.DataFrame, pd.DataFrame]:
+def random_collection(
+    seed: int, queries: int = 30, docs: int = 60
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A run (two runs) and graded qrels with ties, unjudged docs and edge queries.
 
     * scores are multiples of 0.25 in [0, 5): many exact ties;
@@ -31,7 +33,8 @@ def random_collection(seed: int, queries: int = 30, docs: int = 60) -> tuple[pd.
             n = 1 if q == 4 else int(rng.integers(5, docs))
             chosen = rng.choice(docs, size=n, replace=False)
             scores = rng.integers(0, 20, size=n) / 4.0
-            run_rows += [(run_id, qid, pool[d], float(s)) for d, s in zip(chosen, scores)]
+            pairs = zip(chosen, scores, strict=True)
+            run_rows += [(run_id, qid, pool[d], float(s)) for d, s in pairs]
     run = pd.DataFrame(run_rows, columns=["run_id", "query_id", "doc_id", "score"])
     qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
     return run, qrels

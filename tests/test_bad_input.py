@@ -23,8 +23,18 @@ def write(tmp: Path, name: str, text: str) -> str:
 
 def run_cli(capsys, tmp: Path, run: str, qrels: str, *extra: str) -> tuple[int, str]:
     code = main(
-        ["evaluate", "--run", run, "--qrels", qrels, "--measures", "P@5,AP", "--out",
-         str(tmp / "out"), *extra]
+        [
+            "evaluate",
+            "--run",
+            run,
+            "--qrels",
+            qrels,
+            "--measures",
+            "P@5,AP",
+            "--out",
+            str(tmp / "out"),
+            *extra,
+        ]
     )
     return code, capsys.readouterr().err
 
@@ -37,11 +47,21 @@ def assert_no_output(tmp: Path) -> None:
 @pytest.mark.parametrize(
     ("run_text", "qrels_text", "fragments"),
     [
-        ("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2\n", GOOD_QRELS, ["run.txt:2", "malformed line", "'q1 Q0 d2 2'"]),
-        ("q1 Q0 d1 1 3.0 r\n# note\nq1 Q0 d2 2 high r\n", GOOD_QRELS,
-         ["run.txt:3", "numeric score"]),
-        ("q1 Q0 d1 1 3.0 r\nq1 Q0 d1 2 2.0 r\n", GOOD_QRELS,
-         ["run r", "query q1", "duplicate doc d1"]),
+        (
+            "q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2\n",
+            GOOD_QRELS,
+            ["run.txt:2", "malformed line", "'q1 Q0 d2 2'"],
+        ),
+        (
+            "q1 Q0 d1 1 3.0 r\n# note\nq1 Q0 d2 2 high r\n",
+            GOOD_QRELS,
+            ["run.txt:3", "numeric score"],
+        ),
+        (
+            "q1 Q0 d1 1 3.0 r\nq1 Q0 d1 2 2.0 r\n",
+            GOOD_QRELS,
+            ["run r", "query q1", "duplicate doc d1"],
+        ),
         (GOOD_RUN, "q1 0 d1 1\nq1 0 d1 0\n", ["qrels", "query q1", "duplicate doc d1"]),
         (GOOD_RUN, "q1 0 d1 1\nq1 0 d2 yes\n", ["qrels.txt:2", "integer relevance"]),
         (GOOD_RUN, "q1 0 d1 1\nq1 0 d2 1.5\n", ["qrels.txt:2", "integer relevance"]),
@@ -53,7 +73,10 @@ def assert_no_output(tmp: Path) -> None:
 )
 def test_bad_trec_input(spark, tmp_path, capsys, run_text, qrels_text, fragments) -> None:
     code, err = run_cli(
-        capsys, tmp_path, write(tmp_path, "run.txt", run_text), write(tmp_path, "qrels.txt", qrels_text)
+        capsys,
+        tmp_path,
+        write(tmp_path, "run.txt", run_text),
+        write(tmp_path, "qrels.txt", qrels_text),
     )
     assert code == EXIT_INPUT, err
     for fragment in fragments:
@@ -77,7 +100,9 @@ def test_non_numeric_score_in_csv_names_key(spark, tmp_path, capsys) -> None:
 
 
 def test_missing_path(spark, tmp_path, capsys) -> None:
-    code, err = run_cli(capsys, tmp_path, str(tmp_path / "nope.txt"), write(tmp_path, "q.txt", GOOD_QRELS))
+    code, err = run_cli(
+        capsys, tmp_path, str(tmp_path / "nope.txt"), write(tmp_path, "q.txt", GOOD_QRELS)
+    )
     assert code == EXIT_INPUT
     assert "nope.txt: no such file or directory" in err
 
@@ -93,8 +118,17 @@ def test_missing_path(spark, tmp_path, capsys) -> None:
 )
 def test_bad_measures_fail_before_spark_work(tmp_path, capsys, measures, fragment) -> None:
     code = main(
-        ["evaluate", "--run", write(tmp_path, "run.txt", GOOD_RUN), "--qrels",
-         write(tmp_path, "qrels.txt", GOOD_QRELS), "--measures", measures, "--out", str(tmp_path / "out")]
+        [
+            "evaluate",
+            "--run",
+            write(tmp_path, "run.txt", GOOD_RUN),
+            "--qrels",
+            write(tmp_path, "qrels.txt", GOOD_QRELS),
+            "--measures",
+            measures,
+            "--out",
+            str(tmp_path / "out"),
+        ]
     )
     err = capsys.readouterr().err
     assert code == EXIT_INPUT
@@ -106,7 +140,10 @@ def test_existing_output_needs_overwrite(spark, tmp_path, capsys) -> None:
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("previous results")
     code, err = run_cli(
-        capsys, tmp_path, write(tmp_path, "run.txt", GOOD_RUN), write(tmp_path, "qrels.txt", GOOD_QRELS)
+        capsys,
+        tmp_path,
+        write(tmp_path, "run.txt", GOOD_RUN),
+        write(tmp_path, "qrels.txt", GOOD_QRELS),
     )
     assert code == EXIT_INPUT and "--overwrite" in err
     assert (tmp_path / "out" / "keep.txt").read_text() == "previous results"
@@ -128,7 +165,19 @@ def test_output_over_input_is_refused(tmp_path, capsys) -> None:
     data = tmp_path / "data"
     data.mkdir()
     run = write(data, "run.txt", GOOD_RUN)
-    code = main(["evaluate", "--run", run, "--qrels", write(data, "q.txt", GOOD_QRELS),
-                 "--measures", "AP", "--out", str(data), "--overwrite"])
+    code = main(
+        [
+            "evaluate",
+            "--run",
+            run,
+            "--qrels",
+            write(data, "q.txt", GOOD_QRELS),
+            "--measures",
+            "AP",
+            "--out",
+            str(data),
+            "--overwrite",
+        ]
+    )
     assert code == EXIT_INPUT
     assert "overlaps the input" in capsys.readouterr().err

@@ -94,5 +94,6 @@ def test_many_segments_match_one_at_a_time() -> None:
     for name in names:
         m = parse_measure(name)
         joint = m.compute(together, 1)
-        alone = [m.compute(RankedBatch.from_lists([r], [q]), 1)[0] for r, q in zip(rels, qrels)]
+        pairs = zip(rels, qrels, strict=True)
+        alone = [m.compute(RankedBatch.from_lists([r], [q]), 1)[0] for r, q in pairs]
         np.testing.assert_array_equal(joint, alone, err_msg=name)

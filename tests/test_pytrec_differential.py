@@ -12,17 +12,40 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 
 # our name -> pytrec_eval measure key
 PAIRS = {
-    "P@1": "P_1", "P@3": "P_3", "P@10": "P_10", "P@100": "P_100",
-    "R@3": "recall_3", "R@10": "recall_10", "R@100": "recall_100",
-    "AP": "map", "AP@5": "map_cut_5", "AP@20": "map_cut_20",
-    "RR": "recip_rank", "Rprec": "Rprec",
-    "nDCG": "ndcg", "nDCG@3": "ndcg_cut_3", "nDCG@10": "ndcg_cut_10",
-    "Success@1": "success_1", "Success@5": "success_5",
-    "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret",
+    "P@1": "P_1",
+    "P@3": "P_3",
+    "P@10": "P_10",
+    "P@100": "P_100",
+    "R@3": "recall_3",
+    "R@10": "recall_10",
+    "R@100": "recall_100",
+    "AP": "map",
+    "AP@5": "map_cut_5",
+    "AP@20": "map_cut_20",
+    "RR": "recip_rank",
+    "Rprec": "Rprec",
+    "nDCG": "ndcg",
+    "nDCG@3": "ndcg_cut_3",
+    "nDCG@10": "ndcg_cut_10",
+    "Success@1": "success_1",
+    "Success@5": "success_5",
+    "NumRet": "num_ret",
+    "NumRel": "num_rel",
+    "NumRelRet": "num_rel_ret",
 }
 PYTREC_MEASURES = {
-    "P.1,3,10,100", "recall.3,10,100", "map", "map_cut.5,20", "recip_rank", "Rprec",
-    "ndcg", "ndcg_cut.3,10", "success.1,5", "num_ret", "num_rel", "num_rel_ret",
+    "P.1,3,10,100",
+    "recall.3,10,100",
+    "map",
+    "map_cut.5,20",
+    "recip_rank",
+    "Rprec",
+    "ndcg",
+    "ndcg_cut.3,10",
+    "success.1,5",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
 }
 
 
@@ -45,7 +68,11 @@ def test_kernels_match_pytrec_eval(seed: int, rel_level: int) -> None:
             values = row._asdict()
             for i, name in enumerate(PAIRS):
                 want = expected[row.query_id][PAIRS[name]]
-                assert values[f"m{i}"] == pytest.approx(want, abs=1e-9), (run_id, row.query_id, name)
+                assert values[f"m{i}"] == pytest.approx(want, abs=1e-9), (
+                    run_id,
+                    row.query_id,
+                    name,
+                )
                 checked += 1
     assert checked > 500
 

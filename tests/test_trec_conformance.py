@@ -22,17 +22,24 @@ CASES = {
     # expected file: (qrels, run, extra options)
     "out.test.aq": ("qrels.test", "results.test", ["--measures", "all_trec", "--per-query"]),
     "out.test.aqc": (
-        "qrels.test", "results.trunc", ["--measures", "all_trec", "--per-query", "--queries", "qrels"],
+        "qrels.test",
+        "results.trunc",
+        ["--measures", "all_trec", "--per-query", "--queries", "qrels"],
     ),
     "out.test.aqcM": (
-        "qrels.test", "results.trunc",
+        "qrels.test",
+        "results.trunc",
         ["--measures", "all_trec", "--per-query", "--queries", "qrels", "--depth", "100"],
     ),
     "out.test.aql": (
-        "qrels.rel_level", "results.test", ["--measures", "all_trec", "--per-query", "--rel-level", "2"],
+        "qrels.rel_level",
+        "results.test",
+        ["--measures", "all_trec", "--per-query", "--rel-level", "2"],
     ),
     "out.comment.test": (
-        "qrels.comment.test", "results.comment.test", ["--measures", "official", "--queries", "both"],
+        "qrels.comment.test",
+        "results.comment.test",
+        ["--measures", "official", "--queries", "both"],
     ),
     "out.test": ("qrels.test.with-comments", "results.test", ["--measures", "official"]),
 }
@@ -54,10 +61,14 @@ def test_reproduces_trec_eval_output(expected_name, spark, tmp_path, capsys) -> 
     code = main(
         [
             "evaluate",
-            "--run", str(shared_file("conformance", "trec_eval", run)),
-            "--qrels", str(shared_file("conformance", "trec_eval", qrels)),
-            "--names", "trec",
-            "--out", str(out),
+            "--run",
+            str(shared_file("conformance", "trec_eval", run)),
+            "--qrels",
+            str(shared_file("conformance", "trec_eval", qrels)),
+            "--names",
+            "trec",
+            "--out",
+            str(out),
             *options,
         ]
     )
@@ -68,7 +79,9 @@ def test_reproduces_trec_eval_output(expected_name, spark, tmp_path, capsys) -> 
         if measure in ("runid", "relstring") or not (measure == "num_q" or implemented(measure)):
             continue
         assert (measure, query) in ours, f"missing {measure} {query}"
-        assert ours[(measure, query)] == want, f"{measure} {query}: {ours[(measure, query)]} != {want}"
+        assert ours[(measure, query)] == want, (
+            f"{measure} {query}: {ours[(measure, query)]} != {want}"
+        )
         compared += 1
     assert compared >= 15  # official-only files have one line per measure
     summary = json.loads((out / "summary.json").read_text())

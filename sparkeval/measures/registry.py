@@ -58,7 +58,9 @@ class Param:
                 f"measure {family}: parameter {name}={raw!r} is not one of: {allowed}"
             )
         if self.minimum is not None and value < self.minimum:
-            raise ValueError(f"measure {family}: parameter {name}={raw!r} must be >= {self.minimum}")
+            raise ValueError(
+                f"measure {family}: parameter {name}={raw!r} must be >= {self.minimum}"
+            )
         return value
 
 
