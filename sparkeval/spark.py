@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from pathlib import Path
 from collections.abc import Mapping
 
 from sparkeval.errors import EnvironmentProblem
@@ -53,16 +54,28 @@ def build_session(
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
-    settings = {**DEFAULT_CONF, **(conf or {})}
+    submitted = _submitted()
+    # Under spark-submit the submitter's settings stand; only the caller's own win.
+    settings = {**({} if submitted else _local_defaults()), **(conf or {})}
     if master:
         builder = builder.master(master)
-    elif not _submitted():
+    elif not submitted:
         builder = builder.master("local[*]")
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def _local_defaults() -> dict[str, str]:
+    """Defaults for sessions sparkeval starts itself: few shuffle partitions, quiet logs."""
+    log_config = Path(__file__).with_name("log4j2.properties")
+    java_opts = f"-Dlog4j.configurationFile={log_config.as_uri()}"
+    return {
+        **DEFAULT_CONF,
+        "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2)),
+        "spark.driver.extraJavaOptions": java_opts,
+    }
 
 
 def _submitted() -> bool:
