@@ -12,7 +12,7 @@ from sparkeval.measures.registry import (
 )
 
 # Importing the kernel modules registers their families.
-from sparkeval.measures import ranking  # noqa: E402,F401  isort: skip
+from sparkeval.measures import ranking  # noqa: F401  isort: skip
 
 __all__ = [
     "GMEAN_FLOOR",
@@ -26,3 +26,11 @@ __all__ = [
     "measure",
     "trec_patterns",
 ]
+
+# Further kernel modules (imported for their registrations, in listing order).
+from sparkeval.measures import (  # noqa: F401  isort: skip
+    trec_more,
+    set_based,
+    graded,
+    correlation,
+)
