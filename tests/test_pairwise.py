@@ -22,13 +22,14 @@ def _per_query(seed: int, rel_level: int):
     measures = parse_measures("AUC KendallTau SpearmanRho")
     wide = evaluate_frames(run, qrels, measures, EvalOptions(queries="both", rel_level=rel_level))
     wide = wide[wide["evaluated"]]
-    grades = qrels.set_index(["query_id", "doc_id"])["relevance"]
+    joined = run.merge(qrels, on=["query_id", "doc_id"], how="left")
+    joined["grade"] = joined["relevance"].fillna(0).clip(lower=0)
+    by_query = {q: g for q, g in joined.groupby("query_id")}
     for row in wide.itertuples(index=False):
-        docs = run[run["query_id"] == row.query_id]
-        keys = list(zip(docs["query_id"], docs["doc_id"], strict=True))
-        g = np.array([max(int(grades.get(k, 0)), 0) for k in keys], dtype=float)
-        yield docs["score"].to_numpy(), g, {m.name: getattr(row, measure_column(i))
-                                            for i, m in enumerate(measures)}
+        docs = by_query[row.query_id]
+        yield docs["score"].to_numpy(), docs["grade"].to_numpy(float), {
+            m.name: getattr(row, measure_column(i)) for i, m in enumerate(measures)
+        }
 
 
 @pytest.mark.parametrize(("seed", "rel_level"), [(11, 1), (12, 2), (13, 1)])

@@ -100,11 +100,13 @@ class RankedBatch:
     # ------------------------------------------------------------- helpers
     def segment_sum(self, weights: np.ndarray) -> np.ndarray:
         """Sum ``weights`` (aligned with retrieved docs) per segment; empty segments give 0."""
-        return np.bincount(self.seg, weights=weights, minlength=self.n_segments)
+        out = np.bincount(self.seg, weights=weights, minlength=self.n_segments)
+        return out.astype(np.float64, copy=False)  # float even when there are no docs
 
     def query_sum(self, weights: np.ndarray) -> np.ndarray:
         """Sum ``weights`` (aligned with qrels entries) per judged query."""
-        return np.bincount(self.qrels_query, weights=weights, minlength=self.n_queries)
+        out = np.bincount(self.qrels_query, weights=weights, minlength=self.n_queries)
+        return out.astype(np.float64, copy=False)
 
     def segment_cumsum(self, values: np.ndarray) -> np.ndarray:
         """Inclusive cumulative sum of ``values`` restarting at every segment."""
