@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from sparkeval.measures import REGISTRY, Family, Param
 from sparkeval.measures.names import ALIASES, SETS
 from sparkeval.measures.rating import RATING_ERRORS
-from sparkeval.measures.registry import _PLACEHOLDER, format_value
+from sparkeval.measures.registry import TREC_FIELD, format_value
 
 _CUTOFF = {"none": "no cutoff", "optional": "optional @k", "required": "@k required"}
 _AGGREGATE = {"mean": "mean over queries", "sum": "sum over queries",
@@ -85,7 +85,7 @@ def describe_param(name: str, param: Param) -> str:
 def trec_names(fam: Family) -> list[str]:
     """trec_eval names (patterns) and parameter syntax of a family."""
     patterns = (p for p in (fam.trec, fam.trec_cut) if p)
-    names = [_PLACEHOLDER.sub(lambda m: f"<{m.group(1)}>", p) for p in patterns]
+    names = [TREC_FIELD.sub(lambda m: f"<{m.group(1)}>", p) for p in patterns]
     for tp in fam.trec_params:
         example = {"cutoffs": "k1,k2,…", "each": "v1,v2,…", "list": "v1,v2,…",
                    "pairs": "g1=v1,g2=v2,…"}[tp.mode]

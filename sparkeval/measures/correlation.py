@@ -10,7 +10,7 @@ O(n log n + n G) for G distinct grades in a segment, with no loop over segments.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -51,7 +51,7 @@ def auc(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     return out
 
 
-def _level_loop(b: RankedBatch, levels: np.ndarray):
+def _level_loop(levels: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """Yield (v, mask of docs at level v) for every dense level that some doc exceeds."""
     top = int(levels.max()) if len(levels) else 0
     for v in range(top):
@@ -75,7 +75,7 @@ def rank_correlation(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.
     w = np.ones(len(b.rel)) if p["weight"] == "none" else 1.0 / np.log2(b.positions + 1.0)
     levels = dense_rank(b.seg, _grades(b))
     bad = np.zeros(len(b.rel))
-    for v, at_v in _level_loop(b, levels):
+    for v, at_v in _level_loop(levels):
         above = b.segment_cumsum(np.where(at_v, w, 0.0)) - np.where(at_v, w, 0.0)
         bad += np.where(levels > v, above, 0.0)
     total = b.segment_sum(w * (b.lengths[b.seg] - b.positions))
@@ -98,7 +98,7 @@ def _concordance(b: RankedBatch, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     levels = dense_rank(b.seg, y)[order]
     seg_start = b.starts[seg_s]
     total = np.zeros(len(order))
-    for v, at_v in _level_loop(b, levels):
+    for v, at_v in _level_loop(levels):
         ind = at_v.astype(np.float64)
         cum = np.cumsum(ind)
         before_seg = np.concatenate(([0.0], cum))[seg_start]

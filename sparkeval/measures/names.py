@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 
 from sparkeval.measures import REGISTRY, Measure, trec_patterns
-from sparkeval.measures.registry import _PLACEHOLDER, TrecParams, trec_bases
+from sparkeval.measures.registry import TREC_FIELD, TrecParams, trec_bases
 
 _CANONICAL = re.compile(
     r"^(?P<family>[A-Za-z0-9][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[^@()]+))?$"
@@ -86,7 +86,7 @@ def valid_names_text() -> str:
     for fam in REGISTRY.values():
         for pattern in (fam.trec, fam.trec_cut):
             if pattern:
-                trec.append(_PLACEHOLDER.sub(lambda m: m.group(1).upper(), pattern))
+                trec.append(TREC_FIELD.sub(lambda m: m.group(1).upper(), pattern))
     return (
         "valid measures: " + ", ".join(canon)
         + "; trec_eval names: " + ", ".join(trec)

@@ -183,12 +183,12 @@ class Family:
         return "rel" in self.params
 
 
-_PLACEHOLDER = re.compile(r"\{(\w+)(?::([^{}]*))?\}")
+TREC_FIELD = re.compile(r"\{(\w+)(?::([^{}]*))?\}")
 
 
 def pattern_fields(pattern: str) -> list[str]:
     """Names of the ``{placeholders}`` of a trec name pattern, in order."""
-    return [m.group(1) for m in _PLACEHOLDER.finditer(pattern)]
+    return [m.group(1) for m in TREC_FIELD.finditer(pattern)]
 
 
 @dataclass(frozen=True)
@@ -337,7 +337,7 @@ _NUMBER_RX = r"[0-9]*\.?[0-9]+"
 
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
     parts, pos = [], 0
-    for m in _PLACEHOLDER.finditer(pattern):
+    for m in TREC_FIELD.finditer(pattern):
         parts.append(re.escape(pattern[pos:m.start()]))
         name = m.group(1)
         parts.append(_FIELD_RX.get(name, f"(?P<{name}>{_NUMBER_RX})"))
