@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 
 from sparkeval.errors import EnvironmentProblem
 

@@ -7,6 +7,8 @@ import pytest
 from sparkeval.config import build_config, load_config_file
 from sparkeval.errors import ConfigError
 
+BASE = "run: a\nqrels: q\nmeasures: AP\nout: o\n"
+
 
 def write(tmp_path, text: str):
     path = tmp_path / "job.yaml"
@@ -28,12 +30,18 @@ def test_paths_are_relative_to_the_file_and_cli_wins(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("run: a\nqrels: q\nmeasures: AP\nout: o\nmeasure: AP\n", "unknown key 'measure' (did you mean 'measures'?)"),
-        ("run: a\nqrels: q\nmeasures: AP\nout: o\ndepth: ten\n", "key 'depth' expects int or null"),
-        ("run: a\nqrels: q\nmeasures: AP\nout: o\ndepth: 0\n", "key 'depth': expected a whole number >= 1"),
-        ("run: a\nqrels: q\nmeasures: AP\nout: o\nqueries: all\n", "key 'queries'"),
+        (
+            BASE + "measure: AP\n",
+            "unknown key 'measure' (did you mean 'measures'?)",
+        ),
+        (BASE + "depth: ten\n", "key 'depth' expects int or null"),
+        (
+            BASE + "depth: 0\n",
+            "key 'depth': expected a whole number >= 1",
+        ),
+        (BASE + "queries: all\n", "key 'queries'"),
         ("run: a\nqrels: q\nmeasures: [nDGC@10]\nout: o\n", "unknown measure 'nDGC@10'"),
-        ("run: a\nqrels: q\nmeasures: AP\nout: o\nper_query: 1\n", "key 'per_query' expects bool"),
+        (BASE + "per_query: 1\n", "key 'per_query' expects bool"),
         ("- just\n- a list\n", "expected a mapping"),
         ("run: [a\n", "not valid YAML"),
         ("run: !!python/object/apply:os.system ['echo hi']\n", "not valid YAML"),

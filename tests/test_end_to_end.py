@@ -35,9 +35,22 @@ def test_console_script_matches_trec_eval(tmp_path) -> None:
     results = shared_file("conformance", "trec_eval", "results.test")
     expected = parse_table(shared_file("conformance", "trec_eval", "out.test").read_text())
     proc = run(
-        [str(BIN / "sparkeval"), "evaluate", "--run", str(results), "--qrels", str(qrels),
-         "--measures", "map,P_10,ndcg_cut_10,recip_rank,num_rel_ret", "--names", "trec",
-         "--master", "local[2]", "--out", str(tmp_path / "out")],
+        [
+            str(BIN / "sparkeval"),
+            "evaluate",
+            "--run",
+            str(results),
+            "--qrels",
+            str(qrels),
+            "--measures",
+            "map,P_10,ndcg_cut_10,recip_rank,num_rel_ret",
+            "--names",
+            "trec",
+            "--master",
+            "local[2]",
+            "--out",
+            str(tmp_path / "out"),
+        ],
         tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
@@ -55,8 +68,20 @@ def test_bad_input_exit_code_from_the_shell(tmp_path) -> None:
     (tmp_path / "run.txt").write_text("q1 Q0 d1 1 x r\n")
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
     proc = run(
-        [str(BIN / "sparkeval"), "evaluate", "--run", "run.txt", "--qrels", "qrels.txt",
-         "--measures", "AP", "--out", "out", "--master", "local[1]"],
+        [
+            str(BIN / "sparkeval"),
+            "evaluate",
+            "--run",
+            "run.txt",
+            "--qrels",
+            "qrels.txt",
+            "--measures",
+            "AP",
+            "--out",
+            "out",
+            "--master",
+            "local[1]",
+        ],
         tmp_path,
     )
     assert proc.returncode == 2
@@ -67,8 +92,10 @@ def test_bad_input_exit_code_from_the_shell(tmp_path) -> None:
 
 def test_spark_submit_with_config_equals_cli(tmp_path) -> None:
     data = tmp_path / "data"
-    demo = run([str(BIN / "sparkeval"), "demo", "--out", str(tmp_path), "--data-only",
-                "--queries", "40"], tmp_path)
+    demo = run(
+        [str(BIN / "sparkeval"), "demo", "--out", str(tmp_path), "--data-only", "--queries", "40"],
+        tmp_path,
+    )
     assert demo.returncode == 0, demo.stderr
     conf = tmp_path / "job.yaml"
     conf.write_text(
@@ -79,15 +106,32 @@ def test_spark_submit_with_config_equals_cli(tmp_path) -> None:
         "spark: {spark.sql.shuffle.partitions: '3'}\n"
     )
     submitted = run(
-        [str(BIN / "spark-submit"), "--master", "local[2]", str(ROOT / "jobs" / "evaluate.py"),
-         "--config", str(conf)],
+        [
+            str(BIN / "spark-submit"),
+            "--master",
+            "local[2]",
+            str(ROOT / "jobs" / "evaluate.py"),
+            "--config",
+            str(conf),
+        ],
         tmp_path,
     )
     assert submitted.returncode == 0, submitted.stderr[-3000:]
     direct = run(
-        [str(BIN / "sparkeval"), "evaluate", "--run", str(data / "run_strong.txt"),
-         "--run", str(data / "run_weak.txt"), "--qrels", str(data / "qrels.txt"),
-         "--measures", "official,nDCG@10", "--out", str(tmp_path / "direct")],
+        [
+            str(BIN / "sparkeval"),
+            "evaluate",
+            "--run",
+            str(data / "run_strong.txt"),
+            "--run",
+            str(data / "run_weak.txt"),
+            "--qrels",
+            str(data / "qrels.txt"),
+            "--measures",
+            "official,nDCG@10",
+            "--out",
+            str(tmp_path / "direct"),
+        ],
         tmp_path,
     )
     assert direct.returncode == 0, direct.stderr[-3000:]

@@ -52,9 +52,7 @@ def test_trec_run_comments_hash_ids_and_extra_fields(spark, tmp_path) -> None:
 
 
 def test_tables_with_aliases_all_formats(spark, tmp_path) -> None:
-    frame = pd.DataFrame(
-        {"user_id": ["007", "7"], "item_id": ["a", "b"], "prediction": [0.5, 1.5]}
-    )
+    frame = pd.DataFrame({"user_id": ["007", "7"], "item_id": ["a", "b"], "prediction": [0.5, 1.5]})
     frame.to_csv(tmp_path / "run.csv", index=False)
     frame.to_parquet(tmp_path / "run.parquet")
     with open(tmp_path / "run.jsonl", "w") as out:
@@ -113,5 +111,5 @@ def test_two_runs_with_one_id_are_refused(spark, tmp_path) -> None:
 def test_corrupt_parquet_names_the_file(spark, tmp_path) -> None:
     bad = tmp_path / "broken.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
-    with pytest.raises(InputError, match="broken.parquet"):
+    with pytest.raises(InputError, match=r"broken\.parquet"):
         read_run(spark, str(bad)).df.collect()

@@ -7,5 +7,6 @@ parsed ``argparse.Namespace`` and returning an exit code) with ``set_defaults``.
 #: modules whose ``add_parser`` builds the CLI, in ``--help`` order
 COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.evaluate",
+    "sparkeval.commands.measures",
     "sparkeval.commands.demo",
 )

@@ -26,3 +26,11 @@ __all__ = [
     "measure",
     "trec_patterns",
 ]
+
+# Further kernel modules (imported for their registrations, in listing order).
+from sparkeval.measures import (  # noqa: F401  isort: skip
+    trec_more,
+    set_based,
+    graded,
+    correlation,
+)

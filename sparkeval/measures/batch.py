@@ -16,6 +16,7 @@ over ranks) and never loop over queries in Python.
 
 Example:
     >>> import numpy as np
+import pandas as pd
     >>> b = RankedBatch.from_lists([[1, -1, 2]], [[2, 1, 0]])
     >>> b.num_rel(1).tolist()
     [2]
@@ -30,9 +31,27 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 
 NONPOOL = -1
 UNJUDGED = -2
+
+
+def grouped_cumsum(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Inclusive cumulative sum restarting at every group (groups are contiguous).
+
+    Each group is accumulated on its own, from zero, so a query's values never
+    depend on which other queries share the batch (a global cumsum minus an offset
+    would round differently with different neighbours).
+
+    Example:
+        >>> grouped_cumsum(np.array([0.1, 0.2, 0.3]), np.array([0, 0, 1])).tolist()
+        [0.1, 0.30000000000000004, 0.3]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) == 0:
+        return values.copy()
+    return pd.Series(values).groupby(groups, sort=False).cumsum().to_numpy()
 
 
 @dataclass(eq=False)
@@ -100,17 +119,17 @@ class RankedBatch:
     # ------------------------------------------------------------- helpers
     def segment_sum(self, weights: np.ndarray) -> np.ndarray:
         """Sum ``weights`` (aligned with retrieved docs) per segment; empty segments give 0."""
-        return np.bincount(self.seg, weights=weights, minlength=self.n_segments)
+        out = np.bincount(self.seg, weights=weights, minlength=self.n_segments)
+        return out.astype(np.float64, copy=False)  # float even when there are no docs
 
     def query_sum(self, weights: np.ndarray) -> np.ndarray:
         """Sum ``weights`` (aligned with qrels entries) per judged query."""
-        return np.bincount(self.qrels_query, weights=weights, minlength=self.n_queries)
+        out = np.bincount(self.qrels_query, weights=weights, minlength=self.n_queries)
+        return out.astype(np.float64, copy=False)
 
     def segment_cumsum(self, values: np.ndarray) -> np.ndarray:
         """Inclusive cumulative sum of ``values`` restarting at every segment."""
-        total = np.cumsum(values, dtype=np.float64)
-        before = np.concatenate(([0.0], total))[self.starts[:-1]]
-        return total - before[self.seg]
+        return grouped_cumsum(values, self.seg)
 
     def relevant(self, level: int) -> np.ndarray:
         """Boolean: retrieved doc is judged with grade >= ``level``."""

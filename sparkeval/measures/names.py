@@ -19,10 +19,15 @@ import re
 from collections.abc import Iterable
 
 from sparkeval.measures import REGISTRY, Measure, trec_patterns
+from sparkeval.measures.registry import TREC_FIELD, TrecParams, trec_bases
 
 _CANONICAL = re.compile(
-    r"^(?P<family>[A-Za-z][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[^@()]+))?$"
+    r"^(?P<family>[A-Za-z0-9][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[^@()]+))?$"
 )
+#: a trec_eval parameterised request: ``base.params`` (``P.5,10``, ``ndcg.1=3``)
+_TREC_REQUEST = re.compile(r"^(?P<base>[A-Za-z0-9_]+)\.(?P<params>.+)$")
+#: what may follow a comma inside such a request (a number or ``name=``)
+_TREC_CONTINUATION = re.compile(r"^(?:[+-]?\.?\d|[A-Za-z_]\w*=)")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 #: common spellings of canonical family names
@@ -79,10 +84,9 @@ def valid_names_text() -> str:
         canon.append(f"{fam.name}{params}{suffix}")
     trec = []
     for fam in REGISTRY.values():
-        if fam.trec:
-            trec.append(fam.trec)
-        if fam.trec_cut:
-            trec.append(fam.trec_cut.replace("{k}", "K"))
+        for pattern in (fam.trec, fam.trec_cut):
+            if pattern:
+                trec.append(TREC_FIELD.sub(lambda m: m.group(1).upper(), pattern))
     return (
         "valid measures: " + ", ".join(canon)
         + "; trec_eval names: " + ", ".join(trec)
@@ -120,6 +124,10 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
             value = fam.params[pname].coerce(family, pname, _parse_value(raw_params[pname]))
             if value != fam.params[pname].default or pname == "rel":
                 params.append((pname, value))
+    missing = [p for p, spec in fam.params.items() if spec.required and p not in raw_params]
+    if missing:
+        example = ",".join(f"{p}=…" for p in missing)
+        raise ValueError(f"measure {name!r}: {family} needs parameter(s) {example}")
     unknown = sorted(set(raw_params) - set(fam.params))
     if unknown:
         allowed = ", ".join(fam.params) or "none"
@@ -135,11 +143,12 @@ def parse_measure(name: str) -> Measure:
     text = name.strip()
     if not text:
         raise UnknownMeasureError("empty measure name; " + valid_names_text())
-    for rx, family, has_cut in trec_patterns():
+    for rx, family, _has_cut in trec_patterns():
         match = rx.match(text)
         if match:
-            k = _parse_cutoff(text, match.group(1)) if has_cut else None
-            return _build(text, family, k, {})
+            groups = match.groupdict()
+            k = _parse_cutoff(text, groups.pop("k")) if "k" in groups else None
+            return _build(text, family, k, groups)
     match = _CANONICAL.match(text)
     if match:
         family = ALIASES.get(match["family"], match["family"])
@@ -158,20 +167,103 @@ def parse_measure(name: str) -> Measure:
     raise UnknownMeasureError(f"unknown measure {text!r}; " + valid_names_text())
 
 
+def _leading_int(text: str, request: str) -> int:
+    """trec_eval reads a cutoff as its leading whole number (``23.4`` is 23)."""
+    match = re.match(r"\s*([+-]?\d+)", text)
+    if not match:
+        raise ValueError(f"measure {request!r}: cutoff {text!r} is not a number")
+    return int(match.group(1))
+
+
+def parse_trec_request(text: str) -> list[Measure] | None:
+    """Expand trec_eval's parameterised syntax ``base.v1,v2,...``; None if not one.
+
+    Cutoff and per-value parameters are sorted ascending, as trec_eval prints
+    them; a repeated value is an error, as in trec_eval.
+
+    Example:
+        >>> [m.name for m in parse_trec_request("P.5,7,3")]
+        ['P@3', 'P@5', 'P@7']
+    """
+    match = _TREC_REQUEST.match(text.strip())
+    if not match:
+        return None
+    bases = trec_bases()
+    if match["base"] not in bases:
+        return None
+    family, tp = bases[match["base"]]
+    raw = match["params"]
+    items = raw.split(",")
+    if any(not item.strip() for item in items):
+        raise ValueError(f"measure {text!r}: empty parameter in {raw!r}")
+    return _expand(text, family, tp, raw, items)
+
+
+def _expand(text: str, family: str, tp: TrecParams, raw: str, items: list[str]) -> list[Measure]:
+    if tp.mode == "cutoffs":
+        cuts = sorted(_leading_int(item, text) for item in items)
+        if cuts[0] < 1:
+            raise ValueError(f"measure {text!r}: cutoffs must be >= 1")
+        if len(set(cuts)) != len(cuts):
+            raise ValueError(f"measure {text!r}: duplicate cutoffs")
+        return [_build(text, family, k, {}) for k in cuts]
+    param = tp.param or ""
+    if tp.mode == "each":
+        try:
+            values = sorted(float(item) for item in items)
+        except ValueError:
+            raise ValueError(f"measure {text!r}: parameters must be numbers") from None
+        if len(set(values)) != len(values):
+            raise ValueError(f"measure {text!r}: duplicate parameters")
+        return [_build(text, family, None, {param: repr(v)}) for v in values]
+    if tp.mode == "list":
+        value = ";".join(item.strip() for item in items)
+    else:
+        pairs = []
+        for item in items:
+            key, sep, number = item.partition("=")
+            if not sep:
+                raise ValueError(f"measure {text!r}: parameter {item!r} is not grade=value")
+            pairs.append(f"{key.strip()}:{number.strip()}")
+        value = ";".join(pairs)
+    built = _build(text, family, None, {param: value})
+    return [Measure(built.family, built.k, built.params, trec_label=f"{tp.base}_{raw}")]
+
+
 def split_measure_list(text: str) -> list[str]:
-    """Split a comma/space separated list, keeping commas inside parentheses."""
-    items, depth, current = [], 0, []
-    for ch in text:
+    """Split a comma/space separated list.
+
+    Commas inside parentheses stay (``AP(rel=2,x=1)``), and so do commas of a
+    trec_eval parameter list (``P.5,10``, ``ndcg.1=3,2=9``): a comma continues
+    such a token when a number or ``name=`` follows it.
+    """
+    items: list[str] = []
+    depth = 0
+    current: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
         if depth == 0 and (ch == "," or ch.isspace()):
+            token = "".join(current)
+            if (
+                ch == ","
+                and _TREC_REQUEST.match(token)
+                and _TREC_CONTINUATION.match(text[i + 1:])
+            ):
+                current.append(ch)
+                i += 1
+                continue
             if current:
-                items.append("".join(current))
+                items.append(token)
             current = []
+            i += 1
             continue
         current.append(ch)
+        i += 1
     if current:
         items.append("".join(current))
     return items
@@ -209,10 +301,11 @@ def parse_measures(spec: str | Iterable[str]) -> list[Measure]:
     measures: list[Measure] = []
     seen: set[str] = set()
     for name in expanded:
-        m = parse_measure(name)
-        if m.name not in seen:
-            seen.add(m.name)
-            measures.append(m)
+        request = parse_trec_request(name)
+        for m in request if request is not None else [parse_measure(name)]:
+            if m.name not in seen:
+                seen.add(m.name)
+                measures.append(m)
     if not measures:
         raise UnknownMeasureError("no measures given; " + valid_names_text())
     return measures

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from sparkeval.measures.batch import RankedBatch
-from sparkeval.measures.registry import measure
+from sparkeval.measures.batch import NONPOOL, RankedBatch
+from sparkeval.measures.registry import TrecParams, measure
 
 TREC = "trec_eval 10 (usnistgov/trec_eval)"
 
@@ -69,6 +69,7 @@ def num_rel_ret(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
     description="precision at k: sum_{i<=min(k,n)} rel_i / k (divides by k even when n < k)",
     cutoff="required",
     trec_cut="P_{k}",
+    trec_params=(TrecParams("P", "cutoffs"),),
     references=TREC,
 )
 def precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
@@ -80,6 +81,7 @@ def precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray
     description="recall at k: sum_{i<=k} rel_i / R; 0 when R = 0",
     cutoff="required",
     trec_cut="recall_{k}",
+    trec_params=(TrecParams("recall", "cutoffs"),),
     references=TREC,
 )
 def recall(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
@@ -102,6 +104,7 @@ def _average_precision(b: RankedBatch, level: int, k: int | None) -> np.ndarray:
     cutoff="optional",
     trec="map",
     trec_cut="map_cut_{k}",
+    trec_params=(TrecParams("map_cut", "cutoffs"),),
     references=TREC,
 )
 def average_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
@@ -154,6 +157,7 @@ def r_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
     description="1 if a relevant doc is among the first k, else 0",
     cutoff="required",
     trec_cut="success_{k}",
+    trec_params=(TrecParams("success", "cutoffs"),),
     references=TREC,
 )
 def success(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
@@ -187,19 +191,26 @@ def ideal_dcg(b: RankedBatch, qrels_gains: np.ndarray, k: int | None) -> np.ndar
 
 
 @measure(
-    "nDCG",
+    "WTA",
+    description="winner takes all, a loss: 0 if the first doc is relevant, else 1 (1 when empty)",
+    higher_is_better=False,
+    references="Liu, Learning to Rank for Information Retrieval, 2011 (winner takes all)",
+)
+def winner_takes_all(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    return 1.0 - hits_at(b, p["rel"], 1)
+
+
+@measure(
+    "Judged",
     description=(
-        "normalised DCG: sum_{i<=k} g_i/log2(i+1) divided by the same sum over all "
-        "qrels grades sorted descending (cut at k); 0 when that ideal is 0; "
-        "linear gain, relevance level ignored as in trec_eval"
+        "fraction of the first min(k, n) docs that have a qrels entry (any grade); "
+        "0 when nothing is retrieved"
     ),
     cutoff="optional",
     rel=False,
-    trec="ndcg",
-    trec_cut="ndcg_cut_{k}",
-    references=TREC + "; Järvelin & Kekäläinen, ACM TOIS 20(4), 2002",
+    references="ir_measures Judged@k (MacAvaney et al., ECIR 2022)",
 )
-def ndcg(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
-    actual = dcg(b, linear_gain(b.rel), k)
-    ideal = ideal_dcg(b, linear_gain(b.qrels_grades), k)
-    return _safe_div(actual, ideal)
+def judged(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    top = b.within(k)
+    judged_top = b.segment_sum(((b.rel != NONPOOL) & top).astype(np.float64))
+    return _safe_div(judged_top, b.segment_sum(top.astype(np.float64)))

@@ -28,13 +28,21 @@ GMEAN_FLOOR = 1e-5
 
 @dataclass(frozen=True)
 class Param:
-    """A named measure parameter with its type, default and allowed values."""
+    """A named measure parameter with its type, default and allowed values.
+
+    ``kind`` is ``int``, ``float``, ``str``, ``tuple`` (a list of numbers, written
+    ``0.2;0.5`` in a measure name) or ``dict`` (a map from integer grade to number,
+    written ``1:3;2:9``; stored as sorted ``(grade, value)`` pairs).
+    """
 
     kind: type
     default: Any
     choices: tuple[Any, ...] | None = None
     help: str = ""
     minimum: float | None = None
+    maximum: float | None = None
+    required: bool = False
+    exclusive_minimum: bool = False
 
     def coerce(self, family: str, name: str, raw: Any) -> Any:
         """Convert a parsed value to this parameter's type or raise ValueError."""
@@ -45,26 +53,111 @@ class Param:
                 value: Any = int(raw)
             elif self.kind is float:
                 value = float(raw)
+                if value != value:
+                    raise ValueError
+            elif self.kind is tuple:
+                value = _number_list(raw)
+            elif self.kind is dict:
+                value = _grade_map(raw)
             else:
                 value = str(raw)
         except (TypeError, ValueError):
             raise ValueError(
                 f"measure {family}: parameter {name}={raw!r} is not a valid "
-                f"{self.kind.__name__}"
+                f"{_KIND_NAMES.get(self.kind, self.kind.__name__)}"
             ) from None
         if self.choices is not None and value not in self.choices:
             allowed = ", ".join(str(c) for c in self.choices)
             raise ValueError(
                 f"measure {family}: parameter {name}={raw!r} is not one of: {allowed}"
             )
-        if self.minimum is not None and value < self.minimum:
-            raise ValueError(
-                f"measure {family}: parameter {name}={raw!r} must be >= {self.minimum}"
-            )
+        if isinstance(value, int | float):
+            if self.minimum is not None and (
+                value < self.minimum or (self.exclusive_minimum and value == self.minimum)
+            ):
+                op = ">" if self.exclusive_minimum else ">="
+                raise ValueError(
+                    f"measure {family}: parameter {name}={raw!r} must be {op} {self.minimum}"
+                )
+            if self.maximum is not None and value > self.maximum:
+                raise ValueError(
+                    f"measure {family}: parameter {name}={raw!r} must be <= {self.maximum}"
+                )
         return value
+
+    def render(self, value: Any) -> str:
+        """The value as written in a canonical measure name."""
+        return format_value(value)
+
+
+_KIND_NAMES = {tuple: "list of numbers (a;b;c)", dict: "grade map (grade:value;...)"}
+
+
+def _number_list(raw: Any) -> tuple[float, ...]:
+    if isinstance(raw, int | float):
+        return (float(raw),)
+    items = raw.split(";") if isinstance(raw, str) else list(raw)
+    if isinstance(raw, str) and not raw.strip():
+        raise ValueError
+    return tuple(float(x) for x in items)
+
+
+def _grade_map(raw: Any) -> tuple[tuple[int, float], ...]:
+    if isinstance(raw, str):
+        pairs = []
+        for item in raw.split(";"):
+            level, sep, value = item.partition(":")
+            if not sep or not re.fullmatch(r"\s*[+-]?\d+\s*", level):
+                raise ValueError
+            pairs.append((int(level), float(value)))
+    elif isinstance(raw, Mapping):
+        pairs = [(int(k), float(v)) for k, v in raw.items()]
+    else:
+        pairs = [(int(k), float(v)) for k, v in raw]
+    levels = [k for k, _ in pairs]
+    if not pairs or len(set(levels)) != len(levels):
+        raise ValueError
+    return tuple(sorted(pairs))
+
+
+def format_value(value: Any) -> str:
+    """Canonical text of a parameter value (``2`` for 2.0, ``0.2;0.5`` for lists)."""
+    if isinstance(value, tuple):
+        if value and isinstance(value[0], tuple):
+            return ";".join(f"{k}:{format_value(v)}" for k, v in value)
+        return ";".join(format_value(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 REL_PARAM = Param(int, None, help="relevance level: grade >= rel counts as relevant", minimum=0)
+
+
+@dataclass(frozen=True)
+class TrecParams:
+    """How trec_eval's parameterised request ``-m base.v1,v2,...`` maps onto a family.
+
+    Modes:
+        ``cutoffs``: each value is a whole-number cutoff; one measure per value
+            (``P.5,10`` gives ``P@5`` and ``P@10``).
+        ``each``: each value goes to parameter ``param``; one measure per value
+            (``iprec_at_recall..1,.2``).
+        ``list``: the whole list goes to the list parameter ``param``; one measure
+            named ``base_<values as given>`` (``utility.2,-1,0,0``).
+        ``pairs``: ``grade=value`` pairs go to the grade-map parameter ``param``
+            (``ndcg.1=3,2=9``).
+    """
+
+    base: str
+    mode: Literal["cutoffs", "each", "list", "pairs"]
+    param: str | None = None
+
+    def render(self, value: Any) -> str:
+        """trec_eval's printed parameter text for a value built from canonical params."""
+        if self.mode == "pairs":
+            return ",".join(f"{k}={format_value(v)}" for k, v in value)
+        return ",".join(format_value(v) for v in value)
 
 
 @dataclass(frozen=True)
@@ -78,14 +171,24 @@ class Family:
     params: Mapping[str, Param] = field(default_factory=dict)
     trec: str | None = None
     trec_cut: str | None = None
+    trec_params: tuple[TrecParams, ...] = ()
     aggregate: Aggregate = "mean"
     higher_is_better: bool = True
     per_query: bool = True
     references: str = ""
+    undefined: str = ""
 
     @property
     def uses_rel_level(self) -> bool:
         return "rel" in self.params
+
+
+TREC_FIELD = re.compile(r"\{(\w+)(?::([^{}]*))?\}")
+
+
+def pattern_fields(pattern: str) -> list[str]:
+    """Names of the ``{placeholders}`` of a trec name pattern, in order."""
+    return [m.group(1) for m in TREC_FIELD.finditer(pattern)]
 
 
 @dataclass(frozen=True)
@@ -94,11 +197,15 @@ class Measure:
 
     ``params`` holds only the parameters the user gave, in declaration order, so
     that the canonical name stays short (``AP`` rather than ``AP(rel=1)``).
+    ``trec_label`` keeps the exact name trec_eval prints for a measure requested
+    with trec_eval's parameter syntax (``11pt_avg_.25,.5,.75``); it does not take
+    part in equality.
     """
 
     family: str
     k: int | None = None
     params: tuple[tuple[str, Any], ...] = ()
+    trec_label: str | None = field(default=None, compare=False)
 
     @property
     def spec(self) -> Family:
@@ -109,7 +216,8 @@ class Measure:
         """Canonical name, e.g. ``nDCG(gain=exp)@20``."""
         text = self.family
         if self.params:
-            text += "(" + ",".join(f"{k}={_fmt(v)}" for k, v in self.params) + ")"
+            specs = self.spec.params
+            text += "(" + ",".join(f"{k}={specs[k].render(v)}" for k, v in self.params) + ")"
         if self.k is not None:
             text += f"@{self.k}"
         return text
@@ -128,24 +236,27 @@ class Measure:
         A ``rel`` parameter equal to the run-wide ``rel_level`` is what trec_eval's
         ``-l`` expresses, so it does not prevent a trec name.
         """
+        if self.trec_label is not None:
+            return self.trec_label
         explicit = {k: v for k, v in self.params if not (k == "rel" and v == rel_level)}
-        if explicit:
-            return None
-        pattern = self.spec.trec if self.k is None else self.spec.trec_cut
-        if pattern is None:
-            return None
-        return pattern.format(k=self.k)
+        spec = self.spec
+        pattern = spec.trec if self.k is None else spec.trec_cut
+        if pattern is not None:
+            fields = set(pattern_fields(pattern)) - {"k"}
+            if set(explicit) <= fields:
+                values = self.resolved_params(rel_level)
+                return pattern.format(k=self.k, **{f: values[f] for f in fields})
+        if self.k is None and len(explicit) == 1:
+            (pname, value), = explicit.items()
+            for tp in spec.trec_params:
+                if tp.mode in ("list", "pairs") and tp.param == pname:
+                    return f"{tp.base}_{tp.render(value)}"
+        return None
 
     def compute(self, batch: RankedBatch, rel_level: int) -> np.ndarray:
         """Per-segment values (float64; NaN where undefined)."""
         values = self.spec.kernel(batch, self.k, self.resolved_params(rel_level))
         return np.asarray(values, dtype=np.float64)
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 REGISTRY: dict[str, Family] = {}
@@ -160,10 +271,12 @@ def measure(
     rel: bool = True,
     trec: str | None = None,
     trec_cut: str | None = None,
+    trec_params: tuple[TrecParams, ...] = (),
     aggregate: Aggregate = "mean",
     higher_is_better: bool = True,
     per_query: bool = True,
     references: str = "",
+    undefined: str = "",
 ) -> Callable[[Kernel], Kernel]:
     """Register a kernel as the measure family ``name``.
 
@@ -173,12 +286,15 @@ def measure(
         cutoff: whether ``@k`` is forbidden, optional or required.
         params: extra parameters (``gain=exp``).
         rel: the family depends on the relevance level (adds the ``rel`` parameter).
-        trec: trec_eval name without cutoff (``ndcg``), if any.
+        trec: trec_eval name without cutoff (``ndcg``), if any; ``{param:fmt}``
+            stands for a parameter (``iprec_at_recall_{recall:.2f}``).
         trec_cut: trec_eval name with cutoff, ``{k}`` standing for it (``ndcg_cut_{k}``).
+        trec_params: how trec_eval's ``-m base.params`` syntax maps onto the family.
         aggregate: how per-query values combine into the ``all`` value.
         higher_is_better: direction, for reports and quality gates.
         per_query: False for measures that only exist as an aggregate (``gm_map``).
         references: where the definition comes from.
+        undefined: when a per-query value is undefined (null), if ever.
     """
     all_params: dict[str, Param] = dict(params or {})
     if rel:
@@ -187,6 +303,14 @@ def measure(
     def register(kernel: Kernel) -> Kernel:
         if name in REGISTRY:
             raise ValueError(f"measure family {name} registered twice")
+        for pattern in (trec, trec_cut):
+            if pattern is None:
+                continue
+            for f in pattern_fields(pattern):
+                if f != "k" and (f not in all_params or not all_params[f].required):
+                    raise ValueError(
+                        f"measure family {name}: trec field {f} must be a required param"
+                    )
         REGISTRY[name] = Family(
             name=name,
             kernel=kernel,
@@ -195,24 +319,53 @@ def measure(
             params=all_params,
             trec=trec,
             trec_cut=trec_cut,
+            trec_params=tuple(trec_params),
             aggregate=aggregate,
             higher_is_better=higher_is_better,
             per_query=per_query,
             references=references,
+            undefined=undefined,
         )
         return kernel
 
     return register
 
 
+_FIELD_RX = {"k": r"(?P<k>\d+)"}
+_NUMBER_RX = r"[0-9]*\.?[0-9]+"
+
+
+def _pattern_regex(pattern: str) -> re.Pattern[str]:
+    parts, pos = [], 0
+    for m in TREC_FIELD.finditer(pattern):
+        parts.append(re.escape(pattern[pos:m.start()]))
+        name = m.group(1)
+        parts.append(_FIELD_RX.get(name, f"(?P<{name}>{_NUMBER_RX})"))
+        pos = m.end()
+    parts.append(re.escape(pattern[pos:]))
+    return re.compile("^" + "".join(parts) + "$")
+
+
 def trec_patterns() -> list[tuple[re.Pattern[str], str, bool]]:
-    """(regex, family, has_cutoff) for every trec_eval name the registry knows."""
+    """(regex, family, has_cutoff) for every trec_eval name the registry knows.
+
+    Named groups of a regex carry the cutoff (``k``) and parameters.
+    """
     out: list[tuple[re.Pattern[str], str, bool]] = []
     for fam in REGISTRY.values():
         if fam.trec is not None:
-            out.append((re.compile("^" + re.escape(fam.trec) + "$"), fam.name, False))
+            out.append((_pattern_regex(fam.trec), fam.name, False))
         if fam.trec_cut is not None:
-            head, tail = fam.trec_cut.split("{k}")
-            rx = "^" + re.escape(head) + r"(\d+)" + re.escape(tail) + "$"
-            out.append((re.compile(rx), fam.name, True))
+            out.append((_pattern_regex(fam.trec_cut), fam.name, True))
+    return out
+
+
+def trec_bases() -> dict[str, tuple[str, TrecParams]]:
+    """trec_eval base name (before the dot of ``-m base.params``) -> (family, mapping)."""
+    out: dict[str, tuple[str, TrecParams]] = {}
+    for fam in REGISTRY.values():
+        for tp in fam.trec_params:
+            if tp.base in out:
+                raise ValueError(f"trec base {tp.base} claimed by {out[tp.base][0]} and {fam.name}")
+            out[tp.base] = (fam.name, tp)
     return out

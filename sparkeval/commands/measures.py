@@ -1,0 +1,165 @@
+"""``sparkeval measures``: the measure catalogue, generated from the registry."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from sparkeval.measures import REGISTRY, Family, Param
+from sparkeval.measures.names import ALIASES, SETS
+from sparkeval.measures.rating import RATING_ERRORS
+from sparkeval.measures.registry import TREC_FIELD, format_value
+
+_CUTOFF = {"none": "no cutoff", "optional": "optional @k", "required": "@k required"}
+_AGGREGATE = {"mean": "mean over queries", "sum": "sum over queries",
+              "gmean": "geometric mean (values floored at 1e-5)"}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "measures",
+        help="list every measure with its parameters, trec_eval names and definition",
+        description="Print the measure catalogue: every ranking measure family (syntax, "
+        "parameters, cutoff rule, trec_eval names, direction, aggregate, definition, "
+        "references) and the rating-error measures.",
+    )
+    p.add_argument("--format", choices=("text", "markdown"), default="text",
+                   help="plain text (default) or a Markdown table for documentation")
+    p.add_argument("names", nargs="*", metavar="FAMILY",
+                   help="only these families (default: all)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    families = _select(args.names)
+    if args.format == "markdown":
+        write_markdown(sys.stdout, families, with_ratings=not args.names)
+    else:
+        write_text(sys.stdout, families, with_ratings=not args.names)
+    return 0
+
+
+def _select(names: list[str]) -> list[Family]:
+    if not names:
+        return list(REGISTRY.values())
+    from sparkeval.errors import ConfigError
+
+    out = []
+    for name in names:
+        family = ALIASES.get(name, name)
+        if family not in REGISTRY:
+            raise ConfigError(
+                f"unknown measure family {name!r}; families: {', '.join(REGISTRY)}"
+            )
+        out.append(REGISTRY[family])
+    return out
+
+
+def syntax(fam: Family) -> str:
+    """How a family is written: ``nDCG(gain=…,gains=…)[@k]``."""
+    params = [n for n in fam.params]
+    text = fam.name
+    if params:
+        text += "(" + ",".join(f"{n}=…" for n in params) + ")"
+    return text + {"none": "", "optional": "[@k]", "required": "@k"}[fam.cutoff]
+
+
+def describe_param(name: str, param: Param) -> str:
+    """``gain: linear|exp|jarvelin, default linear — help``."""
+    if name == "rel":
+        kind = "int, default: the run's relevance level (1)"
+    else:
+        kinds = {int: "int", float: "number", str: "text", tuple: "list a;b;c",
+                 dict: "grade map g:v;g:v"}
+        kind = "|".join(str(c) for c in param.choices) if param.choices else kinds[param.kind]
+        if param.required:
+            kind += ", required"
+        elif param.default is not None:
+            kind += f", default {format_value(param.default)}"
+        else:
+            kind += ", optional"
+    return f"{name}: {kind}" + (f" — {param.help}" if param.help else "")
+
+
+def trec_names(fam: Family) -> list[str]:
+    """trec_eval names (patterns) and parameter syntax of a family."""
+    patterns = (p for p in (fam.trec, fam.trec_cut) if p)
+    names = [TREC_FIELD.sub(lambda m: f"<{m.group(1)}>", p) for p in patterns]
+    for tp in fam.trec_params:
+        example = {"cutoffs": "k1,k2,…", "each": "v1,v2,…", "list": "v1,v2,…",
+                   "pairs": "g1=v1,g2=v2,…"}[tp.mode]
+        names.append(f"-m {tp.base}.{example}")
+    return names
+
+
+def family_record(fam: Family) -> dict[str, Any]:
+    """Everything the catalogue shows about one family."""
+    return {
+        "name": fam.name,
+        "syntax": syntax(fam),
+        "params": [describe_param(n, p) for n, p in fam.params.items()],
+        "cutoff": _CUTOFF[fam.cutoff],
+        "trec": trec_names(fam),
+        "direction": "higher is better" if fam.higher_is_better else "lower is better",
+        "aggregate": _AGGREGATE[fam.aggregate] + ("" if fam.per_query else "; no per-query value"),
+        "definition": fam.description,
+        "undefined": fam.undefined,
+        "references": fam.references,
+    }
+
+
+def write_text(out: TextIO, families: list[Family], with_ratings: bool = True) -> None:
+    for fam in families:
+        rec = family_record(fam)
+        out.write(f"{rec['syntax']}\n")
+        out.write(f"    {rec['definition']}\n")
+        if rec["params"]:
+            out.write("    parameters: " + "; ".join(rec["params"]) + "\n")
+        out.write(f"    cutoff: {rec['cutoff']}; {rec['direction']}; all = {rec['aggregate']}\n")
+        out.write("    trec_eval: " + (", ".join(rec["trec"]) or "—") + "\n")
+        if rec["undefined"]:
+            out.write(f"    null when: {rec['undefined']}\n")
+        if rec["references"]:
+            out.write(f"    references: {rec['references']}\n")
+        out.write("\n")
+    if with_ratings:
+        out.write("Rating errors (user, true rating p, prediction q; e = p - q):\n")
+        for err in RATING_ERRORS.values():
+            param = ""
+            if err.param:
+                param = f" (parameter {err.param}, default {format_value(err.default)})"
+            out.write(f"  {err.name}{param}: {err.description}\n")
+        out.write("\nMeasure sets: " + ", ".join(
+            f"{name} ({len(members)} measures)" for name, members in SETS.items()) + "\n")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def write_markdown(out: TextIO, families: list[Family], with_ratings: bool = True) -> None:
+    out.write("| measure | parameters | trec_eval | direction | aggregate | definition |\n")
+    out.write("|---|---|---|---|---|---|\n")
+    for fam in families:
+        rec = family_record(fam)
+        definition = rec["definition"]
+        if rec["undefined"]:
+            definition += f"; null when {rec['undefined']}"
+        if rec["references"]:
+            definition += f" ({rec['references']})"
+        cells = [
+            f"`{rec['syntax']}`",
+            "<br>".join(rec["params"]) or "—",
+            "<br>".join(f"`{t}`" for t in rec["trec"]) or "—",
+            rec["direction"],
+            rec["aggregate"],
+            definition,
+        ]
+        out.write("| " + " | ".join(_cell(c) for c in cells) + " |\n")
+    if with_ratings:
+        out.write("\n| rating error | parameter | direction | definition |\n|---|---|---|---|\n")
+        for err in RATING_ERRORS.values():
+            param = f"{err.param} (default {format_value(err.default)})" if err.param else "—"
+            direction = "higher is better" if err.higher_is_better else "lower is better"
+            out.write(f"| `{err.name}` | {param} | {direction} | {_cell(err.description)} |\n")

@@ -1,0 +1,167 @@
+"""Measure names: all_trec, trec_eval's parameter syntax, round trips, and the catalogue."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from sparkeval.commands import measures as measures_command
+from sparkeval.measures import REGISTRY
+from sparkeval.measures.names import (
+    ALL_TREC,
+    OFFICIAL,
+    parse_measure,
+    parse_measures,
+    parse_trec_request,
+    split_measure_list,
+)
+
+CANONICAL = [
+    "IPrec(recall=0.1)",
+    "Rprec_mult(mult=5)",
+    "nDCG(gain=exp)@10",
+    "nDCG(gains=1:3;2:9)",
+    "Utility(weights=2;-1;0;0)",
+    "11pt(recalls=0.2;0.5;0.8)",
+    "ERR(gmax=3)@20",
+    "pFound(pbreak=0.2)@10",
+    "F(beta=0.5)@10",
+    "RC(weight=log)",
+    "RBP(p=0.8)",
+    "AP(rel=2)@5",
+    "CG(gain=exp)@5",
+    "DCG(gain=jarvelin)",
+    "Judged@10",
+    "WTA",
+    "AUC",
+    "KendallTau",
+    "SpearmanRho",
+    "SetF(beta=2)",
+    "Unjudged@20",
+    "RelP@10",
+    "RnDCG(gains=1:2)",
+]
+
+
+def test_all_trec_is_complete_and_in_order() -> None:
+    ms = parse_measures("all_trec")
+    assert [m.trec_name() for m in ms] == list(ALL_TREC)
+    assert [m.trec_name() for m in parse_measures("official")] == list(OFFICIAL)
+
+
+@pytest.mark.parametrize("name", CANONICAL)
+def test_canonical_round_trip(name: str) -> None:
+    m = parse_measure(name)
+    assert m.name == name
+    assert parse_measure(m.name) == m
+    trec = m.trec_name()
+    if trec is not None and "=" not in trec and "," not in trec:
+        assert parse_measure(trec) == m
+
+
+def test_every_trec_name_round_trips() -> None:
+    for m in parse_measures("all_trec"):
+        assert parse_measure(m.trec_name()) == m
+        assert parse_measure(m.name) == m
+
+
+@pytest.mark.parametrize(
+    ("request_text", "names", "trec"),
+    [
+        ("P.5,7,3", ["P@3", "P@5", "P@7"], ["P_3", "P_5", "P_7"]),
+        ("recall.20,2000", ["R@20", "R@2000"], ["recall_20", "recall_2000"]),
+        (
+            "ndcg_cut.10,20,23.4",
+            ["nDCG@10", "nDCG@20", "nDCG@23"],
+            ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"],
+        ),
+        (
+            "success.2,5,20",
+            ["Success@2", "Success@5", "Success@20"],
+            ["success_2", "success_5", "success_20"],
+        ),
+        (
+            "Rprec_mult.5.0,0.2,0.35",
+            ["Rprec_mult(mult=0.2)", "Rprec_mult(mult=0.35)", "Rprec_mult(mult=5)"],
+            ["Rprec_mult_0.20", "Rprec_mult_0.35", "Rprec_mult_5.00"],
+        ),
+        (
+            "iprec_at_recall..10,.20,.25",
+            ["IPrec(recall=0.1)", "IPrec(recall=0.2)", "IPrec(recall=0.25)"],
+            ["iprec_at_recall_0.10", "iprec_at_recall_0.20", "iprec_at_recall_0.25"],
+        ),
+        ("utility.2,-1,0,0", ["Utility(weights=2;-1;0;0)"], ["utility_2,-1,0,0"]),
+        ("11pt_avg..25,.5,.75", ["11pt(recalls=0.25;0.5;0.75)"], ["11pt_avg_.25,.5,.75"]),
+        ("ndcg.1=3,2=9,4=4.5", ["nDCG(gains=1:3;2:9;4:4.5)"], ["ndcg_1=3,2=9,4=4.5"]),
+        ("unj.3", ["Unjudged@3"], ["unj_3"]),
+    ],
+)
+def test_trec_parameter_syntax(request_text: str, names: list[str], trec: list[str]) -> None:
+    ms = parse_trec_request(request_text)
+    assert [m.name for m in ms] == names
+    assert [m.trec_name() for m in ms] == trec
+    assert [m.name for m in parse_measures(request_text + " map")] == [*names, "AP"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "P.5,5",
+        "P.0,5",
+        "IPrec",
+        "IPrec(recall=2)",
+        "nDCG(gain=cubic)",
+        "ndcg.1=x",
+        "utility.1,2",
+        "Rprec_mult(mult=-1)",
+        "RBP(p=1.5)",
+        "nDCG(foo=1)",
+        "WTA@5",
+        "P",
+    ],
+)
+def test_invalid_requests(bad: str) -> None:
+    with pytest.raises(ValueError):
+        for m in parse_measures(bad):
+            if m.family == "Utility":
+                from sparkeval.measures import RankedBatch
+
+                m.compute(RankedBatch.from_lists([[1]], [[1]]), 1)
+
+
+def test_split_measure_list() -> None:
+    assert split_measure_list("P.5,7,3 map,ndcg.1=3,2=9, nDCG@10,AP(rel=2,x=1)") == [
+        "P.5,7,3",
+        "map",
+        "ndcg.1=3,2=9",
+        "nDCG@10",
+        "AP(rel=2,x=1)",
+    ]
+    assert split_measure_list("utility.2,-1,0,0,P@5") == ["utility.2,-1,0,0", "P@5"]
+    assert split_measure_list("11pt_avg..25,.5,.75") == ["11pt_avg..25,.5,.75"]
+    assert split_measure_list("P_5,P_10") == ["P_5", "P_10"]
+
+
+def _run_command(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    parser = argparse.ArgumentParser()
+    measures_command.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["measures", *argv])
+    assert args.func(args) == 0
+    return capsys.readouterr().out
+
+
+def test_measures_command_text(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _run_command(capsys)
+    for fam in REGISTRY.values():
+        assert fam.description in out
+    assert "iprec_at_recall_<recall>" in out and "RMSE_per_user" in out
+
+
+def test_measures_command_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _run_command(capsys, "--format", "markdown")
+    rows = [line for line in out.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(REGISTRY) + 12
+    assert all(line.count(" | ") >= 3 for line in rows)
+    one = _run_command(capsys, "nDCG", "--format", "markdown")
+    assert "`ndcg_cut_<k>`" in one and "RMSE" not in one
