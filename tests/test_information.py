@@ -77,7 +77,9 @@ def test_joint_conditional_mutual_information() -> None:
     assert mutual_information(np.outer([1, 3], [2, 2, 4])) == pytest.approx(0.0, abs=1e-12)
 
 
-@pytest.mark.parametrize("table", [(10, 5, 3, 100), (1, 0, 0, 1), (50, 50, 50, 50), (7, 120, 31, 9000)])
+@pytest.mark.parametrize(
+    "table", [(10, 5, 3, 100), (1, 0, 0, 1), (50, 50, 50, 50), (7, 120, 31, 9000)]
+)
 def test_llr_is_scipy_g_statistic(table: tuple[int, int, int, int]) -> None:
     k = np.array(table, dtype=float).reshape(2, 2)
     if (k.sum(axis=0) > 0).all() and (k.sum(axis=1) > 0).all():
