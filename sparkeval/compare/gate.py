@@ -37,7 +37,7 @@ from sparkeval.errors import ConfigError
 
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _CONDITION = re.compile(
-    r"^\s*(?P<measure>[^\s<>]+)\s+"
+    r"^\s*(?P<measure>[A-Za-z][\w@().,=+\-]*?)\s*"
     r"(?:(?P<drop>drop)\s*)?"
     r"(?P<op><=|>=|<|>)\s*(?P<value>" + _NUMBER + r")\s*(?P<pct>%)?"
     r"(?:\s+(?P<pname>p|p_ttest)\s*(?P<pop><=|<)\s*(?P<pvalue>" + _NUMBER + r"))?\s*$",
