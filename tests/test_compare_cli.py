@@ -208,3 +208,24 @@ def test_report_renders_in_headless_chromium(failed_gate, tmp_path) -> None:
     gray = pixels[..., :3].mean(axis=-1)
     assert (gray < 0.5).mean() > 0.01  # text and plot ink, not a blank page
     assert gray.std() > 0.05
+
+
+def test_rank_distance_command(inputs, tmp_path) -> None:
+    _, runs, _ = inputs
+    out = tmp_path / "rd"
+    code = main(["rank-distance", "--runs", str(runs), "--baseline", "base", "--run", "same",
+                 "--run", "worse", "--k", "5", "--depth", "10", "--out", str(out)])
+    assert code == 0
+    table = pd.read_parquet(out / "rank_distance.parquet")
+    assert len(table) == 2 * N_QUERIES
+    same = table[table.run_id == "same"]
+    assert (same["overlap"] == 10).all()  # depth 10, same docs in the same order
+    assert (same["footrule"] == 0).all() and (same["jaccard_at_k"] == 1.0).all()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["rank_distance"]["runs"]["same"]["queries"]["paired"] == N_QUERIES
+    assert summary["rank_distance"]["depth"] == 10
+    assert summary["exposure"]["vs_baseline"]["same"]["js"] == 0.0
+    with pytest.raises(SystemExit):
+        main(["rank-distance", "--baseline", "base", "--out", str(tmp_path / "x")])
+    assert main(["rank-distance", "--runs", str(runs), "--baseline", "nope",
+                 "--out", str(tmp_path / "y")]) == 2

@@ -10,4 +10,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.measures",
     "sparkeval.commands.demo",
     "sparkeval.commands.compare",
+    "sparkeval.commands.rank_distance",
 )

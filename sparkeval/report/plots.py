@@ -52,7 +52,7 @@ def distribution_plot(values_by_run: Mapping[str, np.ndarray], measure: str,
     if any(d.size for d in data):
         boxes = ax.boxplot(
             [d if d.size else np.array([np.nan]) for d in data],
-            vert=True, patch_artist=True, showmeans=True, widths=0.6,
+            patch_artist=True, showmeans=True, widths=0.6,
             meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black",
                        "markersize": 5},
             medianprops={"color": "black"},
