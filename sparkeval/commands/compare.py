@@ -47,7 +47,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--run", action="append", dest="runs_compared", metavar="RUN",
                    help="run id to compare (repeatable; default: every other run)")
     p.add_argument("--measures", nargs="+", metavar="NAME",
-                   help="measures to compare (default: all in the table)")
+                   help="measures to compare, space or comma separated (default: all in the table)")
     p.add_argument("--permutations", type=int, default=10_000, metavar="N",
                    help="sign flips of the randomization test; exact enumeration when "
                    "2^n <= N (default 10000)")
@@ -101,11 +101,13 @@ def parse_conditions(texts: list[str]) -> list[GateCondition]:
 
 def run(args: argparse.Namespace) -> int:
     from sparkeval.compare.pipeline import CompareOptions, compare, read_per_query, read_runs
+    from sparkeval.measures.names import split_measure_list
     from sparkeval.output import check_output_path
 
+    measures = [n for item in args.measures or [] for n in split_measure_list(item)]
     options = CompareOptions(
         baseline=args.baseline,
-        measures=tuple(args.measures) if args.measures else None,
+        measures=tuple(measures) if measures else None,
         runs=tuple(args.runs_compared) if args.runs_compared else None,
         permutations=args.permutations,
         bootstrap=args.bootstrap,
@@ -129,13 +131,26 @@ def run(args: argparse.Namespace) -> int:
     runs_df = read_runs(spark, args.runs) if args.runs else None
     result = compare(spark, per_query, options, runs_df=runs_df,
                      with_plots=not args.no_plots, say=stage)
+    return write_outputs(result, match_conditions(conditions, result.measures), extras, args.out)
+
+
+def match_conditions(conditions: list[GateCondition], measures: list[str]) -> list[GateCondition]:
+    """Point each condition at the table's spelling of its measure, or raise ConfigError."""
+    from dataclasses import replace
+
+    from sparkeval.compare.pipeline import canonical_measure
+
+    by_canon = {canonical_measure(m): m for m in measures}
+    matched = []
     for cond in conditions:
-        if cond.measure not in result.measures:
+        name = cond.measure if cond.measure in measures else by_canon.get(cond.measure)
+        if name is None:
             raise ConfigError(
                 f"--fail-if {cond.text!r}: measure {cond.measure} is not compared; measures: "
-                + ", ".join(result.measures)
+                + ", ".join(measures)
             )
-    return write_outputs(result, conditions, extras, args.out)
+        matched.append(replace(cond, measure=name))
+    return matched
 
 
 def build_summary(result: Any, conditions: list[GateCondition],
