@@ -9,4 +9,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.evaluate",
     "sparkeval.commands.measures",
     "sparkeval.commands.demo",
+    "sparkeval.commands.compare",
+    "sparkeval.commands.rank_distance",
 )
