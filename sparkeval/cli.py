@@ -20,13 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:  # a missing dependency of the module: a real error
-                raise
-            continue  # a command not part of this build
-        module.add_parser(sub)
+        importlib.import_module(module_name).add_parser(sub)
     return parser
 
 
