@@ -9,7 +9,7 @@ from sparkeval import evaluate
 from sparkeval.engine.assemble import EvalOptions, evaluate_frames
 from sparkeval.io import read_qrels, read_runs
 from sparkeval.measures.names import parse_measures
-from tests.differential import random_collection
+from tests.random_collection import random_collection
 
 pytestmark = pytest.mark.spark
 
@@ -21,7 +21,7 @@ def per_query(ev) -> dict[tuple[str, str, str], float | None]:
 
 
 def test_same_values_for_any_partitioning_and_row_order(spark, tmp_path) -> None:
-    run, qrels = random_collection(21, queries=40)
+    run, qrels = random_collection(21, queries=40, runs=2, edge_queries=True)
     results = []
     previous = spark.conf.get("spark.sql.shuffle.partitions")
     try:
@@ -54,7 +54,7 @@ def test_same_values_for_any_partitioning_and_row_order(spark, tmp_path) -> None
 
 
 def test_spark_path_equals_single_process_kernels(spark) -> None:
-    run, qrels = random_collection(5, queries=25)
+    run, qrels = random_collection(5, queries=25, runs=2, edge_queries=True)
     measures = parse_measures(MEASURES)
     ev = evaluate(spark, spark.createDataFrame(run), spark.createDataFrame(qrels), measures)
     got = per_query(ev)
