@@ -9,4 +9,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.evaluate",
     "sparkeval.commands.measures",
     "sparkeval.commands.demo",
+    "sparkeval.commands.rating_errors",
 )
