@@ -32,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--queries",
         choices=QUERY_POLICIES,
         default=None,
-        help="queries averaged: qrels (default; missing from a run scores 0), both, run",
+        help="queries averaged: qrels (default; missing from a run scores 0), both, run, "
+        "union (run or qrels)",
     )
     p.add_argument(
         "--rel-level",

@@ -20,8 +20,8 @@ import pandas as pd
 from sparkeval.errors import InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
 
-QueryPolicy = Literal["qrels", "both", "run"]
-QUERY_POLICIES: tuple[str, ...] = ("qrels", "both", "run")
+QueryPolicy = Literal["qrels", "both", "run", "union"]
+QUERY_POLICIES: tuple[str, ...] = ("qrels", "both", "run", "union")
 
 #: columns of the wide per-segment frame before the measure columns
 META_COLUMNS: tuple[str, ...] = (
@@ -42,7 +42,9 @@ class EvalOptions:
 
     Attributes:
         queries: which queries are evaluated (METRICS.md §2): ``qrels`` (every
-            judged query; missing from the run scores 0), ``both`` or ``run``.
+            judged query; missing from the run scores 0), ``both``, ``run`` or
+            ``union`` (every query of the run or the qrels; Spark MLlib's
+            RankingMetrics, where an empty ranking or empty truth scores 0).
         rel_level: grade >= rel_level counts as relevant (trec_eval ``-l``).
         depth: keep the first ``depth`` docs per query after sorting (trec_eval ``-M``).
     """
@@ -133,6 +135,8 @@ def _segments(
         seg["evaluated"] = seg["in_qrels"]
     elif policy == "both":
         seg["evaluated"] = seg["in_qrels"] & seg["in_run"]
+    elif policy == "union":
+        seg["evaluated"] = seg["in_qrels"] | seg["in_run"]
     else:
         seg["evaluated"] = seg["in_run"]
     return seg.sort_values(["run_id", "query_id"], kind="stable").reset_index(drop=True)
