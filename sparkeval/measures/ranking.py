@@ -124,7 +124,7 @@ def _average_precision(
     trec="map",
     trec_cut="map_cut_{k}",
     trec_params=(TrecParams("map_cut", "cutoffs"),),
-    references=TREC,
+    references=TREC + "; Spark MLlib RankingMetrics.meanAveragePrecisionAt (denom=min_k)",
 )
 def average_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     return _average_precision(b, p["rel"], k, p["denom"])
