@@ -274,3 +274,19 @@ def test_profile_errors() -> None:
         RelevanceRule.from_options("all", 3.0)
     plan = plan_compat("mllib", ["AP(denom=min_k)@5", "MAP@5"])
     assert [m.name for m in plan.measures] == ["AP(denom=min_k)@5"]
+
+
+def test_config_keys_are_checked_before_spark_starts() -> None:
+    from sparkeval.config import build_config
+
+    base = {"run": ["r.parquet"], "qrels": "t.parquet", "out": "o", "measures": ["MAP@10"]}
+    config = build_config({"compat": "mllib", "relevance_threshold": 4}, base)
+    assert config.plan().relevance == RelevanceRule("threshold", 4)
+    with pytest.raises(ConfigError, match="binary relevance"):
+        build_config({"compat": "recommenders", "relevance": "grade"}, base)
+    with pytest.raises(ConfigError, match="key 'rel_level'"):
+        build_config({"compat": "mllib", "rel_level": 2}, base)
+    with pytest.raises(ConfigError, match="evaluates queries='both'"):
+        build_config({"compat": "recommenders", "queries": "run"}, base)
+    with pytest.raises(ConfigError, match="key 'compat'"):
+        build_config({"compat": "ranx"}, base)
