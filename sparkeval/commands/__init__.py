@@ -9,5 +9,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.evaluate",
     "sparkeval.commands.measures",
     "sparkeval.commands.demo",
+    "sparkeval.commands.compare",
+    "sparkeval.commands.rank_distance",
     "sparkeval.commands.rating_errors",
 )

@@ -16,6 +16,8 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sparkeval.errors import InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
@@ -64,6 +66,21 @@ class EvalOptions:
             raise ValueError(f"depth must be a whole number >= 1, got {self.depth!r}")
 
 
+_RUN_TYPES = {
+    "run_id": pa.string(),
+    "query_id": pa.string(),
+    "doc_id": pa.string(),
+    "score": pa.float64(),
+    "_bad": pa.string(),
+}
+_QRELS_TYPES = {
+    "query_id": pa.string(),
+    "doc_id": pa.string(),
+    "relevance": pa.int64(),
+    "_bad": pa.string(),
+}
+
+
 def measure_column(i: int) -> str:
     """Internal column name of the i-th requested measure in the wide frame."""
     return f"m{i}"
@@ -73,88 +90,83 @@ def _raise(message: str, in_worker: bool) -> None:
     raise (worker_input_error(message) if in_worker else InputError(message))
 
 
-def _check_rows(run: pd.DataFrame, qrels: pd.DataFrame, in_worker: bool) -> None:
+def _as_table(data: pd.DataFrame | pa.Table, columns: dict[str, pa.DataType]) -> pa.Table:
+    """An Arrow table with exactly ``columns`` (cast; a missing ``_bad`` becomes null)."""
+    if isinstance(data, pd.DataFrame):
+        data = pa.Table.from_pandas(data, preserve_index=False)
+    if data.num_rows == 0:  # an absent cogroup side may carry no columns at all
+        return pa.table({name: pa.array([], kind) for name, kind in columns.items()})
+    arrays = []
+    for name, kind in columns.items():
+        if name in data.column_names:
+            col = data.column(name)
+            arrays.append(col if col.type == kind else col.cast(kind))
+        elif name == "_bad":
+            arrays.append(pa.nulls(data.num_rows, kind))
+        else:
+            raise ValueError(f"missing column {name!r}")
+    return pa.table(arrays, names=list(columns))
+
+
+def _first_row(table: pa.Table, mask: pa.ChunkedArray | pa.Array) -> dict[str, object]:
+    return table.filter(mask).slice(0, 1).to_pylist()[0]
+
+
+def _check_nulls(run: pa.Table, qrels: pa.Table, in_worker: bool) -> None:
     """Reject rows that cannot be evaluated; every message names the key."""
-    for _name, frame in (("run", run), ("qrels", qrels)):
-        if "_bad" in frame.columns:
-            bad = frame["_bad"].dropna()
-            if len(bad):
-                _raise(str(bad.iloc[0]), in_worker)
-    for col in ("run_id", "query_id", "doc_id"):
-        missing = run[col].isna()
-        if missing.any():
-            row = run[missing].iloc[0]
-            _raise(f"run row with empty {col}: {row.to_dict()}", in_worker)
-    nan = run["score"].isna()
-    if nan.any():
-        row = run[nan].iloc[0]
+    for table in (run, qrels):
+        bad = table.column("_bad")
+        if bad.null_count < len(bad):
+            _raise(str(pc.drop_null(bad)[0].as_py()), in_worker)
+    for name, table in (("run", run), ("qrels", qrels)):
+        for col in table.column_names:
+            if col != "_bad" and table.column(col).null_count:
+                row = _first_row(table, pc.is_null(table.column(col)))
+                row.pop("_bad", None)
+                _raise(f"{name} row with empty {col}: {row}", in_worker)
+    nan = pc.is_nan(run.column("score"))
+    if pc.any(nan).as_py():
+        row = _first_row(run, nan)
         _raise(
-            f"run {row.run_id}: query {row.query_id} doc {row.doc_id}: score is missing or NaN "
-            "(expected a number; infinite scores are allowed)",
-            in_worker,
-        )
-    dup = run.duplicated(["run_id", "query_id", "doc_id"])
-    if dup.any():
-        row = run[dup].iloc[0]
-        _raise(
-            f"run {row.run_id}: query {row.query_id}: duplicate doc {row.doc_id} "
-            "(each doc may appear once per query)",
-            in_worker,
-        )
-    for col in ("query_id", "doc_id", "relevance"):
-        missing = qrels[col].isna()
-        if missing.any():
-            row = qrels[missing].iloc[0]
-            _raise(f"qrels row with empty {col}: {row.to_dict()}", in_worker)
-    dup = qrels.duplicated(["query_id", "doc_id"])
-    if dup.any():
-        row = qrels[dup].iloc[0]
-        _raise(
-            f"qrels: query {row.query_id}: duplicate doc {row.doc_id} "
-            "(each doc may be judged once per query)",
+            f"run {row['run_id']}: query {row['query_id']} doc {row['doc_id']}: score is "
+            "missing or NaN (expected a number; infinite scores are allowed)",
             in_worker,
         )
 
 
-def _segments(
-    run: pd.DataFrame, qrels_queries: np.ndarray, run_ids: Sequence[str], policy: QueryPolicy
-) -> pd.DataFrame:
-    """One row per (run_id, query_id) seen in the run or owed by the qrels, with flags."""
-    in_run = run[["run_id", "query_id"]].drop_duplicates()
-    in_run = in_run.assign(in_run=True)
-    owed = pd.DataFrame(
-        {
-            "run_id": np.repeat(np.asarray(run_ids, dtype=object), len(qrels_queries)),
-            "query_id": np.tile(qrels_queries.astype(object), len(run_ids)),
-        }
-    )
-    seg = owed.merge(in_run, on=["run_id", "query_id"], how="outer")
-    seg["in_run"] = seg["in_run"].astype("boolean").fillna(False).astype(bool)
-    seg["in_qrels"] = seg["query_id"].isin(qrels_queries)
-    if policy == "qrels":
-        seg["evaluated"] = seg["in_qrels"]
-    elif policy == "both":
-        seg["evaluated"] = seg["in_qrels"] & seg["in_run"]
-    elif policy == "union":
-        seg["evaluated"] = seg["in_qrels"] | seg["in_run"]
-    else:
-        seg["evaluated"] = seg["in_run"]
-    return seg.sort_values(["run_id", "query_id"], kind="stable").reset_index(drop=True)
+def _codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], pa.Array]:
+    """Dictionary-encode several string columns together: (codes per column, dictionary)."""
+    joined = pa.chunked_array([chunk for col in columns for chunk in col.chunks], pa.string())
+    encoded = pc.dictionary_encode(joined).combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    out, at = [], 0
+    for col in columns:
+        out.append(codes[at : at + len(col)])
+        at += len(col)
+    return out, encoded.dictionary
 
 
-def evaluate_frames(
-    run: pd.DataFrame,
-    qrels: pd.DataFrame,
+def _first_duplicate(keys: np.ndarray) -> int | None:
+    """Index of the first repeated key, or None."""
+    if len(keys) < 2:
+        return None
+    dup = pd.Series(keys).duplicated().to_numpy()
+    return int(np.argmax(dup)) if dup.any() else None
+
+
+def evaluate_tables(
+    run: pd.DataFrame | pa.Table,
+    qrels: pd.DataFrame | pa.Table,
     measures: Sequence[Measure],
     options: EvalOptions = EvalOptions(),
     run_ids: Sequence[str] | None = None,
     in_worker: bool = False,
-) -> pd.DataFrame:
+) -> pa.Table:
     """Evaluate every run against the qrels for the queries present in the inputs.
 
     Args:
-        run: columns ``run_id, query_id, doc_id, score`` (strings, float64).
-        qrels: columns ``query_id, doc_id, relevance`` (strings, integer grades).
+        run: columns ``run_id, query_id, doc_id, score`` (strings, float64), optional ``_bad``.
+        qrels: columns ``query_id, doc_id, relevance`` (strings, integers), optional ``_bad``.
         measures: parsed measures; column ``m{i}`` of the result holds measure i.
         options: query policy, relevance level and depth.
         run_ids: every run of the evaluation (a run may have no rows for these
@@ -162,84 +174,169 @@ def evaluate_frames(
         in_worker: mark errors so that the Spark driver can recover them.
 
     Returns:
-        A wide frame: :data:`META_COLUMNS` then one float64 column per measure,
+        An Arrow table: :data:`META_COLUMNS` then one float64 column per measure,
         NaN where the measure is undefined or the segment is not evaluated.
     """
-    run = run.reset_index(drop=True)
-    qrels = qrels.reset_index(drop=True)
-    _check_rows(run, qrels, in_worker)
+    run = _as_table(run, _RUN_TYPES)
+    qrels = _as_table(qrels, _QRELS_TYPES)
+    _check_nulls(run, qrels, in_worker)
     if run_ids is None:
-        run_ids = sorted(run["run_id"].unique().tolist())
+        run_ids = sorted(pc.unique(run.column("run_id")).to_pylist())
+    run_index = {r: i for i, r in enumerate(run_ids)}
+    n_runs = len(run_ids)
 
-    qrels_queries = np.sort(qrels["query_id"].unique().astype(object))
-    seg = _segments(run, qrels_queries, run_ids, options.queries)
-    seg_index = pd.MultiIndex.from_frame(seg[["run_id", "query_id"]])
+    # --- integer codes: runs, queries and docs (hash encoding, no string sorting) ---
+    (run_code_local,), run_dict = _codes(run.column("run_id"))
+    local_to_global = np.array([run_index.get(r, -1) for r in run_dict.to_pylist()], np.int64)
+    if (local_to_global < 0).any():
+        unknown = [r for r in run_dict.to_pylist() if r not in run_index]
+        raise ValueError(f"run ids {unknown} are not among run_ids")
+    run_code = local_to_global[run_code_local] if len(run_code_local) else run_code_local
+    (q_run, q_qrels), q_dict = _codes(run.column("query_id"), qrels.column("query_id"))
+    (d_run, d_qrels), _ = _codes(run.column("doc_id"), qrels.column("doc_id"))
+    n_q = max(len(q_dict), 1)
+    n_d = np.int64(max(int(d_run.max(initial=-1)), int(d_qrels.max(initial=-1))) + 1)
 
-    # --- rank the run rows: segment, score desc, doc_id desc --------------------
-    seg_code = seg_index.get_indexer(pd.MultiIndex.from_frame(run[["run_id", "query_id"]]))
-    doc_code = pd.factorize(run["doc_id"], sort=True)[0]
-    score = run["score"].to_numpy(dtype=np.float64)
-    order = np.lexsort((-doc_code, -score, seg_code))
-    seg_code = seg_code[order]
+    # --- duplicates ---------------------------------------------------------------
+    qrels_key = q_qrels * n_d + d_qrels
+    dup = _first_duplicate(qrels_key)
+    if dup is not None:
+        row = qrels.slice(dup, 1).to_pylist()[0]
+        _raise(
+            f"qrels: query {row['query_id']}: duplicate doc {row['doc_id']} "
+            "(each doc may be judged once per query)",
+            in_worker,
+        )
+    seg_key = run_code * n_q + q_run
+    dup = _first_duplicate(seg_key * n_d + d_run)
+    if dup is not None:
+        row = run.slice(dup, 1).to_pylist()[0]
+        _raise(
+            f"run {row['run_id']}: query {row['query_id']}: duplicate doc {row['doc_id']} "
+            "(each doc may appear once per query)",
+            in_worker,
+        )
 
-    ret_rows = np.bincount(seg_code, minlength=len(seg))
+    # --- segments: (run, query) pairs seen in a run or owed by the qrels ----------
+    qrels_queries = np.unique(q_qrels)
+    run_pairs = np.unique(seg_key)
+    owed = (np.arange(n_runs, dtype=np.int64)[:, None] * n_q + qrels_queries[None, :]).ravel()
+    all_seg = np.union1d(run_pairs, owed)
+    seg_run, seg_q = np.divmod(all_seg, n_q)
+    in_run = np.isin(all_seg, run_pairs)
+    in_qrels = np.isin(seg_q, qrels_queries)
+    if options.queries == "qrels":
+        evaluated = in_qrels
+    elif options.queries == "both":
+        evaluated = in_qrels & in_run
+    elif options.queries == "union":
+        evaluated = in_qrels | in_run
+    else:
+        evaluated = in_run
+
+    # --- rank: segment, score desc, doc_id desc (byte-wise, as trec_eval) ----------
+    seg_code = np.searchsorted(all_seg, seg_key)
+    order = pc.sort_indices(
+        pa.table({"s": seg_code, "score": run.column("score"), "doc": run.column("doc_id")}),
+        sort_keys=[("s", "ascending"), ("score", "descending"), ("doc", "descending")],
+    ).to_numpy()
+    seg_sorted = seg_code[order]
+    ret_rows = np.bincount(seg_sorted, minlength=len(all_seg))
     starts_all = np.concatenate(([0], np.cumsum(ret_rows)))
-    position = np.arange(len(order)) - starts_all[seg_code] + 1
-    evaluated = seg["evaluated"].to_numpy()
-    keep = evaluated[seg_code]
-    if options.depth is not None:
-        keep &= position <= options.depth
-    kept_order = order[keep]
-    kept_seg = seg_code[keep]
+    position = np.arange(len(order)) - starts_all[seg_sorted] + 1
+    in_depth = position <= (options.depth or np.iinfo(np.int64).max)
+    beyond_depth = ret_rows - np.bincount(seg_sorted[in_depth], minlength=len(all_seg))
+    keep = evaluated[seg_sorted] & in_depth
+    kept = order[keep]
+    kept_seg = seg_sorted[keep]
 
-    # --- relevance of every kept retrieved doc --------------------------------
-    grades = qrels["relevance"].to_numpy(dtype=np.int64)
-    qrels_index = pd.MultiIndex.from_frame(qrels[["query_id", "doc_id"]])
-    hit = qrels_index.get_indexer(
-        pd.MultiIndex.from_frame(run.loc[kept_order, ["query_id", "doc_id"]])
+    # --- relevance of each kept retrieved doc ---------------------------------------
+    grades = qrels.column("relevance").to_numpy().astype(np.int64)
+    q_sort = np.argsort(qrels_key, kind="stable")
+    sorted_keys = qrels_key[q_sort]
+    want = q_run[kept] * n_d + d_run[kept]
+    at = np.searchsorted(sorted_keys, want)
+    at_c = np.minimum(at, max(len(sorted_keys) - 1, 0))
+    hit = (
+        (at < len(sorted_keys)) & (sorted_keys[at_c] == want)
+        if len(sorted_keys)
+        else (np.zeros(len(want), dtype=bool))
     )
-    rel = np.where(hit >= 0, grades[np.maximum(hit, 0)], NONPOOL)
-    rel = np.where((hit >= 0) & (rel < 0), UNJUDGED, rel)
+    found = grades[q_sort[at_c]] if len(sorted_keys) else np.zeros(len(want), np.int64)
+    rel = np.where(hit, np.where(found < 0, UNJUDGED, found), NONPOOL)
 
-    # --- compact to evaluated segments ------------------------------------------
+    # --- compact to evaluated segments; judged grades per query -----------------------
     eval_ids = np.flatnonzero(evaluated)
-    remap = np.full(len(seg), -1, dtype=np.int64)
+    remap = np.full(len(all_seg), -1, dtype=np.int64)
     remap[eval_ids] = np.arange(len(eval_ids))
-    kept_counts = np.bincount(remap[kept_seg], minlength=len(eval_ids))
-    starts = np.concatenate(([0], np.cumsum(kept_counts))).astype(np.int64)
-
-    eval_queries = seg["query_id"].to_numpy()[eval_ids]
-    uniq_queries, seg_query = np.unique(eval_queries.astype(str), return_inverse=True)
-    q_code = pd.Index(uniq_queries).get_indexer(qrels["query_id"].astype(str))
-    q_mask = q_code >= 0
-    q_order = np.lexsort((-grades[q_mask], q_code[q_mask]))
-    q_counts = np.bincount(q_code[q_mask], minlength=len(uniq_queries))
-
+    counts = np.bincount(remap[kept_seg], minlength=len(eval_ids))
+    eval_q = seg_q[eval_ids]
+    uniq_q, seg_query = np.unique(eval_q, return_inverse=True)
+    qpos = np.searchsorted(uniq_q, q_qrels)
+    qpos_c = np.minimum(qpos, max(len(uniq_q) - 1, 0))
+    q_mask = (
+        (qpos < len(uniq_q)) & (uniq_q[qpos_c] == q_qrels)
+        if len(uniq_q)
+        else (np.zeros(len(q_qrels), dtype=bool))
+    )
+    q_local = qpos_c[q_mask]
+    q_order = np.lexsort((-grades[q_mask], q_local))
     batch = RankedBatch(
-        starts=starts,
+        starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
         rel=rel.astype(np.int64),
-        score=score[kept_order],
+        score=run.column("score").to_numpy()[kept].astype(np.float64),
         seg_query=seg_query.astype(np.int64),
-        qrels_starts=np.concatenate(([0], np.cumsum(q_counts))).astype(np.int64),
+        qrels_starts=np.concatenate(
+            ([0], np.cumsum(np.bincount(q_local, minlength=len(uniq_q))))
+        ).astype(np.int64),
         qrels_grades=grades[q_mask][q_order],
     )
 
-    qrels_rows = seg["query_id"].map(qrels["query_id"].value_counts()).fillna(0)
-    out = seg.assign(
-        ret_rows=ret_rows.astype(np.int64),
-        beyond_depth=(
-            ret_rows
-            - np.bincount(seg_code[position <= (options.depth or np.inf)], minlength=len(seg))
-        ).astype(np.int64),
-        qrels_rows=qrels_rows.astype(np.int64),
+    qrels_rows = (
+        np.bincount(q_qrels, minlength=n_q)[seg_q]
+        if len(q_qrels)
+        else np.zeros(len(all_seg), np.int64)
     )
-    values = {}
+    columns: dict[str, pa.Array | np.ndarray] = {
+        "run_id": pa.array(
+            np.asarray(run_ids, dtype=object)[seg_run] if len(all_seg) else [], pa.string()
+        ),
+        "query_id": q_dict.take(pa.array(seg_q)) if len(all_seg) else pa.array([], pa.string()),
+        "in_run": in_run,
+        "in_qrels": in_qrels,
+        "evaluated": evaluated,
+        "ret_rows": ret_rows.astype(np.int64),
+        "beyond_depth": beyond_depth.astype(np.int64),
+        "qrels_rows": qrels_rows.astype(np.int64),
+    }
     for i, m in enumerate(measures):
-        col = np.full(len(seg), np.nan)
+        col = np.full(len(all_seg), np.nan)
         col[eval_ids] = m.compute(batch, options.rel_level)
-        values[measure_column(i)] = col
-    out = pd.concat([out[list(META_COLUMNS)], pd.DataFrame(values, index=out.index)], axis=1)
-    return out
+        columns[measure_column(i)] = col
+    return pa.table(columns)
+
+
+def evaluate_frames(
+    run: pd.DataFrame | pa.Table,
+    qrels: pd.DataFrame | pa.Table,
+    measures: Sequence[Measure],
+    options: EvalOptions = EvalOptions(),
+    run_ids: Sequence[str] | None = None,
+    in_worker: bool = False,
+) -> pd.DataFrame:
+    """:func:`evaluate_tables` as a pandas DataFrame, rows sorted by run and query.
+
+    Example:
+        >>> run = pd.DataFrame({"run_id": ["r", "r"], "query_id": ["q", "q"],
+        ...                     "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+        >>> qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
+        >>> from sparkeval.measures.names import parse_measures
+        >>> evaluate_frames(run, qrels, parse_measures("RR"))["m0"].tolist()
+        [0.5]
+    """
+    table = evaluate_tables(run, qrels, measures, options, run_ids, in_worker)
+    frame = table.to_pandas()
+    return frame.sort_values(["run_id", "query_id"], kind="stable").reset_index(drop=True)
 
 
 def summarise_frame(wide: pd.DataFrame, measures: Sequence[Measure]) -> dict[str, dict[str, float]]:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.spark_engine import Evaluation, evaluate
 from sparkeval.io.columns import parse_mapping, resolve_columns
-from sparkeval.io.readers import _id, _number
+from sparkeval.io.readers import id_column, numeric_column
 from sparkeval.io.truth import RelevanceRule, truth_to_qrels
 
 
@@ -36,12 +36,14 @@ def recommendations_to_run(
     from pyspark.sql import functions as F
 
     cols = resolve_columns(list(df.columns), "run", parse_mapping(columns, "run"), source)
-    score, bad = _number(source, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False)
-    run_col = _id(cols["run_id"]) if "run_id" in cols else F.lit("run")
+    score, bad = numeric_column(
+        source, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False
+    )
+    run_col = id_column(cols["run_id"]) if "run_id" in cols else F.lit("run")
     return df.select(
         run_col.alias("run_id"),
-        _id(cols["query_id"]).alias("query_id"),
-        _id(cols["doc_id"]).alias("doc_id"),
+        id_column(cols["query_id"]).alias("query_id"),
+        id_column(cols["doc_id"]).alias("doc_id"),
         score.alias("score"),
         bad.alias("_bad"),
     )

@@ -22,11 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
+import pyarrow as pa
 
-from sparkeval.engine.assemble import META_COLUMNS, EvalOptions, evaluate_frames, measure_column
+from sparkeval.engine.assemble import META_COLUMNS, EvalOptions, evaluate_tables, measure_column
 from sparkeval.errors import InputError, input_error_from_spark
 from sparkeval.io.locate import with_line_number
+from sparkeval.io.readers import id_column, numeric_column
 from sparkeval.measures import GMEAN_FLOOR, Measure
 from sparkeval.measures.names import parse_measures
 
@@ -68,13 +69,6 @@ def _wide_schema(n_measures: int) -> str:
     return ", ".join([meta, *(f"{measure_column(i)} double" for i in range(n_measures))])
 
 
-def _frame(pdf: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """The cogroup side as a frame with the expected columns (an absent side is empty)."""
-    if len(pdf.columns) == 0:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
-    return pdf
-
-
 def _as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
     if isinstance(measures, str):
         return parse_measures(measures)
@@ -90,10 +84,25 @@ def _bucketed(df, buckets: int):
     return df.withColumn("_bucket", F.pmod(F.xxhash64("query_id"), F.lit(buckets)))
 
 
-def _with_bad_column(df):
-    from pyspark.sql import functions as F
+def _normalised(df, kind: str, value: str, integer: bool):
+    """Canonical columns and types; rows from the readers already carry ``_bad``.
 
-    return df if "_bad" in df.columns else df.withColumn("_bad", F.lit(None).cast("string"))
+    DataFrames handed to the Python API get the same checks as files: ids become
+    strings, and a value that is not a number (or not an integer grade) is reported.
+    """
+    columns = _RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS
+    if "_bad" in df.columns:
+        return df.select(*columns)
+    missing = [c for c in columns if c != "_bad" and c not in df.columns]
+    if missing:
+        raise InputError(
+            f"{kind} DataFrame: missing column(s) {', '.join(missing)}; "
+            f"columns are: {', '.join(df.columns)}"
+        )
+    number, bad = numeric_column(f"{kind} DataFrame", value, ("query_id", "doc_id"), integer)
+    ids = [id_column(c).alias(c) for c in columns if c not in ("_bad", value)]
+    typed = number.cast("long") if integer else number
+    return df.select(*ids, typed.alias(value), bad.alias("_bad")).select(*columns)
 
 
 def _recover(exc: BaseException) -> BaseException:
@@ -164,8 +173,8 @@ def evaluate(
 
     if "run_id" not in run_df.columns:
         run_df = run_df.withColumn("run_id", F.lit("run"))
-    run_df = _with_bad_column(run_df).select(*_RUN_COLUMNS)
-    qrels_df = _with_bad_column(qrels_df).select(*_QRELS_COLUMNS)
+    run_df = _normalised(run_df, "run", "score", integer=False)
+    qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
     if run_ids is None:
         run_ids = sorted(
             r[0] for r in run_df.select("run_id").distinct().collect() if r[0] is not None
@@ -176,18 +185,16 @@ def evaluate(
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
 
-    def evaluate_bucket(run_pdf: pd.DataFrame, qrels_pdf: pd.DataFrame) -> pd.DataFrame:
-        run_pdf = _frame(run_pdf, (*_RUN_COLUMNS, "_bucket"))
-        qrels_pdf = _frame(qrels_pdf, (*_QRELS_COLUMNS, "_bucket"))
-        return evaluate_frames(
-            run_pdf, qrels_pdf, measure_list, options, run_ids=run_ids, in_worker=True
+    def evaluate_bucket(run_table: pa.Table, qrels_table: pa.Table) -> pa.Table:
+        return evaluate_tables(
+            run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
         )
 
     wide = (
         _bucketed(run_df, buckets)
         .groupBy("_bucket")
         .cogroup(_bucketed(qrels_df, buckets).groupBy("_bucket"))
-        .applyInPandas(evaluate_bucket, schema=_wide_schema(len(measure_list)))
+        .applyInArrow(evaluate_bucket, schema=_wide_schema(len(measure_list)))
     )
     # undefined (NaN from a kernel) becomes null once, here
     wide = wide.select(

@@ -162,13 +162,13 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:300] if text else type(exc).__name__
 
 
-def _id(col):
+def id_column(col):
     from pyspark.sql import functions as F
 
     return F.col(f"`{col}`").cast("string")
 
 
-def _number(path: str, source_col: str, key_cols: tuple[str, str], integer: bool):
+def numeric_column(path: str, source_col: str, key_cols: tuple[str, str], integer: bool):
     """(value column, bad-message column) for a numeric column read from a table."""
     from pyspark.sql import functions as F
 
@@ -181,9 +181,9 @@ def _number(path: str, source_col: str, key_cols: tuple[str, str], integer: bool
         expected = "an integer"
     message = F.concat(
         F.lit(f"{path}: query "),
-        F.coalesce(_id(key_cols[0]), F.lit("<missing>")),
+        F.coalesce(id_column(key_cols[0]), F.lit("<missing>")),
         F.lit(" doc "),
-        F.coalesce(_id(key_cols[1]), F.lit("<missing>")),
+        F.coalesce(id_column(key_cols[1]), F.lit("<missing>")),
         F.lit(f": column {source_col} value '"),
         F.coalesce(raw.cast("string"), F.lit("")),
         F.lit(f"' is not {expected}"),
@@ -210,9 +210,11 @@ def read_run(
         return RunInput(path, df, run_ids)
     table = _read_table(spark, path, fmt)
     cols = resolve_columns(table.columns, "run", parse_mapping(columns, "run"), path)
-    score, bad = _number(path, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False)
+    score, bad = numeric_column(
+        path, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False
+    )
     if "run_id" in cols:
-        run_col = _id(cols["run_id"])
+        run_col = id_column(cols["run_id"])
         run_ids = tuple(
             sorted(r[0] for r in table.select(run_col).distinct().collect() if r[0] is not None)
         )
@@ -222,8 +224,8 @@ def read_run(
         run_ids = (name.split(".")[0] or name,)
     df = table.select(
         run_col.alias("run_id"),
-        _id(cols["query_id"]).alias("query_id"),
-        _id(cols["doc_id"]).alias("doc_id"),
+        id_column(cols["query_id"]).alias("query_id"),
+        id_column(cols["doc_id"]).alias("doc_id"),
         score.alias("score"),
         bad.alias("_bad"),
     )
@@ -242,10 +244,12 @@ def read_qrels(
         return read_trec_qrels(spark, path)
     table = _read_table(spark, path, fmt)
     cols = resolve_columns(table.columns, "qrels", parse_mapping(columns, "qrels"), path)
-    grade, bad = _number(path, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=True)
+    grade, bad = numeric_column(
+        path, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=True
+    )
     df = table.select(
-        _id(cols["query_id"]).alias("query_id"),
-        _id(cols["doc_id"]).alias("doc_id"),
+        id_column(cols["query_id"]).alias("query_id"),
+        id_column(cols["doc_id"]).alias("doc_id"),
         grade.cast("long").alias("relevance"),
         bad.alias("_bad"),
     )

@@ -25,12 +25,12 @@ from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import QRELS_ALIASES, parse_mapping, resolve_columns
 from sparkeval.io.readers import (
     _bad_line,
-    _id,
-    _number,
     _read_table,
     _trec_lines,
     check_exists,
     detect_format,
+    id_column,
+    numeric_column,
     read_qrels,
 )
 
@@ -134,14 +134,14 @@ def truth_to_qrels(
         df = df.withColumn("_relevance_all", F.lit(1))
         mapping = {**mapping, "relevance": "_relevance_all"}
     cols = resolve_columns(list(df.columns), "qrels", mapping, source)
-    value, bad = _number(
+    value, bad = numeric_column(
         source, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=rule.kind == "grade"
     )
     if rule.kind == "all":
         bad = F.lit(None).cast("string")
     return df.select(
-        _id(cols["query_id"]).alias("query_id"),
-        _id(cols["doc_id"]).alias("doc_id"),
+        id_column(cols["query_id"]).alias("query_id"),
+        id_column(cols["doc_id"]).alias("doc_id"),
         F.when(bad.isNull(), rule.grades(value)).alias("relevance"),
         bad.alias("_bad"),
     )

@@ -1,0 +1,49 @@
+"""Synthetic runs and qrels at benchmark sizes (seeded, written as Parquet).
+
+``queries`` × ``docs`` run rows; scores are rounded so that about 5% of the rows
+share their score with another doc of the same query; every query has graded
+qrels (grades 0..3) for a third of its retrieved docs plus unretrieved relevant docs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def generate(directory: Path, queries: int, docs: int, seed: int = 1) -> tuple[Path, Path]:
+    """Write ``run.parquet`` and ``qrels.parquet`` into ``directory``; returns their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    n = queries * docs
+    qid = np.repeat(np.arange(queries), docs)
+    doc = rng.integers(0, 50 * docs, size=n)
+    # distinct docs per query: offset by position so duplicates cannot occur
+    doc = doc * docs + np.tile(np.arange(docs), queries)
+    # a 1/2000 grid makes ~5% of a 100-doc list collide with a neighbour
+    score = np.round(rng.random(n) * 2000) / 2000
+    query_ids = np.char.add("q", qid.astype(str))
+    doc_ids = np.char.add("d", doc.astype(str))
+    run = pa.table({"query_id": query_ids, "doc_id": doc_ids, "score": score})
+    run_path = directory / "run.parquet"
+    pq.write_table(run, run_path)
+
+    judged = rng.random(n) < 0.33
+    grades = rng.choice(4, size=n, p=[0.55, 0.25, 0.12, 0.08])
+    extra = queries * max(1, docs // 10)  # relevant docs the run missed
+    extra_q = rng.integers(0, queries, size=extra)
+    qrels = pa.table(
+        {
+            "query_id": np.concatenate([query_ids[judged], np.char.add("q", extra_q.astype(str))]),
+            "doc_id": np.concatenate(
+                [doc_ids[judged], np.char.add("x", np.arange(extra).astype(str))]
+            ),
+            "relevance": np.concatenate([grades[judged], rng.integers(1, 4, size=extra)]),
+        }
+    )
+    qrels_path = directory / "qrels.parquet"
+    pq.write_table(qrels, qrels_path)
+    return run_path, qrels_path

@@ -1,0 +1,751 @@
+"""Spark side of ``sparkeval compare``: paired deltas, statistics, rank distances, exposure.
+
+Inputs:
+
+* a **per-query table** ``run_id, query_id, measure, value`` (``value`` null where
+  the measure is undefined), as ``sparkeval evaluate`` writes it;
+* optionally a **run table** ``run_id, query_id, doc_id, score`` for rank distances
+  between each run and the baseline and for item-exposure distributions.
+
+Scale and memory. The per-query table may hold millions of rows; it stays in Spark
+until it is reduced to one row per (run, measure). Pairing is a join on
+``(run_id, query_id, measure)`` after the baseline's rows are crossed with the
+short list of compared runs (a broadcast of run ids, never of data). The
+statistics need the whole vector of paired differences of one (run, measure), so
+they run in ``groupBy("run_id", "measure").applyInPandas``: one Python call per
+(run, measure), holding that pair's ``n`` paired queries (about 40 bytes each, so
+1M queries ≈ 40 MB) plus resampling blocks capped at 4M float64 cells
+(:data:`sparkeval.compare.stats._BLOCK_CELLS`, about 32 MB each, a few alive at
+once). Only the (run, measure) summary rows and a bounded sample for the plots
+reach the driver.
+
+Rank distances need both rankings of a query: rows of both runs, capped at
+``depth`` per query, are grouped by ``(run_id, hash(query_id) % B)`` so that one
+Python call handles many queries; the per-query work is O(depth²) (Kendall τ).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparkeval.compare.rank_distance import DISTANCE_FIELDS, rank_distances
+from sparkeval.compare.stats import (
+    bootstrap_ci,
+    holm,
+    paired_ttest,
+    randomization_test,
+    wins_ties_losses,
+)
+from sparkeval.errors import ConfigError, InputError
+
+PER_QUERY_COLUMNS: tuple[str, ...] = ("run_id", "query_id", "measure", "value")
+RUN_COLUMNS: tuple[str, ...] = ("run_id", "query_id", "doc_id", "score")
+
+#: a query scored by both the run and the baseline, with defined values on both sides
+PAIRED = "paired"
+#: the query appears for the run but not for the baseline
+RUN_ONLY = "run_only"
+#: the query appears for the baseline but not for the run
+BASELINE_ONLY = "baseline_only"
+#: the query appears on both sides but the value is null on at least one
+UNDEFINED = "undefined"
+STATUSES: tuple[str, ...] = (PAIRED, RUN_ONLY, BASELINE_ONLY, UNDEFINED)
+
+#: columns of comparison.parquet, in order
+COMPARISON_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "baseline",
+    "measure",
+    "mean",
+    "baseline_mean",
+    "delta",
+    "p_ttest",
+    "p_randomization",
+    "ci_low",
+    "ci_high",
+    "wins",
+    "ties",
+    "losses",
+    "p_ttest_holm",
+    "p_randomization_holm",
+    "n_queries",
+    "n_run_only",
+    "n_baseline_only",
+    "n_undefined",
+    "randomization_exact",
+    "higher_is_better",
+)
+
+#: rows of per-query values/deltas at most pulled to the driver for the plots
+PLOT_MAX_ROWS = 200_000
+
+_STATS_SCHEMA = (
+    "run_id string, measure string, mean double, baseline_mean double, delta double, "
+    "p_ttest double, p_randomization double, randomization_exact boolean, "
+    "ci_low double, ci_high double, wins long, ties long, losses long, n_queries long"
+)
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """Settings of one comparison.
+
+    Attributes:
+        baseline: run id every other run is compared with.
+        measures: canonical measure names to compare; ``None`` = all in the table.
+        runs: run ids to compare with the baseline; ``None`` = all others.
+        permutations: sign vectors of the randomization test (exact when ``2**n`` fit).
+        bootstrap: bootstrap resamples of the confidence interval.
+        seed: seed of both resampling generators (the same for every run × measure).
+        alpha: 1 - confidence level of the interval; significance level of the marks.
+        k: depth of Jaccard@k and of the top-k exposure distributions.
+        rbo_p: persistence of RBO_ext.
+        depth: rankings are cut to this many docs before rank distances.
+    """
+
+    baseline: str
+    measures: tuple[str, ...] | None = None
+    runs: tuple[str, ...] | None = None
+    permutations: int = 10_000
+    bootstrap: int = 10_000
+    seed: int = 0
+    alpha: float = 0.05
+    k: int = 10
+    rbo_p: float = 0.9
+    depth: int = 100
+
+    def __post_init__(self) -> None:
+        if self.permutations < 1:
+            raise ConfigError(f"--permutations must be >= 1, got {self.permutations}")
+        if self.bootstrap < 1:
+            raise ConfigError(f"--bootstrap must be >= 1, got {self.bootstrap}")
+        if not 0.0 < self.alpha < 1.0:
+            raise ConfigError(f"--alpha must lie in (0, 1), got {self.alpha}")
+        if self.k < 1:
+            raise ConfigError(f"--k must be >= 1, got {self.k}")
+        if not 0.0 < self.rbo_p < 1.0:
+            raise ConfigError(f"--rbo-p must lie in (0, 1), got {self.rbo_p}")
+        if self.depth < 1:
+            raise ConfigError(f"--depth must be >= 1, got {self.depth}")
+
+
+@dataclass
+class ComparisonResult:
+    """Everything a comparison produced; ``deltas`` and ``rank_distance`` stay in Spark."""
+
+    options: CompareOptions
+    runs: list[str]
+    measures: list[str]
+    comparison: pd.DataFrame
+    deltas: Any
+    run_summary: dict[str, Any]
+    rank_distance: Any = None
+    rank_distance_summary: dict[str, Any] | None = None
+    exposure: dict[str, Any] | None = None
+    plot_values: pd.DataFrame | None = None
+    plot_deltas: pd.DataFrame | None = None
+    plot_sampled: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def run_means(self) -> dict[str, dict[str, float]]:
+        """run → measure → the run's own mean over its defined queries."""
+        return {
+            run: {m: v["mean"] for m, v in info["measures"].items()}
+            for run, info in self.run_summary.items()
+        }
+
+
+# ----------------------------------------------------------------------------- names
+
+
+def canonical_measure(name: str) -> str:
+    """The canonical spelling of a measure name; names the registry lacks stay as given."""
+    from sparkeval.measures.names import parse_measure
+
+    try:
+        return parse_measure(name).name
+    except ValueError:
+        return name.strip()
+
+
+def higher_is_better(name: str) -> bool:
+    """Direction of a measure from the registry; unknown names count as higher-is-better."""
+    from sparkeval.measures.names import parse_measure
+
+    try:
+        return bool(parse_measure(name).spec.higher_is_better)
+    except ValueError:
+        return True
+
+
+def direction_known(name: str) -> bool:
+    from sparkeval.measures.names import parse_measure
+
+    try:
+        parse_measure(name)
+    except ValueError:
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def resolve_per_query_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` itself, or ``path/per_query.parquet`` when ``path`` is an evaluate output."""
+    p = Path(path)
+    if (p / "per_query.parquet").exists():
+        return p / "per_query.parquet"
+    if not p.exists():
+        raise InputError(f"per-query table {path} does not exist")
+    return p
+
+
+def read_per_query(spark: Any, path: str | os.PathLike[str]) -> Any:
+    """Read and type-check a per-query Parquet table (file, directory or evaluate output)."""
+    source = resolve_per_query_path(path)
+    try:
+        df = spark.read.parquet(str(source))
+    except Exception as exc:
+        raise InputError(f"cannot read the per-query table {source} as Parquet: {exc}") from None
+    return check_per_query(df, str(source))
+
+
+def check_per_query(df: Any, where: str = "per-query table") -> Any:
+    """Require the per-query columns and cast them to their declared types."""
+    from pyspark.sql import functions as F
+
+    missing = [c for c in PER_QUERY_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"{where}: missing column(s) {', '.join(missing)}; expected "
+            f"{', '.join(PER_QUERY_COLUMNS)} (found {', '.join(df.columns)})"
+        )
+    return df.select(
+        F.col("run_id").cast("string"),
+        F.col("query_id").cast("string"),
+        F.col("measure").cast("string"),
+        F.col("value").cast("double"),
+    )
+
+
+def read_runs(spark: Any, paths: Sequence[str]) -> Any:
+    """Read runs in any input format (TREC text, Parquet, CSV, JSON Lines).
+
+    The readers of :mod:`sparkeval.io` do the parsing; a row they could not parse
+    is an error naming the file and line.
+    """
+    from pyspark.sql import functions as F
+
+    from sparkeval.io import read_runs as read_run_inputs
+    from sparkeval.io.locate import with_line_number
+
+    df, _ = read_run_inputs(spark, list(paths))
+    bad = df.where(F.col("_bad").isNotNull()).select("_bad").first()
+    if bad is not None:
+        raise InputError(with_line_number(bad[0]))
+    return df.drop("_bad")
+
+
+# ----------------------------------------------------------------------------- pairing
+
+
+def _check_duplicates(df: Any, keys: Sequence[str], what: str) -> None:
+    from pyspark.sql import functions as F
+
+    dup = df.groupBy(*keys).count().filter(F.col("count") > 1).limit(5).collect()
+    if dup:
+        shown = "; ".join(", ".join(f"{k}={row[k]}" for k in keys) for row in dup)
+        raise InputError(f"{what}: duplicate rows for the same key ({shown})")
+
+
+def select_runs_and_measures(
+    per_query: Any, options: CompareOptions
+) -> tuple[list[str], list[str]]:
+    """Validate the baseline, runs and measures against the table; return (runs, measures)."""
+    present_runs = sorted(r[0] for r in per_query.select("run_id").distinct().collect())
+    if options.baseline not in present_runs:
+        raise ConfigError(
+            f"baseline run {options.baseline!r} is not in the per-query table; runs: "
+            + ", ".join(present_runs)
+        )
+    if options.runs:
+        unknown = sorted(set(options.runs) - set(present_runs))
+        if unknown:
+            raise ConfigError(
+                f"run(s) {', '.join(unknown)} not in the per-query table; runs: "
+                + ", ".join(present_runs)
+            )
+        runs = [r for r in dict.fromkeys(options.runs) if r != options.baseline]
+    else:
+        runs = [r for r in present_runs if r != options.baseline]
+    if not runs:
+        raise ConfigError(
+            f"nothing to compare: the per-query table holds only the baseline {options.baseline!r}"
+        )
+    present = sorted(m[0] for m in per_query.select("measure").distinct().collect())
+    if options.measures:
+        by_canon = {canonical_measure(m): m for m in present}
+        measures = []
+        for name in options.measures:
+            canon = canonical_measure(name)
+            if canon in by_canon:
+                measures.append(by_canon[canon])
+            elif name in present:
+                measures.append(name)
+            else:
+                raise ConfigError(
+                    f"measure {name!r} is not in the per-query table; measures: "
+                    + ", ".join(present)
+                )
+        measures = list(dict.fromkeys(measures))
+    else:
+        measures = present
+    if not measures:
+        raise InputError("the per-query table holds no measures")
+    return runs, measures
+
+
+def paired_deltas(spark: Any, per_query: Any, baseline: str, runs: Sequence[str],
+                  measures: Sequence[str]) -> Any:
+    """One row per (run, query, measure) on either side, paired with the baseline.
+
+    Columns: ``run_id, baseline, query_id, measure, value, baseline_value, delta,
+    status`` with ``delta = value - baseline_value`` (null unless ``status`` is
+    ``paired``) and ``status`` one of :data:`STATUSES`. A query present on one side
+    only keeps its row with the other side null, so nothing is dropped silently.
+    """
+    from pyspark.sql import functions as F
+
+    pq = per_query.filter(F.col("measure").isin(list(measures)))
+    base = pq.filter(F.col("run_id") == baseline).select(
+        "query_id", "measure", F.col("value").alias("baseline_value"),
+        F.lit(True).alias("_in_base"),
+    )
+    run_ids = spark.createDataFrame([(r,) for r in runs], "run_id string")
+    base_x = base.crossJoin(F.broadcast(run_ids))
+    others = pq.filter(F.col("run_id").isin(list(runs))).withColumn("_in_run", F.lit(True))
+    joined = others.join(base_x, on=["run_id", "query_id", "measure"], how="full_outer")
+    in_run = F.coalesce(F.col("_in_run"), F.lit(False))
+    in_base = F.coalesce(F.col("_in_base"), F.lit(False))
+    status = (
+        F.when(~in_base, F.lit(RUN_ONLY))
+        .when(~in_run, F.lit(BASELINE_ONLY))
+        .when(F.col("value").isNull() | F.col("baseline_value").isNull(), F.lit(UNDEFINED))
+        .otherwise(F.lit(PAIRED))
+    )
+    return joined.select(
+        "run_id",
+        F.lit(baseline).alias("baseline"),
+        "query_id",
+        "measure",
+        "value",
+        "baseline_value",
+        F.when(status == PAIRED, F.col("value") - F.col("baseline_value")).alias("delta"),
+        status.alias("status"),
+    )
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+def pair_statistics(
+    diffs: np.ndarray, values: np.ndarray, baseline_values: np.ndarray,
+    options: CompareOptions, higher: bool,
+) -> dict[str, Any]:
+    """All statistics of one (run, measure) from its paired per-query values."""
+    n = int(diffs.size)
+    _, p_t = paired_ttest(diffs)
+    rnd = randomization_test(diffs, options.permutations, options.seed)
+    low, high = bootstrap_ci(diffs, options.bootstrap, options.alpha, options.seed)
+    wins, ties, losses = wins_ties_losses(diffs, higher)
+    return {
+        "mean": float(values.mean()) if n else math.nan,
+        "baseline_mean": float(baseline_values.mean()) if n else math.nan,
+        "delta": float(diffs.mean()) if n else math.nan,
+        "p_ttest": p_t,
+        "p_randomization": rnd.p_value,
+        "randomization_exact": rnd.exact,
+        "ci_low": low,
+        "ci_high": high,
+        "wins": wins,
+        "ties": ties,
+        "losses": losses,
+        "n_queries": n,
+    }
+
+
+def comparison_table(deltas: Any, options: CompareOptions, runs: Sequence[str],
+                     measures: Sequence[str]) -> pd.DataFrame:
+    """Statistics per (run, measure) with Holm-adjusted p-values (one row per pair)."""
+    from pyspark.sql import functions as F
+
+    directions = {m: higher_is_better(m) for m in measures}
+    opts = options
+
+    def per_group(pdf: pd.DataFrame) -> pd.DataFrame:
+        pdf = pdf.sort_values("query_id", kind="stable")  # order-independent resampling
+        measure = str(pdf["measure"].iloc[0])
+        stats = pair_statistics(
+            pdf["delta"].to_numpy(np.float64),
+            pdf["value"].to_numpy(np.float64),
+            pdf["baseline_value"].to_numpy(np.float64),
+            opts,
+            directions.get(measure, True),
+        )
+        return pd.DataFrame([{"run_id": pdf["run_id"].iloc[0], "measure": measure, **stats}])
+
+    paired = deltas.filter(F.col("status") == PAIRED).select(
+        "run_id", "measure", "query_id", "delta", "value", "baseline_value"
+    )
+    stats = paired.groupBy("run_id", "measure").applyInPandas(per_group, _STATS_SCHEMA)
+    stats_pdf = stats.toPandas()
+    counts = (
+        deltas.groupBy("run_id", "measure")
+        .agg(*[F.sum(F.when(F.col("status") == s, 1).otherwise(0)).alias(f"_n_{s}")
+               for s in STATUSES])
+        .toPandas()
+    )
+    grid = pd.DataFrame(
+        [(r, m) for r in runs for m in measures], columns=["run_id", "measure"]
+    )
+    table = grid.merge(stats_pdf, on=["run_id", "measure"], how="left").merge(
+        counts, on=["run_id", "measure"], how="left"
+    )
+    for col in ("wins", "ties", "losses", "n_queries"):
+        table[col] = table[col].fillna(0).astype("int64")
+    table["n_run_only"] = table[f"_n_{RUN_ONLY}"].fillna(0).astype("int64")
+    table["n_baseline_only"] = table[f"_n_{BASELINE_ONLY}"].fillna(0).astype("int64")
+    table["n_undefined"] = table[f"_n_{UNDEFINED}"].fillna(0).astype("int64")
+    table["randomization_exact"] = table["randomization_exact"].astype("boolean")
+    table["baseline"] = options.baseline
+    table["higher_is_better"] = table["measure"].map(directions).astype(bool)
+    table["p_ttest_holm"] = np.nan
+    table["p_randomization_holm"] = np.nan
+    for _measure, idx in table.groupby("measure").groups.items():
+        table.loc[idx, "p_ttest_holm"] = holm(table.loc[idx, "p_ttest"].to_numpy(np.float64))
+        table.loc[idx, "p_randomization_holm"] = holm(
+            table.loc[idx, "p_randomization"].to_numpy(np.float64)
+        )
+    float_cols = [c for c in COMPARISON_COLUMNS if c not in
+                  ("run_id", "baseline", "measure", "wins", "ties", "losses", "n_queries",
+                   "n_run_only", "n_baseline_only", "n_undefined", "randomization_exact",
+                   "higher_is_better")]
+    for col in float_cols:
+        table[col] = table[col].astype("float64")
+    return table[list(COMPARISON_COLUMNS)].reset_index(drop=True)
+
+
+def run_summaries(per_query: Any, baseline: str, runs: Sequence[str],
+                  measures: Sequence[str]) -> dict[str, Any]:
+    """Each run's own mean per measure over its defined queries, with query counts."""
+    from pyspark.sql import functions as F
+
+    keep = [baseline, *runs]
+    pq = per_query.filter(F.col("run_id").isin(keep) & F.col("measure").isin(list(measures)))
+    rows = (
+        pq.groupBy("run_id", "measure")
+        .agg(F.avg("value").alias("mean"), F.count("value").alias("n_defined"),
+             F.count(F.lit(1)).alias("n_rows"))
+        .collect()
+    )
+    queries = dict(
+        pq.groupBy("run_id").agg(F.countDistinct("query_id").alias("n")).collect()
+    )
+    out: dict[str, Any] = {
+        run: {"queries": int(queries.get(run, 0)), "measures": {}} for run in keep
+    }
+    for row in rows:
+        out[row["run_id"]]["measures"][row["measure"]] = {
+            "mean": float(row["mean"]) if row["mean"] is not None else math.nan,
+            "n_defined": int(row["n_defined"]),
+            "n_undefined": int(row["n_rows"]) - int(row["n_defined"]),
+        }
+    for run in keep:
+        for m in measures:
+            out[run]["measures"].setdefault(m, {"mean": math.nan, "n_defined": 0, "n_undefined": 0})
+    return out
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+def with_tie_broken_rank(runs: Any, depth: int | None = None) -> Any:
+    """Add ``rank`` (1-based) per (run_id, query_id): score desc, then doc_id desc.
+
+    The Spark form of :func:`sparkeval.compare.rank_distance.order_by_score_then_docid_desc`;
+    Spark compares strings byte-wise, as trec_eval does. ``depth`` keeps the first
+    ``depth`` docs of each ranking.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    window = Window.partitionBy("run_id", "query_id").orderBy(
+        F.col("score").desc(), F.col("doc_id").desc()
+    )
+    ranked = runs.withColumn("rank", F.row_number().over(window))
+    if depth is not None:
+        ranked = ranked.filter(F.col("rank") <= depth)
+    return ranked
+
+
+def _bucket_count(spark: Any) -> int:
+    return max(8, 4 * int(spark.sparkContext.defaultParallelism))
+
+
+def rank_distance_table(spark: Any, runs_df: Any, options: CompareOptions,
+                        runs: Sequence[str]) -> Any:
+    """Per (run, query): distances between the run's ranking and the baseline's.
+
+    Columns: ``run_id, baseline, query_id, status, n_run, n_baseline`` and the
+    :data:`~sparkeval.compare.rank_distance.DISTANCE_FIELDS`. ``status`` is
+    ``paired``, ``run_only`` or ``baseline_only``; distances are null unless paired.
+    Rankings are cut to ``options.depth`` docs first.
+    """
+    from pyspark.sql import functions as F
+
+    baseline = options.baseline
+    ranked = with_tie_broken_rank(
+        runs_df.filter(F.col("run_id").isin([baseline, *runs])), options.depth
+    )
+    run_ids = spark.createDataFrame([(r,) for r in runs], "run_id string")
+    base = (
+        ranked.filter(F.col("run_id") == baseline)
+        .drop("run_id")
+        .crossJoin(F.broadcast(run_ids))
+        .withColumn("side", F.lit("b"))
+    )
+    other = ranked.filter(F.col("run_id").isin(list(runs))).withColumn("side", F.lit("r"))
+    buckets = _bucket_count(spark)
+    both = other.unionByName(base).withColumn(
+        "_bucket", F.pmod(F.xxhash64("query_id"), F.lit(buckets))
+    ).select("run_id", "_bucket", "query_id", "doc_id", "rank", "side")
+    k, p = options.k, options.rbo_p
+
+    def per_bucket(pdf: pd.DataFrame) -> pd.DataFrame:
+        pdf = pdf.sort_values(["query_id", "side", "rank"], kind="stable")
+        rows = []
+        run_id = str(pdf["run_id"].iloc[0])
+        for qid, group in pdf.groupby("query_id", sort=True):
+            mine = group.loc[group["side"] == "r", "doc_id"].tolist()
+            theirs = group.loc[group["side"] == "b", "doc_id"].tolist()
+            row: dict[str, Any] = {"run_id": run_id, "baseline": baseline,
+                                   "query_id": qid, "n_run": len(mine),
+                                   "n_baseline": len(theirs)}
+            if mine and theirs:
+                row["status"] = PAIRED
+                row.update(rank_distances(mine, theirs, k=k, p=p))
+            else:
+                row["status"] = RUN_ONLY if mine else BASELINE_ONLY
+                row.update({name: None for name in DISTANCE_FIELDS})
+            rows.append(row)
+        out = pd.DataFrame(rows, columns=list(_RD_COLUMNS))
+        out["overlap"] = out["overlap"].astype("Int64")
+        for name in DISTANCE_FIELDS[1:]:
+            out[name] = out[name].astype("float64")
+        return out
+
+    return both.groupBy("run_id", "_bucket").applyInPandas(per_bucket, _RD_SCHEMA)
+
+
+_RD_COLUMNS = ("run_id", "baseline", "query_id", "status", "n_run", "n_baseline",
+               *DISTANCE_FIELDS)
+_RD_SCHEMA = (
+    "run_id string, baseline string, query_id string, status string, n_run long, "
+    "n_baseline long, overlap long, "
+    + ", ".join(f"{name} double" for name in DISTANCE_FIELDS[1:])
+)
+
+
+def rank_distance_summary(table: Any, options: CompareOptions) -> dict[str, Any]:
+    """Per run: mean of every distance over the paired queries, and the status counts."""
+    from pyspark.sql import functions as F
+
+    aggs = [F.avg(name).alias(name) for name in DISTANCE_FIELDS]
+    aggs += [F.sum(F.when(F.col("status") == s, 1).otherwise(0)).alias(s)
+             for s in (PAIRED, RUN_ONLY, BASELINE_ONLY)]
+    aggs += [F.sum(F.when(F.col("kendall_tau").isNull() & (F.col("status") == PAIRED), 1)
+                   .otherwise(0)).alias("_tau_undefined")]
+    runs: dict[str, Any] = {}
+    for row in table.groupBy("run_id").agg(*aggs).collect():
+        runs[row["run_id"]] = {
+            "mean": {name: row[name] for name in DISTANCE_FIELDS},
+            "queries": {s: int(row[s]) for s in (PAIRED, RUN_ONLY, BASELINE_ONLY)},
+            "tau_rho_undefined": int(row["_tau_undefined"]),
+        }
+    return {
+        "baseline": options.baseline,
+        "k": options.k,
+        "depth": options.depth,
+        "rbo": f"RBO_ext (Webber, Moffat & Zobel 2010, eq. 32), p={options.rbo_p}",
+        "permutation_measures_over": "docs in both rankings (overlap)",
+        "runs": runs,
+    }
+
+
+def exposure_summary(spark: Any, runs_df: Any, options: CompareOptions,
+                     runs: Sequence[str]) -> dict[str, Any]:
+    """Top-k item-exposure distributions: entropy per run, JS and KL against the baseline.
+
+    Each run's distribution is the share of its top-k slots (over all queries) that
+    each item fills. Entropy is in bits; ``js`` is the Jensen–Shannon divergence
+    (base 2, in [0, 1]); ``kl_run_baseline`` is ``D(run || baseline)`` and is
+    infinite (written as null, with ``kl_run_baseline_infinite`` true) when the run
+    exposes an item the baseline never shows; likewise ``kl_baseline_run``.
+    """
+    from pyspark.sql import functions as F
+
+    baseline = options.baseline
+    ranked = with_tie_broken_rank(
+        runs_df.filter(F.col("run_id").isin([baseline, *runs])), options.k
+    )
+    counts = ranked.groupBy("run_id", "doc_id").agg(F.count(F.lit(1)).alias("c"))
+    totals = counts.groupBy("run_id").agg(F.sum("c").alias("slots"),
+                                          F.count(F.lit(1)).alias("items"))
+    shares = counts.join(totals, "run_id").withColumn("p", F.col("c") / F.col("slots"))
+    shares = shares.cache()
+    per_run = {
+        row["run_id"]: {"entropy": float(row["entropy"]), "slots": int(row["slots"]),
+                        "items": int(row["items"])}
+        for row in shares.groupBy("run_id").agg(
+            (-F.sum(F.col("p") * F.log2("p"))).alias("entropy"),
+            F.first("slots").alias("slots"), F.first("items").alias("items"),
+        ).collect()
+    }
+    run_ids = spark.createDataFrame([(r,) for r in runs], "run_id string")
+    q = shares.filter(F.col("run_id") == baseline).select("doc_id", F.col("p").alias("q"))
+    qx = q.crossJoin(F.broadcast(run_ids))
+    pp = shares.filter(F.col("run_id").isin(list(runs))).select("run_id", "doc_id", "p")
+    j = pp.join(qx, ["run_id", "doc_id"], "full_outer").fillna(0.0, subset=["p", "q"])
+    m = (F.col("p") + F.col("q")) / 2.0
+
+    def plogratio(a: str, b: Any) -> Any:
+        return F.when((F.col(a) > 0) & (b > 0), F.col(a) * F.log2(F.col(a) / b)).otherwise(0.0)
+
+    rows = j.groupBy("run_id").agg(
+        (0.5 * F.sum(plogratio("p", m)) + 0.5 * F.sum(plogratio("q", m))).alias("js"),
+        F.sum(plogratio("p", F.col("q"))).alias("kl_rb"),
+        F.sum(plogratio("q", F.col("p"))).alias("kl_br"),
+        F.sum(F.when((F.col("p") > 0) & (F.col("q") == 0), 1).otherwise(0)).alias("only_run"),
+        F.sum(F.when((F.col("q") > 0) & (F.col("p") == 0), 1).otherwise(0)).alias("only_base"),
+        F.sum(F.when((F.col("p") > 0) & (F.col("q") > 0), 1).otherwise(0)).alias("shared"),
+    ).collect()
+    shares.unpersist()
+    vs: dict[str, Any] = {}
+    for row in rows:
+        vs[row["run_id"]] = {
+            "js": min(1.0, max(0.0, float(row["js"]))),
+            "kl_run_baseline": math.inf if row["only_run"] else max(0.0, float(row["kl_rb"])),
+            "kl_run_baseline_infinite": bool(row["only_run"]),
+            "kl_baseline_run": math.inf if row["only_base"] else max(0.0, float(row["kl_br"])),
+            "kl_baseline_run_infinite": bool(row["only_base"]),
+            "items_shared": int(row["shared"]),
+            "items_run_only": int(row["only_run"]),
+            "items_baseline_only": int(row["only_base"]),
+        }
+    return {"k": options.k, "base": 2, "runs": per_run, "vs_baseline": vs}
+
+
+# ----------------------------------------------------------------------------- plots data
+
+
+def plot_samples(per_query: Any, deltas: Any, baseline: str, runs: Sequence[str],
+                 measures: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
+    """Per-query values and paired deltas for the plots, at most ~:data:`PLOT_MAX_ROWS` each.
+
+    Larger tables are thinned by a deterministic hash of ``query_id`` (the same
+    queries for every run and measure), and the third value says so.
+    """
+    from pyspark.sql import functions as F
+
+    values = per_query.filter(
+        F.col("run_id").isin([baseline, *runs]) & F.col("measure").isin(list(measures))
+        & F.col("value").isNotNull()
+    ).select("run_id", "measure", "query_id", "value")
+    paired = deltas.filter(F.col("status") == PAIRED).select("run_id", "measure", "query_id",
+                                                             "delta")
+    n_values = values.count()
+    sampled = n_values > PLOT_MAX_ROWS
+    if sampled:
+        modulus = math.ceil(n_values / PLOT_MAX_ROWS)
+        keep = F.pmod(F.xxhash64("query_id"), F.lit(modulus)) == 0
+        values = values.filter(keep)
+        paired = paired.filter(keep)
+    return values.toPandas(), paired.toPandas(), sampled
+
+
+# ----------------------------------------------------------------------------- top level
+
+
+def compare(
+    spark: Any,
+    per_query: Any,
+    options: CompareOptions,
+    runs_df: Any = None,
+    with_plots: bool = True,
+    say: Any = None,
+) -> ComparisonResult:
+    """Compare every run of a per-query table with the baseline.
+
+    Args:
+        spark: the SparkSession.
+        per_query: Spark DataFrame ``run_id, query_id, measure, value``.
+        options: what to compare and how.
+        runs_df: optional run table ``run_id, query_id, doc_id, score`` for rank
+            distances and exposure.
+        with_plots: also collect the (bounded) samples the report plots need.
+        say: ``say(stage, message)`` progress callback.
+
+    Returns:
+        the comparison; ``result.deltas`` is a cached Spark DataFrame (unpersist it
+        when done).
+
+    Example:
+        >>> opts = CompareOptions(baseline="bm25")
+        >>> result = compare(spark, per_query_df, opts)  # doctest: +SKIP
+        >>> result.comparison[["run_id", "measure", "delta"]]  # doctest: +SKIP
+    """
+    log = say or (lambda stage, message: None)
+    per_query = check_per_query(per_query)
+    runs, measures = select_runs_and_measures(per_query, options)
+    log("input", f"baseline {options.baseline}; {len(runs)} run(s) compared: "
+        f"{', '.join(runs)}; {len(measures)} measure(s): {', '.join(measures)}")
+    _check_duplicates(per_query.filter(per_query["measure"].isin(list(measures))),
+                      ("run_id", "query_id", "measure"), "per-query table")
+    notes = [f"direction of measure {m} is unknown; treated as higher-is-better"
+             for m in measures if not direction_known(m)]
+    deltas = paired_deltas(spark, per_query, options.baseline, runs, measures).cache()
+    log("pair", "paired queries on query_id with the baseline")
+    table = comparison_table(deltas, options, runs, measures)
+    log("stats", f"t-test, randomization ({options.permutations} permutations, seed "
+        f"{options.seed}), bootstrap ({options.bootstrap} resamples) for {len(table)} "
+        "run × measure pairs")
+    run_summary = run_summaries(per_query, options.baseline, runs, measures)
+    result = ComparisonResult(options, runs, measures, table, deltas, run_summary, notes=notes)
+    if runs_df is not None:
+        _check_duplicates(runs_df.filter(runs_df["run_id"].isin([options.baseline, *runs])),
+                          ("run_id", "query_id", "doc_id"), "run table")
+        present = {r[0] for r in runs_df.select("run_id").distinct().collect()}
+        missing = [r for r in [options.baseline, *runs] if r not in present]
+        if missing:
+            raise InputError(f"run table: no rows for run(s) {', '.join(missing)}")
+        result.rank_distance = rank_distance_table(spark, runs_df, options, runs).cache()
+        result.rank_distance_summary = rank_distance_summary(result.rank_distance, options)
+        log("rank-distance", f"τ, ρ, footrule, Cayley, Ulam, Hamming, Jaccard@{options.k}, "
+            f"RBO_ext(p={options.rbo_p}) at depth {options.depth}")
+        result.exposure = exposure_summary(spark, runs_df, options, runs)
+        log("exposure", f"top-{options.k} exposure entropy, JS and KL against the baseline")
+    if with_plots:
+        values, plot_deltas, sampled = plot_samples(per_query, deltas, options.baseline, runs,
+                                                    measures)
+        result.plot_values, result.plot_deltas, result.plot_sampled = values, plot_deltas, sampled
+    return result
+

@@ -1,0 +1,1 @@
+"""Reports of a comparison: a self-contained HTML page and a Markdown summary."""
