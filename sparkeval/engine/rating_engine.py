@@ -236,16 +236,7 @@ def _per_user(pairs, requests: Sequence[RatingRequest], buckets: int):
     from pyspark.sql import functions as F
 
     def compute(pdf: pd.DataFrame) -> pd.DataFrame:
-        pdf = pdf.sort_values(["user_id", "item_id"], kind="stable")
-        users = pdf["user_id"].to_numpy(dtype=object)
-        truth = pdf["t"].to_numpy(dtype=np.float64)
-        pred = pdf["q"].to_numpy(dtype=np.float64)
-        unique = np.unique(users)
-        frames = []
-        for order, r in enumerate(requests):
-            values = r.per_user_error.per_group(users, truth, pred, r.value)
-            frames.append(pd.DataFrame({"user_id": unique, "_order": order, "value": values}))
-        if not frames or len(unique) == 0:
+        if len(pdf) == 0:
             return pd.DataFrame(
                 {
                     "user_id": pd.Series(dtype=object),
@@ -253,9 +244,22 @@ def _per_user(pairs, requests: Sequence[RatingRequest], buckets: int):
                     "value": pd.Series(dtype=np.float64),
                 }
             )
-        out = pd.concat(frames, ignore_index=True)
-        out["_order"] = out["_order"].astype(np.int32)
-        return out
+        pdf = pdf.sort_values(["user_id", "item_id"], kind="stable")
+        users = pdf["user_id"].to_numpy(dtype=object)
+        truth = pdf["t"].to_numpy(dtype=np.float64)
+        pred = pdf["q"].to_numpy(dtype=np.float64)
+        unique = np.unique(users)
+        frames = [
+            pd.DataFrame(
+                {
+                    "user_id": unique,
+                    "_order": np.int32(order),
+                    "value": r.per_user_error.per_group(users, truth, pred, r.value),
+                }
+            )
+            for order, r in enumerate(requests)
+        ]
+        return pd.concat(frames, ignore_index=True)
 
     bucketed = pairs.withColumn("_bucket", F.pmod(F.xxhash64("user_id"), F.lit(buckets)))
     raw = bucketed.groupBy("_bucket").applyInPandas(compute, schema=_PER_USER_SCHEMA)
