@@ -168,12 +168,26 @@ def id_column(col):
     return F.col(f"`{col}`").cast("string")
 
 
-def numeric_column(path: str, source_col: str, key_cols: tuple[str, str], integer: bool):
-    """(value column, bad-message column) for a numeric column read from a table."""
+_NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
+
+
+def numeric_column(
+    path: str,
+    source_col: str,
+    key_cols: tuple[str, str],
+    integer: bool,
+    source_type: str | None = None,
+):
+    """(value column, bad-message column) for a numeric column read from a table.
+
+    ``source_type`` (the Spark type name) lets a numeric column skip parsing; any
+    other column is parsed from its text form, so nothing non-numeric slips through.
+    """
     from pyspark.sql import functions as F
 
     raw = F.col(f"`{source_col}`")
-    value = raw.cast("string").try_cast("double")
+    numeric = source_type in _NUMERIC_TYPES or str(source_type).startswith("decimal")
+    value = raw.cast("double") if numeric else raw.cast("string").try_cast("double")
     cond = raw.isNull() | value.isNull()
     expected = "a number"
     if integer:
@@ -211,7 +225,11 @@ def read_run(
     table = _read_table(spark, path, fmt)
     cols = resolve_columns(table.columns, "run", parse_mapping(columns, "run"), path)
     score, bad = numeric_column(
-        path, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False
+        path,
+        cols["score"],
+        (cols["query_id"], cols["doc_id"]),
+        integer=False,
+        source_type=dict(table.dtypes)[cols["score"]],
     )
     if "run_id" in cols:
         run_col = id_column(cols["run_id"])
