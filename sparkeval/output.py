@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkeval.errors import ConfigError
+from sparkeval.stable_parquet import sort_footer_encodings
 
 SUCCESS_MARKER = "_SUCCESS"
 
@@ -109,8 +110,10 @@ def tidy_spark_output(directory: Path) -> list[Path]:
     Spark names part files ``part-00000-<random uuid>-c000.snappy.parquet`` and adds
     ``.crc`` checksums and a ``_SUCCESS`` file.  Part files are renamed in Spark's own
     order to ``part-00000.parquet``, ``part-00001.parquet``, ...; hidden and
-    ``_``-prefixed files are removed (Parquet readers skip them anyway), so the same
-    rows written the same way give the same file names and bytes.  Returns the parts.
+    ``_``-prefixed files are removed (Parquet readers skip them anyway), and the
+    footer's encodings lists are put in a fixed order (see :mod:`sparkeval.stable_parquet`),
+    so the same rows written the same way give the same file names and bytes.
+    Returns the parts.
     """
     files = sorted(p for p in directory.iterdir() if p.is_file())
     for path in files:
@@ -121,6 +124,8 @@ def tidy_spark_output(directory: Path) -> list[Path]:
     for index, path in enumerate(parts):
         final = directory / f"part-{index:05d}{path.suffix}"
         path.rename(final)
+        if final.suffix == ".parquet":
+            sort_footer_encodings(final)
         renamed.append(final)
     return renamed
 
