@@ -16,7 +16,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,12 +55,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def build_zip(package_dir: Path, target: Path) -> Path:
-    """Zip a Python package (sources and data files, no caches) for ``--py-files``."""
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(package_dir.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-                archive.write(path, path.relative_to(package_dir.parent))
+def build_zip(root: Path, target: Path) -> Path:
+    """Zip the package as the README says: ``python -m zipfile -c sparkeval.zip sparkeval/``."""
+    subprocess.run(
+        [sys.executable, "-m", "zipfile", "-c", str(target), "sparkeval/"], cwd=root, check=True
+    )
     return target
 
 

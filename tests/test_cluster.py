@@ -35,7 +35,7 @@ def job(tmp_path_factory) -> dict[str, Path]:
     return {
         "base": base,
         "config": config,
-        "zip": build_zip(ROOT / "sparkeval", base / "sparkeval.zip"),
+        "zip": build_zip(ROOT, base / "sparkeval.zip"),
     }
 
 

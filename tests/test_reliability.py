@@ -222,8 +222,9 @@ def test_kill_loop_never_leaves_a_partial_output(clean, tmp_path) -> None:
     shutil.copytree(clean.out, out)
     expected = tree(clean.out)
     rng = random.Random(20240611)
+    runtime = min(max(clean.seconds, 2.0), 90.0)
     for _ in range(5):
-        delay = rng.uniform(0.5, max(1.0, clean.seconds))
+        delay = rng.uniform(0.5, runtime)
         proc = subprocess.Popen(
             evaluate_cmd(clean.config, out, "--overwrite"),
             cwd=tmp_path,
@@ -241,6 +242,9 @@ def test_kill_loop_never_leaves_a_partial_output(clean, tmp_path) -> None:
         if out.exists():
             assert_complete(out)
             assert tree(out) == expected
+    # whatever the kills left, plus the staging directory of a writer known to be dead
+    stale = tmp_path / f".out.staging-{_host()}-{_dead_pid()}-0a1b2c3d"
+    (stale / "per_query.parquet").mkdir(parents=True)
     proc = run_job(evaluate_cmd(clean.config, out, "--overwrite"), tmp_path)
     assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
     assert tree(out) == expected
@@ -250,6 +254,10 @@ def test_kill_loop_never_leaves_a_partial_output(clean, tmp_path) -> None:
 # --- stale staging directories ------------------------------------------------------------
 
 
+def _host() -> str:
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())
+
+
 def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", ""])
     proc.wait()
@@ -257,7 +265,7 @@ def _dead_pid() -> int:
 
 
 def test_only_stale_staging_of_dead_local_writers_is_removed(tmp_path) -> None:
-    host = "".join(c if c.isalnum() else "_" for c in socket.gethostname())
+    host = _host()
     dead, live = _dead_pid(), os.getppid()
     names = {
         f".out.staging-{host}-{dead}-0a1b2c3d": False,  # killed writer on this host
