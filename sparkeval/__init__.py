@@ -6,9 +6,24 @@ The Python API::
     ev = evaluate(spark, run_df, qrels_df, measures=["nDCG@10", "AP", "P@5"])
     ev.per_query   # DataFrame run_id, query_id, measure, value
     ev.summary     # DataFrame run_id, measure, value, queries, undefined
+
+    from sparkeval import evaluate_recommendations, rating_errors
+    recs = evaluate_recommendations(spark, recs_df, truth_df, "P@10,MAP@10", compat="mllib")
+
+    errors = rating_errors(spark, pred_df, truth_df, "RMSE,MAE,R2", missing="skip")
+    errors.report["measures"]   # RMSE, RMSE_per_user, MAE, MAE_per_user, ...
 """
 
+from sparkeval.engine.rating_engine import RatingEvaluation, rating_errors
+from sparkeval.engine.recommend import evaluate_recommendations
 from sparkeval.engine.spark_engine import Evaluation, evaluate
 
 __version__ = "0.1.0"
-__all__ = ["Evaluation", "__version__", "evaluate"]
+__all__ = [
+    "Evaluation",
+    "RatingEvaluation",
+    "__version__",
+    "evaluate",
+    "evaluate_recommendations",
+    "rating_errors",
+]

@@ -22,10 +22,12 @@ from typing import Any
 
 import yaml
 
+from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.assemble import QUERY_POLICIES, EvalOptions
 from sparkeval.errors import ConfigError
 from sparkeval.io.columns import parse_mapping
 from sparkeval.io.readers import FORMATS
+from sparkeval.io.truth import RelevanceRule
 from sparkeval.measures.names import parse_measures
 
 
@@ -52,6 +54,9 @@ class EvaluateConfig:
     buckets: int | None = None
     app_name: str = "sparkeval-evaluate"
     spark: Mapping[str, str] = field(default_factory=dict)
+    compat: str = "trec"
+    relevance: str | None = None
+    relevance_threshold: float | None = None
 
     def validate(self) -> EvaluateConfig:
         """Check every value; raises ConfigError naming the key and what is expected."""
@@ -86,7 +91,23 @@ class EvaluateConfig:
         except ValueError as exc:
             raise ConfigError(f"key 'measures': {exc}") from None
         EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]
+        self.plan()
         return self
+
+    def plan(self) -> CompatPlan:
+        """Measures, query policy and relevance rule of the compatibility profile.
+
+        Under the ``mllib`` and ``recommenders`` profiles the profile fixes the
+        query policy; ``queries`` must then be left at its default.
+        """
+        if self.compat != "trec" and self.rel_level != 1:
+            raise ConfigError(
+                f"key 'rel_level': compat profile {self.compat!r} sets relevance itself; "
+                f"use relevance or relevance_threshold (got rel_level {self.rel_level})"
+            )
+        rule = RelevanceRule.from_options(self.relevance, self.relevance_threshold)
+        queries = None if self.compat != "trec" and self.queries == "qrels" else self.queries
+        return plan_compat(self.compat, list(self.measures), rule, queries)
 
 
 def _whole(value: Any, key: str, minimum: int) -> None:
@@ -114,6 +135,9 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "buckets": (int, type(None)),
     "app_name": (str,),
     "spark": (dict,),
+    "compat": (str,),
+    "relevance": (str, type(None)),
+    "relevance_threshold": (int, float, type(None)),
 }
 _PATH_KEYS = ("run", "qrels", "out")
 

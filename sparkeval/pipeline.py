@@ -8,8 +8,10 @@ from typing import TextIO
 
 from sparkeval import faults
 from sparkeval.config import EvaluateConfig
-from sparkeval.engine.spark_engine import Evaluation, evaluate
-from sparkeval.io import read_qrels, read_runs
+from sparkeval.engine.recommend import evaluate_plan
+from sparkeval.engine.spark_engine import Evaluation
+from sparkeval.io import read_runs
+from sparkeval.io.truth import read_truth
 from sparkeval.output import atomic_output_dir, check_output_path, tidy_spark_output, write_json
 from sparkeval.trec_table import write_table
 
@@ -32,16 +34,15 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
     run_df, run_ids = read_runs(
         spark, config.run, config.run_format or config.format, config.run_columns
     )
-    qrels_df = read_qrels(
-        spark, config.qrels, config.qrels_format or config.format, config.qrels_columns
-    )
+    plan = config.plan()
+    qrels_format = config.qrels_format or config.format
+    qrels_df = read_truth(spark, config.qrels, plan.relevance, qrels_format, config.qrels_columns)
     log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
-    evaluation = evaluate(
+    evaluation = evaluate_plan(
         spark,
+        plan,
         run_df,
         qrels_df,
-        list(config.measures),
-        queries=config.queries,
         rel_level=config.rel_level,
         depth=config.depth,
         names=config.names,

@@ -28,10 +28,14 @@ def _write_inputs(root: Path) -> tuple[Path, Path, Path]:
     rows = []
     for i in range(N_QUERIES):
         q = f"q{i:02d}"
-        rows += [("base", q, "nDCG@10", float(base[i])), ("base", q, "AP", float(base[i]) / 2),
-                 ("worse", q, "nDCG@10", float(base[i]) - 0.2),
-                 ("worse", q, "AP", float(base[i]) / 2 + 0.01),
-                 ("same", q, "nDCG@10", float(base[i])), ("same", q, "AP", float(base[i]) / 2)]
+        rows += [
+            ("base", q, "nDCG@10", float(base[i])),
+            ("base", q, "AP", float(base[i]) / 2),
+            ("worse", q, "nDCG@10", float(base[i]) - 0.2),
+            ("worse", q, "AP", float(base[i]) / 2 + 0.01),
+            ("same", q, "nDCG@10", float(base[i])),
+            ("same", q, "AP", float(base[i]) / 2),
+        ]
     per_query = root / "eval" / "per_query.parquet"
     per_query.parent.mkdir(parents=True)
     pd.DataFrame(rows, columns=["run_id", "query_id", "measure", "value"]).to_parquet(per_query)
@@ -44,8 +48,9 @@ def _write_inputs(root: Path) -> tuple[Path, Path, Path]:
     pd.DataFrame(runs, columns=["run_id", "query_id", "doc_id", "score"]).to_parquet(runs_path)
     extra = root / "lsh"
     extra.mkdir()
-    (extra / "summary.json").write_text(json.dumps(
-        {"near_duplicates": {"pairs": 42, "threshold": 0.8}, "bands": [18, 7]}))
+    (extra / "summary.json").write_text(
+        json.dumps({"near_duplicates": {"pairs": 42, "threshold": 0.8}, "bands": [18, 7]})
+    )
     return per_query.parent, runs_path, extra
 
 
@@ -58,13 +63,33 @@ def inputs(tmp_path_factory, spark):
 def failed_gate(inputs, tmp_path_factory):
     eval_dir, runs, extra = inputs
     out = tmp_path_factory.mktemp("compare-out") / "cmp"
-    code = main([
-        "compare", "--per-query", str(eval_dir), "--baseline", "base",
-        "--permutations", "5000", "--bootstrap", "500", "--seed", "1",
-        "--runs", str(runs), "--extra-summary", str(extra), "--k", "5",
-        "--fail-if", "nDCG@10 drop > 1% p<0.05", "--fail-if", "AP < 0.01",
-        "--out", str(out),
-    ])
+    code = main(
+        [
+            "compare",
+            "--per-query",
+            str(eval_dir),
+            "--baseline",
+            "base",
+            "--permutations",
+            "5000",
+            "--bootstrap",
+            "500",
+            "--seed",
+            "1",
+            "--runs",
+            str(runs),
+            "--extra-summary",
+            str(extra),
+            "--k",
+            "5",
+            "--fail-if",
+            "nDCG@10 drop > 1% p<0.05",
+            "--fail-if",
+            "AP < 0.01",
+            "--out",
+            str(out),
+        ]
+    )
     return code, out
 
 
@@ -76,7 +101,8 @@ def test_failed_gate_exit_code_and_reasons(failed_gate) -> None:
     assert gate["passed"] is False
     assert gate["conditions"] == ["nDCG@10 drop > 1% p<0.05", "AP < 0.01"]
     assert [(f["run_id"], f["condition"]) for f in gate["failures"]] == [
-        ("worse", "nDCG@10 drop > 1% p<0.05")]
+        ("worse", "nDCG@10 drop > 1% p<0.05")
+    ]
     assert "p_randomization_holm" in gate["failures"][0]["message"]
     assert (out / "_SUCCESS").exists()
 
@@ -111,24 +137,56 @@ def test_outputs_written(failed_gate) -> None:
 def test_gate_passes_exit_0(inputs, tmp_path) -> None:
     eval_dir, _, _ = inputs
     out = tmp_path / "ok"
-    code = main([
-        "compare", "--per-query", str(eval_dir / "per_query.parquet"), "--baseline", "base",
-        "--run", "same", "--measures", "ndcg_cut_10", "--permutations", "100",
-        "--bootstrap", "50", "--no-plots", "--fail-if", "nDCG@10 < 0.01",
-        "--fail-if", "ndcg_cut_10 drop > 0.001", "--out", str(out),
-    ])
+    code = main(
+        [
+            "compare",
+            "--per-query",
+            str(eval_dir / "per_query.parquet"),
+            "--baseline",
+            "base",
+            "--run",
+            "same",
+            "--measures",
+            "ndcg_cut_10",
+            "--permutations",
+            "100",
+            "--bootstrap",
+            "50",
+            "--no-plots",
+            "--fail-if",
+            "nDCG@10 < 0.01",
+            "--fail-if",
+            "ndcg_cut_10 drop > 0.001",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["gate"] == {"conditions": ["nDCG@10 < 0.01", "ndcg_cut_10 drop > 0.001"],
-                               "passed": True, "failures": []}
+    assert summary["gate"] == {
+        "conditions": ["nDCG@10 < 0.01", "ndcg_cut_10 drop > 0.001"],
+        "passed": True,
+        "failures": [],
+    }
     assert summary["runs_compared"] == ["same"] and summary["measures"] == ["nDCG@10"]
 
 
 def test_bad_condition_exits_2_before_writing(inputs, tmp_path, capsys) -> None:
     eval_dir, _, _ = inputs
     out = tmp_path / "never"
-    code = main(["compare", "--per-query", str(eval_dir), "--baseline", "base",
-                 "--fail-if", "nDCG@10 ~ 0.3", "--out", str(out)])
+    code = main(
+        [
+            "compare",
+            "--per-query",
+            str(eval_dir),
+            "--baseline",
+            "base",
+            "--fail-if",
+            "nDCG@10 ~ 0.3",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 2
     assert "bad --fail-if condition" in capsys.readouterr().err
     assert not out.exists()
@@ -137,9 +195,26 @@ def test_bad_condition_exits_2_before_writing(inputs, tmp_path, capsys) -> None:
 def test_condition_on_a_measure_not_compared_exits_2(inputs, tmp_path, capsys) -> None:
     eval_dir, _, _ = inputs
     out = tmp_path / "never"
-    code = main(["compare", "--per-query", str(eval_dir), "--baseline", "base",
-                 "--measures", "AP", "--no-plots", "--permutations", "10", "--bootstrap", "10",
-                 "--fail-if", "nDCG@10 < 0.3", "--out", str(out)])
+    code = main(
+        [
+            "compare",
+            "--per-query",
+            str(eval_dir),
+            "--baseline",
+            "base",
+            "--measures",
+            "AP",
+            "--no-plots",
+            "--permutations",
+            "10",
+            "--bootstrap",
+            "10",
+            "--fail-if",
+            "nDCG@10 < 0.3",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 2
     assert "is not compared" in capsys.readouterr().err
     assert not out.exists()
@@ -150,11 +225,34 @@ def test_subprocess_cli(inputs, tmp_path) -> None:
     out = tmp_path / "sub"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "sparkeval.cli", "compare", "--per-query", str(eval_dir),
-         "--baseline", "base", "--measures", "nDCG@10", "--permutations", "200",
-         "--bootstrap", "100", "--no-plots", "--master", "local[1]",
-         "--fail-if", "nDCG@10 drop > 0.1", "--out", str(out)],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "sparkeval.cli",
+            "compare",
+            "--per-query",
+            str(eval_dir),
+            "--baseline",
+            "base",
+            "--measures",
+            "nDCG@10",
+            "--permutations",
+            "200",
+            "--bootstrap",
+            "100",
+            "--no-plots",
+            "--master",
+            "local[1]",
+            "--fail-if",
+            "nDCG@10 drop > 0.1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
     )
     assert proc.returncode == 3, proc.stderr[-2000:]
     assert "sparkeval: [stats]" in proc.stderr
@@ -173,9 +271,18 @@ def _chromium() -> str:
 
 
 def _chromium_args(browser: str, profile: Path) -> list[str]:
-    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-            "--no-first-run", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", f"--user-data-dir={profile}"]
+    return [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+    ]
 
 
 def test_report_renders_in_headless_chromium(failed_gate, tmp_path) -> None:
@@ -184,7 +291,10 @@ def test_report_renders_in_headless_chromium(failed_gate, tmp_path) -> None:
     page = (out / "report.html").resolve().as_uri()
     dom = subprocess.run(
         [*_chromium_args(browser, tmp_path / "p1"), "--dump-dom", page],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     ).stdout
     assert '<table class="summary">' in dom
     # one row per (run, measure) in the summary table
@@ -197,9 +307,15 @@ def test_report_renders_in_headless_chromium(failed_gate, tmp_path) -> None:
     assert all(len(img) > 5000 for img in images)
     shot = tmp_path / "report.png"
     subprocess.run(
-        [*_chromium_args(browser, tmp_path / "p2"), f"--screenshot={shot}",
-         "--window-size=1200,1600", page],
-        capture_output=True, timeout=120, check=True,
+        [
+            *_chromium_args(browser, tmp_path / "p2"),
+            f"--screenshot={shot}",
+            "--window-size=1200,1600",
+            page,
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
     )
     from matplotlib.image import imread
 
@@ -213,8 +329,25 @@ def test_report_renders_in_headless_chromium(failed_gate, tmp_path) -> None:
 def test_rank_distance_command(inputs, tmp_path) -> None:
     _, runs, _ = inputs
     out = tmp_path / "rd"
-    code = main(["rank-distance", "--runs", str(runs), "--baseline", "base", "--run", "same",
-                 "--run", "worse", "--k", "5", "--depth", "10", "--out", str(out)])
+    code = main(
+        [
+            "rank-distance",
+            "--runs",
+            str(runs),
+            "--baseline",
+            "base",
+            "--run",
+            "same",
+            "--run",
+            "worse",
+            "--k",
+            "5",
+            "--depth",
+            "10",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     table = pd.read_parquet(out / "rank_distance.parquet")
     assert len(table) == 2 * N_QUERIES
@@ -227,5 +360,17 @@ def test_rank_distance_command(inputs, tmp_path) -> None:
     assert summary["exposure"]["vs_baseline"]["same"]["js"] == 0.0
     with pytest.raises(SystemExit):
         main(["rank-distance", "--baseline", "base", "--out", str(tmp_path / "x")])
-    assert main(["rank-distance", "--runs", str(runs), "--baseline", "nope",
-                 "--out", str(tmp_path / "y")]) == 2
+    assert (
+        main(
+            [
+                "rank-distance",
+                "--runs",
+                str(runs),
+                "--baseline",
+                "nope",
+                "--out",
+                str(tmp_path / "y"),
+            ]
+        )
+        == 2
+    )

@@ -18,7 +18,13 @@ def test_parse_forms() -> None:
     assert (c.measure, c.op, c.threshold) == ("AP(rel=2)", ">=", 0.5)
     c = parse_condition("nDCG@10 drop > 1% p<0.05")
     assert (c.kind, c.threshold, c.relative, c.p_field, c.p_op, c.p_threshold) == (
-        "drop", 0.01, True, "p_randomization_holm", "<", 0.05)
+        "drop",
+        0.01,
+        True,
+        "p_randomization_holm",
+        "<",
+        0.05,
+    )
     c = parse_condition("map drop >= 0.01 p_ttest<=0.1", canonical_measure)
     assert (c.measure, c.relative, c.p_field, c.p_op) == ("AP", False, "p_ttest_holm", "<=")
     c = parse_condition("ndcg_cut_10 <= 1e-1", canonical_measure)
@@ -65,11 +71,23 @@ def test_drop_direction_and_relative() -> None:
 
 ROWS = [
     # A: mean 0.50 vs 0.60 (drop 0.10, 16.7%), significant by randomization only
-    {"run_id": "A", "measure": "nDCG@10", "mean": 0.50, "baseline_mean": 0.60,
-     "p_randomization_holm": 0.01, "p_ttest_holm": 0.2},
+    {
+        "run_id": "A",
+        "measure": "nDCG@10",
+        "mean": 0.50,
+        "baseline_mean": 0.60,
+        "p_randomization_holm": 0.01,
+        "p_ttest_holm": 0.2,
+    },
     # B: mean 0.595 vs 0.60 (drop 0.005, 0.83%), not significant
-    {"run_id": "B", "measure": "nDCG@10", "mean": 0.595, "baseline_mean": 0.60,
-     "p_randomization_holm": 0.7, "p_ttest_holm": 0.6},
+    {
+        "run_id": "B",
+        "measure": "nDCG@10",
+        "mean": 0.595,
+        "baseline_mean": 0.60,
+        "p_randomization_holm": 0.7,
+        "p_ttest_holm": 0.6,
+    },
 ]
 MEANS = {"A": {"nDCG@10": 0.52}, "B": {"nDCG@10": 0.61}, "base": {"nDCG@10": 0.1}}
 
@@ -100,8 +118,16 @@ def test_gate_drop_conditions() -> None:
 
 
 def test_gate_undefined_values_fail() -> None:
-    rows = [{"run_id": "C", "measure": "AP", "mean": math.nan, "baseline_mean": math.nan,
-             "p_randomization_holm": math.nan, "p_ttest_holm": math.nan}]
+    rows = [
+        {
+            "run_id": "C",
+            "measure": "AP",
+            "mean": math.nan,
+            "baseline_mean": math.nan,
+            "p_randomization_holm": math.nan,
+            "p_ttest_holm": math.nan,
+        }
+    ]
     conds = [parse_condition("AP drop > 0.01"), parse_condition("AP < 0.2")]
     fails = evaluate_gate(conds, rows, {"C": {"AP": math.nan}}, lambda m: True, runs=["C"])
     assert len(fails) == 2

@@ -38,8 +38,9 @@ def _per_query() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def result(spark):
-    df = spark.createDataFrame(_per_query(), "run_id string, query_id string, measure string, "
-                               "value double")
+    df = spark.createDataFrame(
+        _per_query(), "run_id string, query_id string, measure string, value double"
+    )
     opts = CompareOptions(baseline="base", permutations=256, bootstrap=2000, seed=5)
     res = compare(spark, df, opts, with_plots=True)
     yield res
@@ -53,9 +54,23 @@ def _row(res, run: str, measure: str) -> dict:
 
 def test_columns_and_shape(result) -> None:
     assert list(result.comparison.columns[:16]) == [
-        "run_id", "baseline", "measure", "mean", "baseline_mean", "delta", "p_ttest",
-        "p_randomization", "ci_low", "ci_high", "wins", "ties", "losses", "p_ttest_holm",
-        "p_randomization_holm", "n_queries"]
+        "run_id",
+        "baseline",
+        "measure",
+        "mean",
+        "baseline_mean",
+        "delta",
+        "p_ttest",
+        "p_randomization",
+        "ci_low",
+        "ci_high",
+        "wins",
+        "ties",
+        "losses",
+        "p_ttest_holm",
+        "p_randomization_holm",
+        "n_queries",
+    ]
     assert len(result.comparison) == 4
     assert result.runs == ["A", "B"]
     assert sorted(result.measures) == ["AP", "nDCG@10"]
@@ -69,13 +84,24 @@ def test_a_ndcg_against_scipy(result) -> None:
     assert row["baseline_mean"] == pytest.approx(y.mean())
     assert row["delta"] == pytest.approx((x - y).mean())
     assert row["p_ttest"] == pytest.approx(sps.ttest_rel(x, y).pvalue)
-    exact = sps.permutation_test((x, y), lambda a, b, axis: np.mean(a - b, axis=axis),
-                                 permutation_type="samples", vectorized=True, n_resamples=2**7)
+    exact = sps.permutation_test(
+        (x, y),
+        lambda a, b, axis: np.mean(a - b, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=2**7,
+    )
     assert row["randomization_exact"]
     assert row["p_randomization"] == pytest.approx(exact.pvalue)
-    ci = sps.bootstrap((x, y), lambda a, b, axis=-1: np.mean(a - b, axis=axis), paired=True,
-                       vectorized=True, method="percentile", n_resamples=2000,
-                       rng=np.random.default_rng(5)).confidence_interval
+    ci = sps.bootstrap(
+        (x, y),
+        lambda a, b, axis=-1: np.mean(a - b, axis=axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=2000,
+        rng=np.random.default_rng(5),
+    ).confidence_interval
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((ci.low, ci.high))
     # deltas: +.05 +.15 -.05 0 +.10 +.15 +.05 -> 5 wins, 1 tie, 1 loss
     assert (row["wins"], row["ties"], row["losses"]) == (5, 1, 1)
@@ -123,8 +149,9 @@ def test_plot_samples(result) -> None:
 def test_direction_lower_is_better(spark, monkeypatch) -> None:
     monkeypatch.setattr(pipeline, "higher_is_better", lambda name: False)
     df = spark.createDataFrame(_per_query()).filter("measure = 'nDCG@10' and run_id != 'A'")
-    res = compare(spark, df, CompareOptions(baseline="base", permutations=16, bootstrap=10),
-                  with_plots=False)
+    res = compare(
+        spark, df, CompareOptions(baseline="base", permutations=16, bootstrap=10), with_plots=False
+    )
     row = _row(res, "B", "nDCG@10")
     assert (row["wins"], row["losses"]) == (8, 0)  # lower values win
     assert not row["higher_is_better"]
@@ -159,11 +186,13 @@ def _runs_table() -> pd.DataFrame:
 
 
 def test_rank_distance_and_exposure(spark) -> None:
-    runs = spark.createDataFrame(_runs_table(), "run_id string, query_id string, "
-                                 "doc_id string, score double")
+    runs = spark.createDataFrame(
+        _runs_table(), "run_id string, query_id string, doc_id string, score double"
+    )
     per_query = spark.createDataFrame(
         [("base", "q1", "AP", 0.5), ("X", "q1", "AP", 0.6)],
-        "run_id string, query_id string, measure string, value double")
+        "run_id string, query_id string, measure string, value double",
+    )
     opts = CompareOptions(baseline="base", permutations=16, bootstrap=10, k=3, rbo_p=0.9)
     res = compare(spark, per_query, opts, runs_df=runs, with_plots=False)
     rd = res.rank_distance.toPandas().set_index("query_id")

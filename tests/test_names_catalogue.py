@@ -16,6 +16,7 @@ from sparkeval.measures.names import (
     parse_trec_request,
     split_measure_list,
 )
+from sparkeval.measures.rating import RATING_ERRORS
 
 CANONICAL = [
     "IPrec(recall=0.1)",
@@ -161,7 +162,7 @@ def test_measures_command_text(capsys: pytest.CaptureFixture[str]) -> None:
 def test_measures_command_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     out = _run_command(capsys, "--format", "markdown")
     rows = [line for line in out.splitlines() if line.startswith("| `")]
-    assert len(rows) == len(REGISTRY) + 12
+    assert len(rows) == len(REGISTRY) + len(RATING_ERRORS)
     assert all(line.count(" | ") >= 3 for line in rows)
     one = _run_command(capsys, "nDCG", "--format", "markdown")
     assert "`ndcg_cut_<k>`" in one and "RMSE" not in one

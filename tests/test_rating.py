@@ -23,6 +23,9 @@ def _reference(errors: np.ndarray, truth: np.ndarray, kind: str, param: float | 
         return float(np.sort(a)[::-1][: int(param)].sum())
     if kind == "Lp":
         return float(np.linalg.norm(errors, ord=param))
+    if kind == "ExpVar":
+        var_truth = float(np.var(truth))
+        return float("nan") if var_truth == 0 else 1.0 - float(np.var(errors)) / var_truth
     ss_tot = float(np.sum((truth - truth.mean()) ** 2))
     return float("nan") if ss_tot == 0 else 1.0 - float(np.sum(errors**2)) / ss_tot
 

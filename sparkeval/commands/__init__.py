@@ -11,4 +11,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.demo",
     "sparkeval.commands.compare",
     "sparkeval.commands.rank_distance",
+    "sparkeval.commands.rating_errors",
 )

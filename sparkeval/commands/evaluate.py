@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from sparkeval.compat import COMPAT_PROFILES
 from sparkeval.config import build_config, load_config_file
 from sparkeval.engine.assemble import QUERY_POLICIES
 from sparkeval.io.readers import FORMATS
@@ -32,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--queries",
         choices=QUERY_POLICIES,
         default=None,
-        help="queries averaged: qrels (default; missing from a run scores 0), both, run",
+        help="queries averaged: qrels (default; missing from a run scores 0), both, run, "
+        "union (run or qrels)",
     )
     p.add_argument(
         "--rel-level",
@@ -60,6 +62,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         const=True,
         default=None,
         help="print per-query values too",
+    )
+    p.add_argument(
+        "--compat",
+        choices=COMPAT_PROFILES,
+        default=None,
+        help="reproduce another evaluator: trec (default), mllib (Spark RankingMetrics) or "
+        "recommenders (Microsoft Recommenders); see the README",
+    )
+    p.add_argument(
+        "--relevance",
+        choices=("grade", "all"),
+        default=None,
+        help="truth relevance: grade (integer grades, default) or all (every truth item)",
+    )
+    p.add_argument(
+        "--relevance-threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="truth ratings >= T are relevant (grade 1), others grade 0",
     )
     p.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     p.add_argument("--config", metavar="FILE", help="YAML config; options given here win")
@@ -115,6 +137,9 @@ def config_from_args(args: argparse.Namespace):
         "qrels_columns": args.qrels_columns,
         "buckets": args.buckets,
         "overwrite": args.overwrite,
+        "compat": args.compat,
+        "relevance": args.relevance,
+        "relevance_threshold": args.relevance_threshold,
     }
     return build_config(file_values, cli_values)
 

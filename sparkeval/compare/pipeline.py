@@ -238,39 +238,21 @@ def check_per_query(df: Any, where: str = "per-query table") -> Any:
 
 
 def read_runs(spark: Any, paths: Sequence[str]) -> Any:
-    """Read run tables (Parquet, or CSV with a header line) with the run columns."""
+    """Read runs in any input format (TREC text, Parquet, CSV, JSON Lines).
+
+    The readers of :mod:`sparkeval.io` do the parsing; a row they could not parse
+    is an error naming the file and line.
+    """
     from pyspark.sql import functions as F
 
-    frames = []
-    for raw in paths:
-        p = Path(raw)
-        if not p.exists():
-            raise InputError(f"run table {raw} does not exist")
-        try:
-            if p.suffix.lower() == ".csv":
-                df = spark.read.option("header", True).csv(str(p))
-            else:
-                df = spark.read.parquet(str(p))
-        except Exception as exc:
-            raise InputError(f"cannot read the run table {raw}: {exc}") from None
-        missing = [c for c in RUN_COLUMNS if c not in df.columns]
-        if missing:
-            raise InputError(
-                f"run table {raw}: missing column(s) {', '.join(missing)}; expected "
-                f"{', '.join(RUN_COLUMNS)} (found {', '.join(df.columns)})"
-            )
-        frames.append(
-            df.select(
-                F.col("run_id").cast("string"),
-                F.col("query_id").cast("string"),
-                F.col("doc_id").cast("string"),
-                F.col("score").cast("double"),
-            )
-        )
-    out = frames[0]
-    for other in frames[1:]:
-        out = out.unionByName(other)
-    return out
+    from sparkeval.io import read_runs as read_run_inputs
+    from sparkeval.io.locate import with_line_number
+
+    df, _ = read_run_inputs(spark, list(paths))
+    bad = df.where(F.col("_bad").isNotNull()).select("_bad").first()
+    if bad is not None:
+        raise InputError(with_line_number(bad[0]))
+    return df.drop("_bad")
 
 
 # ----------------------------------------------------------------------------- pairing

@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 from sparkeval.errors import InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
 
-QueryPolicy = Literal["qrels", "both", "run"]
-QUERY_POLICIES: tuple[str, ...] = ("qrels", "both", "run")
+QueryPolicy = Literal["qrels", "both", "run", "union"]
+QUERY_POLICIES: tuple[str, ...] = ("qrels", "both", "run", "union")
 
 #: columns of the wide per-segment frame before the measure columns
 META_COLUMNS: tuple[str, ...] = (
@@ -44,7 +44,9 @@ class EvalOptions:
 
     Attributes:
         queries: which queries are evaluated (METRICS.md §2): ``qrels`` (every
-            judged query; missing from the run scores 0), ``both`` or ``run``.
+            judged query; missing from the run scores 0), ``both``, ``run`` or
+            ``union`` (every query of the run or the qrels; Spark MLlib's
+            RankingMetrics, where an empty ranking or empty truth scores 0).
         rel_level: grade >= rel_level counts as relevant (trec_eval ``-l``).
         depth: keep the first ``depth`` docs per query after sorting (trec_eval ``-M``).
     """
@@ -227,6 +229,8 @@ def evaluate_tables(
         evaluated = in_qrels
     elif options.queries == "both":
         evaluated = in_qrels & in_run
+    elif options.queries == "union":
+        evaluated = in_qrels | in_run
     else:
         evaluated = in_run
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from sparkeval.measures.batch import NONPOOL, RankedBatch
-from sparkeval.measures.registry import TrecParams, measure
+from sparkeval.measures.registry import Param, TrecParams, measure
 
 TREC = "trec_eval 10 (usnistgov/trec_eval)"
 
@@ -89,26 +89,45 @@ def recall(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     return _safe_div(hits_at(b, level, k), b.num_rel(level))
 
 
-def _average_precision(b: RankedBatch, level: int, k: int | None) -> np.ndarray:
+#: denominators of AP@k: R (trec_eval map_cut) or min(R, k) (Spark MLlib, Recommenders)
+AP_DENOMINATORS = ("R", "min_k")
+
+
+def _average_precision(
+    b: RankedBatch, level: int, k: int | None, denom: str = "R"
+) -> np.ndarray:
     rel = b.relevant(level) & b.within(k)
     precision_at_i = b.cum_relevant(level) / b.positions
-    return _safe_div(b.segment_sum(np.where(rel, precision_at_i, 0.0)), b.num_rel(level))
+    r = b.num_rel(level)
+    if denom == "min_k" and k is not None:
+        r = np.minimum(r, k)
+    return _safe_div(b.segment_sum(np.where(rel, precision_at_i, 0.0)), r)
 
 
 @measure(
     "AP",
     description=(
         "average precision: sum_i rel_i * P@i / R; with @k the sum stops at k "
-        "but still divides by R (trec_eval map_cut)"
+        "but still divides by R (trec_eval map_cut); denom=min_k divides AP@k by "
+        "min(R, k) instead (Spark MLlib meanAveragePrecisionAt, Microsoft Recommenders "
+        "map_at_k); 0 when R = 0"
     ),
     cutoff="optional",
+    params={
+        "denom": Param(
+            str,
+            "R",
+            choices=AP_DENOMINATORS,
+            help="R (trec_eval) or min_k: min(R, k) (MLlib/Recommenders MAP@k; R without @k)",
+        )
+    },
     trec="map",
     trec_cut="map_cut_{k}",
     trec_params=(TrecParams("map_cut", "cutoffs"),),
-    references=TREC,
+    references=TREC + "; Spark MLlib RankingMetrics.meanAveragePrecisionAt (denom=min_k)",
 )
 def average_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
-    return _average_precision(b, p["rel"], k)
+    return _average_precision(b, p["rel"], k, p["denom"])
 
 
 @measure(

@@ -95,6 +95,19 @@ def _r2_groups(truth: np.ndarray, g: np.ndarray, e: np.ndarray, n: int) -> np.nd
     return 1.0 - out
 
 
+def _explained_variance_groups(truth: np.ndarray, g: np.ndarray, e: np.ndarray,
+                               n: int) -> np.ndarray:
+    c = _counts(g, n)
+    size = np.maximum(c, 1)
+    truth_mean = np.bincount(g, truth, n) / size
+    error_mean = np.bincount(g, e, n) / size
+    var_truth = np.bincount(g, (truth - truth_mean[g]) ** 2, n)
+    var_error = np.bincount(g, (e - error_mean[g]) ** 2, n)
+    out = np.full(n, np.nan)
+    np.divide(var_error, var_truth, out=out, where=var_truth > 0)
+    return 1.0 - out
+
+
 @dataclass(frozen=True)
 class RatingError:
     """One rating-error measure.
@@ -103,7 +116,8 @@ class RatingError:
         name: distinct name (``MAE`` pooled, ``MAE_per_user`` per user then mean).
         description: definition with its formula.
         per_user: True for the per-user-then-mean form.
-        kind: the base error (``RMSE``, ``MAE``, ``MaxAE``, ``TopL_AE``, ``Lp``, ``R2``).
+        kind: the base error (``RMSE``, ``MAE``, ``MaxAE``, ``TopL_AE``, ``Lp``, ``R2``,
+            ``ExpVar``).
         param: name of the parameter (``L`` or ``p``), if any.
         default: the parameter's default value.
         higher_is_better: False for errors, True for R².
@@ -128,6 +142,8 @@ class RatingError:
                 value: float | None) -> np.ndarray:
         if self.kind == "R2":
             return _r2_groups(truth, g, e, n)
+        if self.kind == "ExpVar":
+            return _explained_variance_groups(truth, g, e, n)
         param = self.default if value is None else value
         return _KERNELS[self.kind](g, e, n, param)
 
@@ -172,6 +188,9 @@ _BASE = (
     ("Lp", "Hölder norm of the residuals (sum |e|^p)^(1/p)", "p", 2.0, False),
     ("R2", "coefficient of determination 1 - sum e^2 / sum (p - mean p)^2; "
            "undefined when the true ratings are constant", None, None, True),
+    ("ExpVar", "explained variance 1 - Var(e) / Var(p) (population variances; equals R2 "
+               "when the residuals have mean 0); undefined when the true ratings are "
+               "constant", None, None, True),
 )
 
 

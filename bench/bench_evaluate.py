@@ -1,0 +1,280 @@
+"""Benchmark `sparkeval evaluate` against Spark MLlib, pytrec_eval, ranx and a numpy reference.
+
+Every system runs as a whole process (JVM start included for the Spark ones), in
+the order A B C ... A B C ... so that drifting machine load hits all of them alike.
+Each runner reports its own inner time (after start-up); the harness measures wall
+time and the peak resident memory of the whole process tree (sampled every 0.1 s).
+
+Usage::
+
+    python bench/bench_evaluate.py --sizes 100000x100 1000000x10 --repeat 3 \
+        --results bench/RESULTS.md
+
+``--sizes QxD`` means Q queries with D retrieved docs each (Q·D run rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from runners.common import SPARKEVAL_MEASURES  # noqa: E402
+from synthetic import generate  # noqa: E402
+
+SYSTEMS = ("sparkeval", "mllib", "pytrec_eval", "ranx", "numpy")
+LABELS = {
+    "sparkeval": "sparkeval evaluate (10 measures, local[2])",
+    "mllib": "Spark MLlib RankingEvaluator (4 metrics, local[2])",
+    "pytrec_eval": "pytrec_eval / trec_eval (9 measures)",
+    "ranx": "ranx (9 measures)",
+    "numpy": "numpy reference: sparkeval kernels, 1 process (10 measures)",
+}
+
+
+@dataclass
+class Sample:
+    wall: float
+    inner: float | None
+    peak_mb: float
+
+
+@dataclass
+class Result:
+    system: str
+    samples: list[Sample] = field(default_factory=list)
+
+    def median(self, attr: str) -> float | None:
+        values = [getattr(s, attr) for s in self.samples if getattr(s, attr) is not None]
+        return statistics.median(values) if values else None
+
+
+def _tree_rss_kb(root: int) -> int:
+    """Resident memory of a process and all its descendants, in KiB."""
+    total, stack, seen = 0, [root], set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as children:
+                    stack.extend(int(c) for c in children.read().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return total
+
+
+def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, str]:
+    """(wall seconds, peak tree RSS in MiB, stdout) of one whole process."""
+    peak = 0
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{shlex.join(cmd)} failed ({proc.returncode}):\n{err[-3000:]}")
+    return wall, peak / 1024, out
+
+
+def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
+    py = sys.executable
+    if system == "sparkeval":
+        return [
+            py,
+            "-m",
+            "sparkeval.cli",
+            "evaluate",
+            "--run",
+            str(run),
+            "--qrels",
+            str(qrels),
+            "--measures",
+            ",".join(SPARKEVAL_MEASURES),
+            "--out",
+            str(out),
+            "--overwrite",
+            "--master",
+            "local[2]",
+        ]
+    module = {
+        "mllib": "runners.mllib",
+        "pytrec_eval": "runners.pytrec",
+        "ranx": "runners.ranx_runner",
+        "numpy": "runners.numpy_reference",
+    }[system]
+    return [py, "-m", module, str(run), str(qrels)]
+
+
+def inner_seconds(system: str, stdout: str, out: Path) -> float | None:
+    if system == "sparkeval":
+        for name in ("timings.json", "summary.json"):
+            path = out / name
+            if path.exists():
+                data = json.loads(path.read_text())
+                if "seconds" in data:
+                    return float(data["seconds"])
+        return None
+    last = [line for line in stdout.strip().splitlines() if line.startswith("{")]
+    return float(json.loads(last[-1])["inner_seconds"]) if last else None
+
+
+def bench_size(queries: int, docs: int, systems: list[str], repeat: int, work: Path) -> dict:
+    data = work / f"{queries}x{docs}"
+    run, qrels = generate(data, queries, docs)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(BENCH), str(BENCH.parent), env.get("PYTHONPATH", "")])
+    env["PYSPARK_PYTHON"] = sys.executable
+    results = {s: Result(s) for s in systems}
+    for rep in range(repeat):
+        for system in systems:
+            out = work / f"out-{system}"
+            wall, peak, stdout = run_measured(command(system, run, qrels, out), env, BENCH)
+            sample = Sample(wall, inner_seconds(system, stdout, out), peak)
+            results[system].samples.append(sample)
+            inner = f"{sample.inner:.1f}" if sample.inner is not None else "-"
+            print(
+                f"  {queries}x{docs} rep {rep + 1} {system:<12} wall {wall:7.1f}s  "
+                f"inner {inner:>6}s  peak {peak:7.0f} MiB",
+                flush=True,
+            )
+    return {"queries": queries, "docs": docs, "rows": queries * docs, "results": results}
+
+
+def table(size: dict) -> list[str]:
+    results: dict[str, Result] = size["results"]
+    mllib = results.get("mllib")
+    base = mllib.median("wall") if mllib else None
+    lines = [
+        f"### {size['queries']:,} queries × {size['docs']} docs = {size['rows']:,} run rows",
+        "",
+        "| system | median wall s (min–max) | rows/s | median inner s | peak RSS MiB | "
+        "MLlib wall / system wall |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, res in results.items():
+        wall = res.median("wall")
+        walls = [s.wall for s in res.samples]
+        inner = res.median("inner")
+        inner_text = f"{inner:.1f}" if inner is not None else "-"
+        ratio = f"{base / wall:.2f}×" if base and wall else "-"
+        peak = max(s.peak_mb for s in res.samples)
+        lines.append(
+            f"| {LABELS[name]} | {wall:.1f} ({min(walls):.1f}–{max(walls):.1f}) | "
+            f"{size['rows'] / wall:,.0f} | {inner_text} | {peak:,.0f} | {ratio} |"
+        )
+    return lines
+
+
+def targets(sizes: list[dict]) -> list[str]:
+    lines = ["", "### Targets", ""]
+
+    def get(size: dict, system: str, attr: str) -> float | None:
+        res = size["results"].get(system)
+        return res.median(attr) if res else None
+
+    for size in sizes:
+        label = f"{size['queries']:,}×{size['docs']}"
+        se, ml, pt = (get(size, s, "wall") for s in ("sparkeval", "mllib", "pytrec_eval"))
+        if se and ml:
+            ok = ml / se >= 4
+            lines.append(
+                f"- {label}: sparkeval vs MLlib wall ratio {ml / se:.2f}× "
+                f"(target ≥ 4×): {'met' if ok else 'NOT met'}"
+            )
+        if se and pt:
+            lines.append(
+                f"- {label}: sparkeval {se:.1f}s vs pytrec_eval {pt:.1f}s "
+                f"(target: faster): {'met' if se < pt else 'NOT met'}"
+            )
+        si, ni = get(size, "sparkeval", "inner"), get(size, "numpy", "inner")
+        if si and ni:
+            lines.append(
+                f"- {label}: sparkeval Spark time {si:.1f}s vs numpy reference {ni:.1f}s "
+                f"= {si / ni:.2f}× (target ≤ 2×): {'met' if si / ni <= 2 else 'NOT met'}"
+            )
+    deep = [s for s in sizes if s["docs"] >= 100]
+    shallow = [s for s in sizes if s["docs"] <= 10]
+    if deep and shallow:
+        d, s = deep[0], shallow[0]
+        rd = d["rows"] / get(d, "sparkeval", "wall")
+        rs = s["rows"] / get(s, "sparkeval", "wall")
+        lines.append(
+            f"- rows/s with {s['docs']} docs/query vs {d['docs']}: {rs:,.0f} vs {rd:,.0f} "
+            f"= {rs / rd:.2f} (target ≥ 0.67): {'met' if rs / rd >= 2 / 3 else 'NOT met'}"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", default=["100000x100", "1000000x10"])
+    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--results", type=Path, default=None, help="write the tables here")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="sparkeval-bench-"))
+    sizes = []
+    for spec in args.sizes:
+        q, d = (int(x) for x in spec.lower().split("x"))
+        print(f"size {q}x{d}", flush=True)
+        sizes.append(bench_size(q, d, args.systems, args.repeat, work))
+    lines = [
+        "# sparkeval benchmark results",
+        "",
+        "Command: `python "
+        + " ".join(shlex.quote(a) for a in ["bench/bench_evaluate.py", *sys.argv[1:]])
+        + "`",
+        "",
+        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()}; {args.repeat} alternating repetitions, medians. "
+        "Wall = the whole process (JVM start included); inner = the system's own time after "
+        "start-up (for sparkeval: reading, evaluating and writing the outputs); peak RSS = the "
+        "whole process tree.",
+        "",
+    ]
+    for size in sizes:
+        lines += [*table(size), ""]
+    lines += targets(sizes)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.results:
+        args.results.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

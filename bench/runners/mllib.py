@@ -1,0 +1,56 @@
+"""Spark MLlib RankingEvaluator, the usual way: collect_list per query, one evaluate() per metric.
+
+Usage: python -m runners.mllib RUN.parquet QRELS.parquet
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from pyspark.ml.evaluation import RankingEvaluator
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from runners.common import report
+
+
+def main(run_path: str, qrels_path: str) -> None:
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .getOrCreate()
+    )
+    started = time.time()
+    as_number = F.regexp_extract("doc_id", r"(\d+)$", 1).cast("double")
+    run = spark.read.parquet(run_path).withColumn("item", as_number)
+    qrels = spark.read.parquet(qrels_path).where("relevance >= 1").withColumn("item", as_number)
+    ranked = (
+        run.groupBy("query_id")
+        .agg(F.sort_array(F.collect_list(F.struct(-F.col("score"), F.col("item")))).alias("pairs"))
+        .select("query_id", F.col("pairs.item").alias("prediction"))
+    )
+    labels = qrels.groupBy("query_id").agg(F.collect_list("item").alias("label"))
+    data = (
+        ranked.join(labels, "query_id", "left")
+        .select("prediction", F.coalesce("label", F.array().cast("array<double>")).alias("label"))
+        .cache()
+    )
+    values = {}
+    for metric, k in (
+        ("ndcgAtK", 10),
+        ("meanAveragePrecision", None),
+        ("precisionAtK", 10),
+        ("recallAtK", 10),
+    ):
+        evaluator = RankingEvaluator(metricName=metric)
+        if k is not None:
+            evaluator = evaluator.setK(k)
+        values[metric] = evaluator.evaluate(data)
+    report(time.time() - started, values=values)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,190 @@
+"""Compatibility profiles: reproduce the numbers of other evaluators with our measures.
+
+A profile maps the measure names a user of another evaluator knows onto registry
+measures with explicit parameters (the registry stays the single source of
+truth), and fixes the query policy and the relevance rule:
+
+``trec`` (default)
+    trec_eval: names as given, ``queries`` as given (default ``qrels``), integer
+    grades from the truth.
+
+``mllib`` (Spark MLlib ``RankingMetrics``)
+    * users: every user in the recommendations or the truth (``queries=union``);
+      an empty ranking or an empty truth scores 0 and still counts;
+    * relevance: every truth item (``all``) unless a threshold is given; with
+      ``relevance grade`` the labels are still every truth item for P, R and MAP
+      (``rel=0``) and nDCG uses the grades with gain 2^g - 1;
+    * ``P@k`` → ``P@k`` (hits / k); ``R@k`` → ``R@k`` (hits / |labels|);
+      ``MAP`` → ``AP`` (/ |labels|); ``MAP@k`` → ``AP(denom=min_k)@k``
+      (/ min(|labels|, k)); ``nDCG@k`` → ``nDCG@k`` (binary gain, ideal over
+      min(|labels|, k) positions) or ``nDCG(gain=exp)@k`` for graded labels.
+
+``recommenders`` (Microsoft Recommenders ``SparkRankingEvaluation``)
+    * users: those with recommendations and truth (an inner join, ``queries=both``);
+    * relevance: every truth item (binary) unless a threshold is given;
+    * every measure is computed on the top k recommendations by score:
+      ``P@k``, ``R@k``, ``nDCG@k`` as in MLlib; ``MAP@k`` (``map_at_k``) →
+      ``AP(denom=min_k)@k``; ``MAP`` (``map``: MLlib's MAP over the top k, / |truth|)
+      → ``AP@k`` with k the cutoff of the other requested measures.
+
+Known differences that no profile reproduces: MLlib counts a duplicated
+prediction once per occurrence (sparkeval rejects duplicates), MLlib's graded
+ideal DCG takes the labels in the order given (sparkeval sorts them, so nDCG
+never exceeds 1), and Recommenders breaks score ties arbitrarily (sparkeval by
+item id descending).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkeval.errors import ConfigError
+from sparkeval.io.truth import RelevanceRule
+from sparkeval.measures import Measure
+from sparkeval.measures.names import parse_measures
+
+COMPAT_PROFILES = ("trec", "mllib", "recommenders")
+
+_QUERIES = {"mllib": "union", "recommenders": "both"}
+_SUPPORTED = {
+    "mllib": "P@k, R@k, MAP, MAP@k, nDCG@k",
+    "recommenders": "P@k, R@k, nDCG@k, MAP, MAP@k",
+}
+
+
+@dataclass(frozen=True)
+class CompatPlan:
+    """What a profile asks of the evaluation.
+
+    Attributes:
+        profile: the profile name.
+        measures: registry measures to compute, in request order.
+        queries: the query policy.
+        relevance: the relevance rule for the truth.
+        mapping: requested name → canonical name of the measure computed for it.
+    """
+
+    profile: str
+    measures: list[Measure]
+    queries: str
+    relevance: RelevanceRule
+    mapping: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """The profile as recorded in ``summary.json``."""
+        return {
+            "profile": self.profile,
+            "queries": self.queries,
+            "relevance": self.relevance.describe(),
+            "measures": dict(self.mapping),
+        }
+
+
+def _with_rel(m: Measure, level: int | None) -> Measure:
+    params = tuple((k, v) for k, v in m.params if k != "rel")
+    if level is not None:
+        params = (*params, ("rel", level))
+    return Measure(m.family, m.k, params)
+
+
+def _map_one(
+    profile: str, m: Measure, rule: RelevanceRule, map_cutoff: int | None, text: str
+) -> Measure:
+    """The registry measure that reproduces the peer's measure requested as ``m``."""
+    level = 0 if (profile == "mllib" and rule.kind == "grade") else None
+    plain = Measure(m.family, m.k)
+    if plain.family in ("P", "R") and m.k is not None:
+        target = _with_rel(plain, level)
+    elif plain.family == "AP" and m.k is not None:
+        target = _with_rel(Measure("AP", m.k, (("denom", "min_k"),)), level)
+    elif plain.family == "AP" and profile == "mllib":
+        target = _with_rel(plain, level)
+    elif plain.family == "AP":
+        if map_cutoff is None:
+            raise ConfigError(
+                f"measure {text!r}: Recommenders' MAP is taken over the top k; request it with "
+                "measures that share one cutoff (e.g. MAP,MAP@10,nDCG@10), or ask for AP@k"
+            )
+        target = Measure("AP", map_cutoff)
+    elif plain.family == "nDCG" and m.k is not None:
+        graded = profile == "mllib" and rule.kind == "grade"
+        target = Measure("nDCG", m.k, (("gain", "exp"),)) if graded else plain
+    else:
+        target = None
+    if target is None or (m.params and m != target):
+        raise ConfigError(
+            f"measure {text!r} has no equivalent in compat profile {profile!r}; "
+            f"it offers: {_SUPPORTED[profile]}"
+        )
+    return target
+
+
+def plan_compat(
+    profile: str,
+    measures: Sequence[str] | str,
+    relevance: RelevanceRule | None = None,
+    queries: str | None = None,
+) -> CompatPlan:
+    """Resolve a profile for requested measure names.
+
+    Args:
+        profile: ``trec``, ``mllib`` or ``recommenders``.
+        measures: measure names as the user wrote them.
+        relevance: the relevance rule asked for (None: the profile's default).
+        queries: the query policy asked for (None: the profile's default); the
+            ``mllib`` and ``recommenders`` profiles fix it and reject another.
+
+    Raises:
+        ConfigError: an unknown profile, a measure the peer does not have, or an
+            option that contradicts the profile.
+    """
+    if profile not in COMPAT_PROFILES:
+        raise ConfigError(f"key 'compat': {profile!r} is not one of {', '.join(COMPAT_PROFILES)}")
+    names = [measures] if isinstance(measures, str) else list(measures)
+    if profile == "trec":
+        parsed = _parse(names)
+        rule = relevance or RelevanceRule("grade")
+        return CompatPlan(
+            profile, parsed, queries or "qrels", rule, {m.name: m.name for m in parsed}
+        )
+    fixed = _QUERIES[profile]
+    if queries is not None and queries != fixed:
+        raise ConfigError(
+            f"key 'queries': compat profile {profile!r} evaluates queries={fixed!r}; "
+            f"leave 'queries' unset (got {queries!r})"
+        )
+    rule = relevance or RelevanceRule("all")
+    if profile == "recommenders" and rule.kind == "grade":
+        raise ConfigError(
+            "compat profile 'recommenders' uses binary relevance: use relevance 'all' "
+            "(every truth item) or a relevance threshold"
+        )
+    requested: list[tuple[str, Measure]] = []
+    for name in names:
+        for part in _split(name):
+            requested.extend((part, m) for m in _parse([part]))
+    cutoffs = {m.k for _, m in requested if m.k is not None}
+    map_cutoff = next(iter(cutoffs)) if len(cutoffs) == 1 else None
+    mapped: list[Measure] = []
+    mapping: dict[str, str] = {}
+    for text, m in requested:
+        target = _map_one(profile, m, rule, map_cutoff, text)
+        mapping[text] = target.name
+        if target not in mapped:
+            mapped.append(target)
+    return CompatPlan(profile, mapped, fixed, rule, mapping)
+
+
+def _parse(names: Sequence[str]) -> list[Measure]:
+    try:
+        return parse_measures(list(names))
+    except ValueError as exc:
+        raise ConfigError(f"key 'measures': {exc}") from None
+
+
+def _split(text: str) -> list[str]:
+    from sparkeval.measures.names import split_measure_list
+
+    return split_measure_list(text)

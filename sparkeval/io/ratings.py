@@ -1,0 +1,179 @@
+"""Read rating tables: predictions ``(user, item, prediction)`` and truth ``(user, item, rating)``.
+
+Canonical frame: ``user_id, item_id, value, _bad`` (strings, strings, double,
+message).  Values may be any finite numbers (ratings need not be integers).
+
+Formats: Parquet (file or directory), CSV with a header, JSON Lines, and plain
+text with whitespace separated ``user item value`` per line (further fields, such
+as a timestamp, are ignored; ``#`` lines are comments).  Columns are found by
+name or alias (see :data:`ALIASES`) or by an explicit mapping such as
+``user_id=uid,item_id=movie,prediction=p,rating=stars``.
+
+A value that is missing, not a number or not finite does not stop the read: the
+row carries a ``_bad`` message naming the file, user, item and column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sparkeval.errors import ConfigError, InputError
+from sparkeval.io.readers import _read_table, _trec_lines, check_exists, detect_format
+
+KINDS = ("predictions", "truth")
+
+#: the value column of each kind of table
+VALUE_COLUMN = {"predictions": "prediction", "truth": "rating"}
+
+#: accepted names of every canonical column (case-insensitive), in preference order
+ALIASES: dict[str, tuple[str, ...]] = {
+    "user_id": ("user_id", "userid", "user", "uid", "query_id", "qid"),
+    "item_id": ("item_id", "itemid", "item", "iid", "doc_id", "docno", "docid"),
+    "prediction": ("prediction", "pred", "predicted", "score", "estimate", "rating"),
+    "rating": ("rating", "label", "truth", "relevance", "grade", "value"),
+}
+
+
+def parse_columns(text: str | Mapping[str, str] | None) -> dict[str, str]:
+    """Parse ``canonical=source,...`` for rating tables into {canonical: source}.
+
+    ``user_id`` and ``item_id`` apply to both tables, ``prediction`` to the
+    predictions and ``rating`` to the truth.
+
+    Example:
+        >>> parse_columns("user_id=uid, rating=stars")
+        {'user_id': 'uid', 'rating': 'stars'}
+    """
+    if text is None:
+        return {}
+    if isinstance(text, Mapping):
+        pairs = {str(k): str(v) for k, v in text.items()}
+    else:
+        pairs = {}
+        for item in text.split(","):
+            if not item.strip():
+                continue
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise ConfigError(f"--columns item {item!r} is not canonical=source")
+            pairs[key.strip()] = value.strip()
+    unknown = sorted(set(pairs) - set(ALIASES))
+    if unknown:
+        raise ConfigError(
+            f"--columns names unknown column(s) {', '.join(unknown)}; "
+            f"canonical columns are: {', '.join(ALIASES)}"
+        )
+    return pairs
+
+
+def resolve(available: list[str], kind: str, mapping: Mapping[str, str], source: str) -> dict:
+    """{canonical: source column} for ``user_id``, ``item_id`` and the kind's value column."""
+    by_lower = {c.lower(): c for c in available}
+    found: dict[str, str] = {}
+    for canonical in ("user_id", "item_id", VALUE_COLUMN[kind]):
+        if canonical in mapping:
+            if mapping[canonical] not in available:
+                raise InputError(
+                    f"{source}: mapped column {mapping[canonical]!r} (for {canonical}) not "
+                    f"found; columns are: {', '.join(available)}"
+                )
+            found[canonical] = mapping[canonical]
+            continue
+        for alias in ALIASES[canonical]:
+            if alias in by_lower and by_lower[alias] not in found.values():
+                found[canonical] = by_lower[alias]
+                break
+        if canonical not in found:
+            raise InputError(
+                f"{source}: missing column {canonical!r} for a {kind} table (accepted names: "
+                f"{', '.join(ALIASES[canonical])}; or map one with --columns "
+                f"{canonical}=NAME); columns are: {', '.join(available)}"
+            )
+    return found
+
+
+def _value(source: str, raw, user, item, column: str):
+    """(value, bad message) columns: the value must be a finite number."""
+    from pyspark.sql import functions as F
+
+    value = raw.cast("string").try_cast("double")
+    bad = raw.isNull() | value.isNull() | F.isnan(value) | (F.abs(value) == float("inf"))
+    no_key = F.concat(
+        F.lit(f"{source}: a row has an empty user or item (user '"),
+        F.coalesce(user, F.lit("")),
+        F.lit("', item '"),
+        F.coalesce(item, F.lit("")),
+        F.lit("')"),
+    )
+    message = F.concat(
+        F.lit(f"{source}: user "),
+        F.coalesce(user, F.lit("<missing>")),
+        F.lit(" item "),
+        F.coalesce(item, F.lit("<missing>")),
+        F.lit(f": column {column} value '"),
+        F.coalesce(raw.cast("string"), F.lit("")),
+        F.lit("' is not a finite number"),
+    )
+    return value, F.when(user.isNull() | item.isNull(), no_key).when(bad, message)
+
+
+def canonical_ratings(
+    df, kind: str, mapping: Mapping[str, str] | None = None, source: str = "<DataFrame>"
+):
+    """A Spark DataFrame with user, item and value columns as ``user_id, item_id, value, _bad``.
+
+    Raises:
+        InputError: a required column is missing.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    cols = resolve(list(df.columns), kind, mapping or {}, source)
+    user = df[cols["user_id"]].cast("string")
+    item = df[cols["item_id"]].cast("string")
+    column = VALUE_COLUMN[kind]
+    value, bad = _value(source, df[cols[column]], user, item, cols[column])
+    return df.select(
+        user.alias("user_id"), item.alias("item_id"), value.alias("value"), bad.alias("_bad")
+    )
+
+
+def _read_text(spark, path: str, kind: str):
+    from pyspark.sql import functions as F
+
+    rows = _trec_lines(spark, path)
+    user = F.get(F.col("_f"), 0)
+    item = F.get(F.col("_f"), 1)
+    raw = F.get(F.col("_f"), 2)
+    value, bad = _value(path, raw, user, item, VALUE_COLUMN[kind])
+    short = F.concat(
+        F.lit(f"{path}: malformed line ["), F.col("_raw"), F.lit("]: expected 'user item value'")
+    )
+    return rows.select(
+        user.alias("user_id"),
+        item.alias("item_id"),
+        value.alias("value"),
+        F.when(F.size("_f") < 3, short).otherwise(bad).alias("_bad"),
+    )
+
+
+def read_ratings(
+    spark,
+    path: str,
+    kind: str,
+    fmt: str | None = None,
+    columns: str | Mapping[str, str] | None = None,
+):
+    """Read a predictions or truth table into ``user_id, item_id, value, _bad``.
+
+    ``fmt`` ``trec`` (the default for unknown extensions) means whitespace separated
+    ``user item value`` text.
+    """
+    check_exists(path)
+    fmt = detect_format(path, fmt)
+    if fmt == "trec":
+        df = _read_text(spark, path, kind)
+    else:
+        df = canonical_ratings(_read_table(spark, path, fmt), kind, parse_columns(columns), path)
+    if df.first() is None:
+        raise InputError(f"{path}: no {kind} rows (the input is empty)")
+    return df

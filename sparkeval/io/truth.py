@@ -1,0 +1,192 @@
+"""Relevance from recommender truth tables: ``(user, item[, rating])`` to integer qrels.
+
+The ranking engine evaluates integer grades (trec_eval semantics).  Recommender
+truth usually holds ratings, often non-integer, or no rating at all.  A
+:class:`RelevanceRule` turns such a table into qrels before the engine runs:
+
+* ``grade`` (default): the rating column is the integer grade (trec_eval qrels);
+* ``all``: every truth item is relevant with grade 1 (the rating, if any, is
+  ignored) — Spark MLlib's label sets and Microsoft Recommenders' ground truth;
+* ``threshold`` T: grade 1 when rating >= T, else grade 0 (judged, not relevant:
+  the user still counts as judged, and scores 0 when none of its items pass).
+
+Output frame: ``query_id, doc_id, relevance, _bad`` (strings, strings, long,
+message), the canonical qrels of :mod:`sparkeval.io.readers`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sparkeval.errors import ConfigError, InputError
+from sparkeval.io.columns import QRELS_ALIASES, parse_mapping, resolve_columns
+from sparkeval.io.readers import (
+    _bad_line,
+    _read_table,
+    _trec_lines,
+    check_exists,
+    detect_format,
+    id_column,
+    numeric_column,
+    read_qrels,
+)
+
+RELEVANCE_KINDS = ("grade", "all", "threshold")
+
+
+@dataclass(frozen=True)
+class RelevanceRule:
+    """How truth rows become integer grades.
+
+    Attributes:
+        kind: ``grade``, ``all`` or ``threshold``.
+        threshold: for ``threshold``, ratings >= this value are relevant (grade 1).
+    """
+
+    kind: str = "grade"
+    threshold: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in RELEVANCE_KINDS:
+            raise ConfigError(
+                f"key 'relevance': {self.kind!r} is not one of {', '.join(RELEVANCE_KINDS)}"
+            )
+        if self.kind == "threshold":
+            if (
+                isinstance(self.threshold, bool)
+                or not isinstance(self.threshold, int | float)
+                or not math.isfinite(self.threshold)
+            ):
+                raise ConfigError(
+                    f"key 'relevance_threshold': expected a finite number, got {self.threshold!r}"
+                )
+        elif self.threshold is not None:
+            raise ConfigError(
+                f"key 'relevance_threshold' applies only to the threshold rule, not to "
+                f"relevance {self.kind!r}"
+            )
+
+    @classmethod
+    def from_options(cls, relevance: str | None, threshold: float | None) -> RelevanceRule | None:
+        """The rule given by ``relevance`` / ``relevance_threshold`` options; None if neither.
+
+        A threshold alone means the ``threshold`` rule.
+        """
+        if threshold is not None:
+            if relevance not in (None, "threshold"):
+                raise ConfigError(
+                    f"key 'relevance_threshold' cannot be combined with relevance {relevance!r}"
+                )
+            return cls("threshold", threshold)
+        if relevance is None:
+            return None
+        if relevance == "threshold":
+            raise ConfigError("relevance 'threshold' needs key 'relevance_threshold' (a number)")
+        return cls(relevance)
+
+    @property
+    def binary(self) -> bool:
+        """True when every grade is 0 or 1."""
+        return self.kind != "grade"
+
+    def describe(self) -> dict[str, Any]:
+        """The rule as recorded in ``summary.json``."""
+        out: dict[str, Any] = {"rule": self.kind}
+        if self.kind == "threshold":
+            out["threshold"] = self.threshold
+        return out
+
+    def grades(self, value):
+        """Spark expression: the integer grade of a double rating column ``value``."""
+        from pyspark.sql import functions as F
+
+        if self.kind == "all":
+            return F.lit(1).cast("long")
+        if self.kind == "threshold":
+            return F.when(value >= F.lit(float(self.threshold or 0.0)), 1).otherwise(0).cast("long")
+        return value.cast("long")
+
+
+def _has_relevance(columns: list[str], mapping: Mapping[str, str]) -> bool:
+    lower = {c.lower() for c in columns}
+    return "relevance" in mapping or any(a in lower for a in QRELS_ALIASES["relevance"])
+
+
+def truth_to_qrels(
+    df,
+    rule: RelevanceRule,
+    columns: str | Mapping[str, str] | None = None,
+    source: str = "<truth DataFrame>",
+):
+    """Canonical qrels from a truth DataFrame with user, item and (optionally) rating columns.
+
+    Column names are found as for qrels (``user_id``/``userID``/``query_id``,
+    ``item_id``/``itemID``/``doc_id``, ``rating``/``relevance``/...).  The rating
+    column may be absent under the ``all`` rule.
+    """
+    from pyspark.sql import functions as F
+
+    mapping = parse_mapping(columns, "qrels")
+    if rule.kind == "all" and not _has_relevance(list(df.columns), mapping):
+        df = df.withColumn("_relevance_all", F.lit(1))
+        mapping = {**mapping, "relevance": "_relevance_all"}
+    cols = resolve_columns(list(df.columns), "qrels", mapping, source)
+    value, bad = numeric_column(
+        source, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=rule.kind == "grade"
+    )
+    if rule.kind == "all":
+        bad = F.lit(None).cast("string")
+    return df.select(
+        id_column(cols["query_id"]).alias("query_id"),
+        id_column(cols["doc_id"]).alias("doc_id"),
+        F.when(bad.isNull(), rule.grades(value)).alias("relevance"),
+        bad.alias("_bad"),
+    )
+
+
+def _read_trec_truth(spark, path: str, rule: RelevanceRule):
+    from pyspark.sql import functions as F
+
+    rows = _trec_lines(spark, path)
+    if rows.first() is None:
+        raise InputError(f"{path}: no qrels lines (the file is empty or only has comments)")
+    rating = F.get(F.col("_f"), 3).try_cast("double")
+    if rule.kind == "all":
+        cond = F.size("_f") < 3
+        expected = "expected 'qid iter docno [rel]'"
+    else:
+        cond = (F.size("_f") < 4) | rating.isNull() | F.isnan(rating)
+        expected = "expected 'qid iter docno rel' with a numeric rating"
+    bad = _bad_line(path, cond, expected)
+    return rows.select(
+        F.get(F.col("_f"), 0).alias("query_id"),
+        F.get(F.col("_f"), 2).alias("doc_id"),
+        F.when(bad.isNull(), rule.grades(rating)).alias("relevance"),
+        bad.alias("_bad"),
+    )
+
+
+def read_truth(
+    spark,
+    path: str,
+    rule: RelevanceRule,
+    fmt: str | None = None,
+    columns: str | Mapping[str, str] | None = None,
+):
+    """Read qrels or a recommender truth table and apply the relevance rule.
+
+    The ``grade`` rule is exactly :func:`sparkeval.io.readers.read_qrels`.
+    """
+    if rule.kind == "grade":
+        return read_qrels(spark, path, fmt, columns)
+    check_exists(path)
+    fmt = detect_format(path, fmt)
+    if fmt == "trec":
+        return _read_trec_truth(spark, path, rule)
+    df = truth_to_qrels(_read_table(spark, path, fmt), rule, columns, path)
+    if df.first() is None:
+        raise InputError(f"{path}: no truth rows (the input is empty)")
+    return df
