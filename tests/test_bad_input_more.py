@@ -478,7 +478,7 @@ def test_rank_distance_invalid_k_and_missing_column(spark, tmp_path, capsys) -> 
     assert "--k must be >= 1, got 0" in capsys.readouterr().err
     assert main(args) == EXIT_INPUT
     err = capsys.readouterr().err
-    assert "runs.parquet: missing column(s) score" in err, err
+    assert "runs.parquet: missing column 'score'" in err, err
     assert_no_output(tmp_path)
 
 
