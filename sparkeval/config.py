@@ -25,6 +25,7 @@ import yaml
 from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.assemble import QUERY_POLICIES, EvalOptions
 from sparkeval.errors import ConfigError
+from sparkeval.io.columns import parse_mapping
 from sparkeval.io.readers import FORMATS
 from sparkeval.io.truth import RelevanceRule
 from sparkeval.measures.names import parse_measures
@@ -80,6 +81,11 @@ class EvaluateConfig:
             _whole(self.depth, "depth", minimum=1)
         if self.buckets is not None:
             _whole(self.buckets, "buckets", minimum=1)
+        for key, kind in (("run_columns", "run"), ("qrels_columns", "qrels")):
+            try:
+                parse_mapping(getattr(self, key), kind)
+            except ConfigError as exc:
+                raise ConfigError(f"key '{key}': {exc}") from None
         try:
             parse_measures(list(self.measures))
         except ValueError as exc:

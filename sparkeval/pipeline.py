@@ -6,12 +6,13 @@ import sys
 import time
 from typing import TextIO
 
+from sparkeval import faults
 from sparkeval.config import EvaluateConfig
 from sparkeval.engine.recommend import evaluate_plan
 from sparkeval.engine.spark_engine import Evaluation
 from sparkeval.io import read_runs
 from sparkeval.io.truth import read_truth
-from sparkeval.output import atomic_output_dir, check_output_path, write_json
+from sparkeval.output import atomic_output_dir, check_output_path, tidy_spark_output, write_json
 from sparkeval.trec_table import write_table
 
 
@@ -22,9 +23,11 @@ def log(message: str) -> None:
 def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) -> Evaluation:
     """Run the evaluate job described by ``config``; returns the evaluation.
 
-    Writes ``OUT/per_query.parquet`` (``run_id, query_id, measure, value``),
-    ``OUT/summary.json`` and a ``_SUCCESS`` marker, all or nothing, and prints the
-    trec_eval-style table to ``stdout``.
+    Writes ``OUT/per_query.parquet`` (``run_id, query_id, measure, value``, sorted by
+    run, query and measure order, in ``part-NNNNN.parquet`` files), ``OUT/summary.json``
+    and a ``_SUCCESS`` marker, all or nothing, and prints the trec_eval-style table to
+    ``stdout``.  The same inputs and settings give byte-identical files; the elapsed
+    time is logged to stderr, not written.
     """
     started = time.time()
     target = check_output_path(config.out, [*config.run, config.qrels], config.overwrite)
@@ -55,13 +58,15 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
                 .drop("_order")
                 .write.parquet(str(staging / "per_query.parquet"))
             )
-            report["seconds"] = round(time.time() - started, 3)
+            tidy_spark_output(staging / "per_query.parquet")
+            faults.in_driver("write")
             write_json(staging / "summary.json", report)
         rows = []
         if config.per_query:
             rows = evaluation.per_query.orderBy("run_id", "query_id", "_order").toLocalIterator()
         write_table(stdout or sys.stdout, report, evaluation.measures, evaluation.names, rows)
-        log(f"results in {target} (per_query.parquet, summary.json)")
+        seconds = time.time() - started
+        log(f"results in {target} (per_query.parquet, summary.json) after {seconds:.1f} s")
     finally:
         evaluation.unpersist()
     return evaluation

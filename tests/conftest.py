@@ -42,3 +42,24 @@ def spark():
     yield session
     session.stop()
     shutil.rmtree(local_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def standalone_cluster(tmp_path_factory):
+    """A Spark standalone master and two workers (1 core, 1 GiB each) on 127.0.0.1.
+
+    Module-scoped: tests of a module share it; a test that kills a worker starts a
+    replacement.  Every daemon, executor and Python worker is stopped at teardown.
+    """
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Java is not installed; Spark tests need Java 17+")
+    from tests.cluster import StandaloneCluster, cluster_env, spark_class
+
+    launcher = spark_class()
+    if launcher is None:
+        pytest.skip("no spark-class launcher in this pyspark installation")
+    cluster = StandaloneCluster(launcher, tmp_path_factory.mktemp("standalone"), cluster_env())
+    try:
+        yield cluster.start(workers=2)
+    finally:
+        cluster.stop()

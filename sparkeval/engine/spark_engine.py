@@ -186,6 +186,9 @@ def evaluate(
         raise ValueError(f"buckets must be >= 1, got {buckets}")
 
     def evaluate_bucket(run_table: pa.Table, qrels_table: pa.Table) -> pa.Table:
+        from sparkeval.faults import in_task
+
+        in_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT is set
         return evaluate_tables(
             run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
         )

@@ -14,7 +14,9 @@ with that message, so a bad file is never evaluated silently.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,9 @@ _SUFFIXES = {
     ".ndjson": "jsonl",
     ".json": "jsonl",
 }
+
+
+_WHITESPACE = " \t\r\n\f\v"
 
 
 @dataclass(frozen=True)
@@ -76,7 +81,8 @@ def _trec_lines(spark, path: str):
     from pyspark.sql import functions as F
 
     lines = spark.read.text(path)
-    body = F.trim(F.col("value"))
+    # every whitespace character, not only spaces: a tab-indented or CRLF line parses the same
+    body = F.btrim(F.col("value"), F.lit(_WHITESPACE))
     return lines.where((body != "") & ~body.startswith("#")).select(
         F.col("value").alias("_raw"), F.split(body, r"\s+").alias("_f")
     )
@@ -154,12 +160,56 @@ def _read_table(spark, path: str, fmt: str):
             raise InputError(f"{path}: cannot read as Parquet ({_first_line(exc)})") from exc
     if fmt == "csv":
         return spark.read.option("header", "true").option("mode", "PERMISSIVE").csv(path)
-    return spark.read.option("mode", "FAILFAST").json(path)
+    try:
+        return spark.read.option("mode", "FAILFAST").json(path)
+    except Exception as exc:  # schema inference parses every line: a bad one fails here
+        raise InputError(_bad_json_message(path, exc)) from exc
+
+
+_JAVA_EXCEPTION = re.compile(r"(?:Exception|Error): (.+)")
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
+    """The first line of an error that says what went wrong (Java's message if wrapped)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    for line in lines:
+        match = _JAVA_EXCEPTION.search(line)
+        if match:
+            return match.group(1)[:300]
+    return lines[0][:300] if lines else type(exc).__name__
+
+
+def _bad_json_message(path: str, exc: BaseException) -> str:
+    """Name the first line of a local JSON Lines input that is not a JSON object."""
+    for candidate in _local_files(path):
+        try:
+            with open(candidate, encoding="utf-8", errors="replace") as handle:
+                for number, line in enumerate(handle, start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        parsed = json.loads(line)
+                    except ValueError:
+                        parsed = None
+                    if not isinstance(parsed, dict):
+                        return (
+                            f"{candidate}:{number}: malformed line {line.rstrip()[:200]!r}: "
+                            "expected one JSON object per line"
+                        )
+        except OSError:
+            continue
+    return f"{path}: cannot read as JSON Lines ({_first_line(exc)})"
+
+
+def _local_files(path: str) -> list[Path]:
+    if not _is_local(path):
+        return []
+    local = Path(_local(path))
+    if local.is_dir():
+        return sorted(
+            p for p in local.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
+        )
+    return [local] if local.is_file() else []
 
 
 def id_column(col):
@@ -239,7 +289,7 @@ def read_run(
     else:
         name = Path(_local(path).rstrip("/")).name
         run_col = F.lit(name.split(".")[0] or name)
-        run_ids = (name.split(".")[0] or name,)
+        run_ids = (name.split(".")[0] or name,) if table.first() is not None else ()
     df = table.select(
         run_col.alias("run_id"),
         id_column(cols["query_id"]).alias("query_id"),

@@ -1,0 +1,95 @@
+"""Fault injection for reliability tests; does nothing unless ``SPARKEVAL_FAULT`` is set.
+
+The variable holds one fault, ``KIND`` or ``KIND:ARGUMENT``:
+
+``kill-worker-once:DIR``
+    The first bucket evaluation of the job ends its Python worker process with
+    ``os._exit`` (as a crash or an out-of-memory kill would).  It first creates the
+    marker file ``DIR/killed`` atomically, so only one attempt of one task dies and
+    Spark's task retry must finish the job.
+``fail-task``
+    Every bucket evaluation raises :class:`FaultInjected`: the job fails (exit code 1).
+``fail-write``
+    The driver raises :class:`FaultInjected` after ``per_query.parquet`` was written
+    into the staging directory, before ``summary.json``.
+``slow-task:SECONDS[:DIR]``
+    Every bucket evaluation sleeps for SECONDS; with DIR it first creates a file
+    ``DIR/started-<pid>-<n>``, so a test can tell that tasks are running.
+
+Task faults are read in the Python worker: the variable must be in the environment of
+the executors (inherited in local mode; on a cluster pass
+``--conf spark.executorEnv.SPARKEVAL_FAULT=...``).  ``fail-write`` is read by the driver.
+
+Example:
+    SPARKEVAL_FAULT=kill-worker-once:/tmp/marks sparkeval evaluate --master 'local[2,4]' ...
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+#: name of the environment variable that selects a fault
+FAULT_ENV = "SPARKEVAL_FAULT"
+
+_TASK_KINDS = ("kill-worker-once", "fail-task", "slow-task")
+_DRIVER_KINDS = ("fail-write",)
+
+
+class FaultInjected(RuntimeError):
+    """The failure raised by an injected fault (an internal error, exit code 1)."""
+
+
+def _fault() -> tuple[str, str] | None:
+    """(kind, argument) of the configured fault, or None when none is set."""
+    raw = os.environ.get(FAULT_ENV, "").strip()
+    if not raw:
+        return None
+    kind, _, argument = raw.partition(":")
+    if kind not in _TASK_KINDS + _DRIVER_KINDS:
+        raise ValueError(
+            f"{FAULT_ENV}={raw!r}: unknown fault {kind!r}; expected one of "
+            f"{', '.join(_TASK_KINDS + _DRIVER_KINDS)}"
+        )
+    if kind in ("kill-worker-once", "slow-task") and not argument:
+        raise ValueError(f"{FAULT_ENV}={raw!r}: fault {kind!r} needs an argument")
+    return kind, argument
+
+
+def in_task() -> None:
+    """Apply a task fault; called at the start of every bucket evaluation."""
+    fault = _fault()
+    if fault is None:
+        return
+    kind, argument = fault
+    if kind == "kill-worker-once":
+        marker = Path(argument) / "killed"
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        os._exit(17)
+    elif kind == "fail-task":
+        raise FaultInjected(f"injected task failure ({FAULT_ENV}=fail-task)")
+    elif kind == "slow-task":
+        seconds_text, _, marker_dir = argument.partition(":")
+        try:
+            seconds = float(seconds_text)
+        except ValueError:
+            raise ValueError(
+                f"{FAULT_ENV}: slow-task needs SECONDS[:DIR], got {argument!r}"
+            ) from None
+        if marker_dir:
+            name = f"started-{os.getpid()}-{time.monotonic_ns()}"
+            (Path(marker_dir) / name).write_text("")
+        time.sleep(seconds)
+
+
+def in_driver(stage: str) -> None:
+    """Apply a driver fault at ``stage`` (``"write"``: output partly written)."""
+    fault = _fault()
+    if fault is not None and fault[0] == "fail-write" and stage == "write":
+        raise FaultInjected(f"injected failure while writing ({FAULT_ENV}=fail-write)")

@@ -1,0 +1,96 @@
+"""Run sparkeval as users do (a subprocess on loopback) and inspect its output trees."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from sparkeval.demo_data import generate
+from sparkeval.output import SUCCESS_MARKER
+from tests.conftest import ROOT
+
+BIN = Path(sys.executable).parent
+#: the CLI of this checkout, run by the interpreter that runs the tests
+CLI = [sys.executable, "-m", "sparkeval.cli"]
+MEASURES = "AP,nDCG@10,P@5,RR"
+
+
+def job_env(**extra: str) -> dict[str, str]:
+    """The environment of a job: this checkout first on the path, Spark on loopback."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    env.pop("SPARKEVAL_FAULT", None)
+    env.update(extra)
+    return env
+
+
+def run_job(
+    cmd: list[str], cwd: Path, timeout: float = 600, **extra_env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run a command to completion with :func:`job_env`."""
+    return subprocess.run(
+        cmd, cwd=cwd, env=job_env(**extra_env), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def collection(directory: Path) -> Path:
+    """A tiny graded collection (30 queries, 3 runs) and a job config; returns the config."""
+    generate(directory, queries=30, pool=60, depth=20)
+    config = directory / "job.yaml"
+    config.write_text(
+        "run: [run_strong.txt, run_medium.txt, run_weak.txt]\n"
+        "qrels: qrels.txt\n"
+        f"measures: [{MEASURES}]\n"
+        "buckets: 4\n"
+        "spark:\n"
+        "  spark.ui.enabled: 'false'\n"
+        "  spark.sql.shuffle.partitions: '4'\n"
+    )
+    return config
+
+
+def evaluate_cmd(config: Path, out: Path, *extra: str, master: str = "local[2]") -> list[str]:
+    """``sparkeval evaluate`` of ``config`` into ``out``."""
+    return [
+        *CLI,
+        "evaluate",
+        "--config",
+        str(config),
+        "--out",
+        str(out),
+        "--master",
+        master,
+        *extra,
+    ]
+
+
+def tree(directory: Path) -> dict[str, str]:
+    """{relative path: sha256} of every file below ``directory``."""
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def assert_complete(out: Path) -> dict:
+    """``out`` is a complete evaluate output; returns its summary."""
+    assert (out / SUCCESS_MARKER).is_file(), f"{out} has no {SUCCESS_MARKER}"
+    table = pq.read_table(out / "per_query.parquet")
+    assert table.column_names == ["run_id", "query_id", "measure", "value"]
+    assert table.num_rows > 0
+    return json.loads((out / "summary.json").read_text())
+
+
+def leftovers(out: Path) -> list[str]:
+    """Hidden staging or retired directories of ``out`` beside it."""
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))

@@ -1,0 +1,147 @@
+"""The evaluate job on a Spark standalone cluster (master + two workers on loopback),
+submitted as the README's "Running on a cluster" says: the package zipped into
+``--py-files``, ``PYSPARK_PYTHON`` naming the interpreter.  Results equal local mode's,
+also when a worker machine is lost in the middle of the job.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sparkeval.cli import main
+from sparkeval.errors import EXIT_OK
+from sparkeval.faults import FAULT_ENV
+from tests.cluster import build_zip, cluster_env
+from tests.conftest import ROOT
+from tests.jobs import MEASURES, assert_complete, collection
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SUBMIT = Path(sys.executable).parent / "spark-submit"
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory) -> dict[str, Path]:
+    """The collection, its config and the package zip shipped with the job."""
+    base = tmp_path_factory.mktemp("cluster-job")
+    config = collection(base / "data")
+    return {
+        "base": base,
+        "config": config,
+        "zip": build_zip(ROOT, base / "sparkeval.zip"),
+    }
+
+
+@pytest.fixture(scope="module")
+def local_result(job, spark, tmp_path_factory) -> Path:
+    """The same evaluation in local mode (in process)."""
+    out = tmp_path_factory.mktemp("local") / "out"
+    data = job["config"].parent
+    runs = [str(data / f"run_{name}.txt") for name in ("strong", "medium", "weak")]
+    argv = ["evaluate", *(a for r in runs for a in ("--run", r))]
+    argv += ["--qrels", str(data / "qrels.txt"), "--measures", MEASURES, "--out", str(out)]
+    assert main([*argv, "--buckets", "4"]) == EXIT_OK
+    return out
+
+
+def submit(cluster, job, out: Path, *conf: str) -> list[str]:
+    return [
+        str(SUBMIT),
+        "--master",
+        cluster.url,
+        "--py-files",
+        str(job["zip"]),
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        "--conf",
+        "spark.executor.memory=512m",
+        "--conf",
+        "spark.ui.enabled=false",
+        *(item for c in conf for item in ("--conf", c)),
+        str(ROOT / "jobs" / "evaluate.py"),
+        "--config",
+        str(job["config"]),
+        "--out",
+        str(out),
+    ]
+
+
+def assert_same_results(cluster_out: Path, local_out: Path) -> None:
+    ours, theirs = assert_complete(cluster_out), assert_complete(local_out)
+    assert ours["runs"] == theirs["runs"]
+    key = ["run_id", "query_id", "measure"]
+    a = pd.read_parquet(cluster_out / "per_query.parquet").sort_values(key, ignore_index=True)
+    b = pd.read_parquet(local_out / "per_query.parquet").sort_values(key, ignore_index=True)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def test_submitted_to_the_cluster_equals_local_mode(
+    standalone_cluster, job, local_result, tmp_path
+) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        submit(standalone_cluster, job, out),
+        cwd=tmp_path,
+        env=cluster_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == EXIT_OK, proc.stderr[-4000:]
+    assert_same_results(out, local_result)
+    apps = standalone_cluster.status().get("completedapps", [])
+    assert any(app.get("name") == "sparkeval-evaluate" for app in apps), "ran elsewhere"
+
+
+def test_a_worker_lost_mid_job_is_survived(standalone_cluster, job, local_result, tmp_path) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    out = tmp_path / "out"
+    log = tmp_path / "submit.log"
+    with log.open("w") as handle:
+        proc = subprocess.Popen(
+            # every bucket evaluation sleeps 3 s: the job is running when a worker dies
+            submit(
+                standalone_cluster, job, out, f"spark.executorEnv.{FAULT_ENV}=slow-task:3:{marks}"
+            ),
+            cwd=tmp_path,
+            env=cluster_env(),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            victim = None
+            deadline = time.monotonic() + 600
+            while victim is None:
+                assert proc.poll() is None, log.read_text()[-4000:]
+                assert time.monotonic() < deadline, "no task started"
+                for mark in sorted(marks.iterdir()):
+                    victim = standalone_cluster.worker_of(int(mark.name.split("-")[1]))
+                    if victim is not None:
+                        break
+                time.sleep(0.2)
+            standalone_cluster.kill_worker(victim)
+            code = proc.wait(timeout=900)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    try:
+        text = log.read_text()
+        assert code == EXIT_OK, text[-4000:]
+        assert "Lost executor" in text, "the killed worker's executor was not lost"
+        assert_same_results(out, local_result)
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["parameters"]["measures"] == MEASURES.split(",")
+    finally:
+        standalone_cluster.start_worker()  # leave two workers for later tests
+        standalone_cluster.wait_for_workers(2, timeout=240)
