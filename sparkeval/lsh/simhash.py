@@ -54,7 +54,7 @@ def shingle_hashes(shingles: Sequence[Any] | np.ndarray) -> np.ndarray:
         ...     hashlib.blake2b(b"x", digest_size=8).digest(), "little")
         True
     """
-    values = np.asarray(shingles, dtype=object) if not isinstance(shingles, np.ndarray) else shingles
+    values = shingles if isinstance(shingles, np.ndarray) else np.asarray(shingles, dtype=object)
     if len(values) == 0:
         return np.zeros(0, dtype=np.uint64)
     codes, uniques = pd.factorize(values, use_na_sentinel=False)
