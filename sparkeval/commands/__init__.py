@@ -9,4 +9,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.evaluate",
     "sparkeval.commands.measures",
     "sparkeval.commands.demo",
+    "sparkeval.commands.similar_users",
+    "sparkeval.commands.near_duplicates",
+    "sparkeval.commands.diversity",
 )

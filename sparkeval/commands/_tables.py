@@ -106,18 +106,19 @@ def normalise_columns(
     return df.select(*selected)
 
 
-def read_run(spark: SparkSession, path: str, run_id: str | None = None) -> DataFrame:
+def read_run(
+    spark: SparkSession, path: str, run_id: str | None = None, require_score: bool = True
+) -> DataFrame:
     """A run as ``query_id, doc_id, score[, relevance]`` for one run id.
 
     When the table holds several run ids, ``run_id`` picks one (a ConfigError lists
-    them otherwise). A missing score column is an error.
+    them otherwise). A missing score column is an error when ``require_score``.
 
     Raises:
         InputError: missing columns, or the same item twice in one user's list.
     """
-    run = normalise_columns(
-        _read_table(spark, path), RUN_COLUMNS, ("query_id", "doc_id", "score"), path
-    )
+    required = ("query_id", "doc_id", "score") if require_score else ("query_id", "doc_id")
+    run = normalise_columns(_read_table(spark, path), RUN_COLUMNS, required, path)
     if "run_id" in run.columns:
         if run_id is not None:
             run = run.where(F.col("run_id") == F.lit(run_id))
@@ -132,9 +133,7 @@ def read_run(spark: SparkSession, path: str, run_id: str | None = None) -> DataF
         run = run.drop("run_id")
     elif run_id is not None:
         raise ConfigError(f"--run-id {run_id} given but {path} has no run_id column")
-    dup = (
-        run.groupBy("query_id", "doc_id").count().where(F.col("count") > 1).limit(1).collect()
-    )
+    dup = run.groupBy("query_id", "doc_id").count().where(F.col("count") > 1).limit(1).collect()
     if dup:
         raise InputError(
             f"{path}: item {dup[0]['doc_id']} appears {dup[0]['count']} times in the list of "
@@ -148,8 +147,8 @@ def top_k(run: DataFrame, k: int | None) -> DataFrame:
     if k is None:
         return run
     order = Window.partitionBy("query_id").orderBy(F.col("score").desc(), F.col("doc_id").desc())
-    return run.withColumn("_rank", F.row_number().over(order)).where(F.col("_rank") <= k).drop(
-        "_rank"
+    return (
+        run.withColumn("_rank", F.row_number().over(order)).where(F.col("_rank") <= k).drop("_rank")
     )
 
 

@@ -122,14 +122,22 @@ def find_near_duplicates(
         raise ConfigError(f"--method must be one of {', '.join(METHODS)}; got {method!r}")
     cap = check_max_bucket(max_bucket)
     table, has_weights = doc_shingles(docs, shingle, k)
-    parameters: dict[str, Any] = {"method": method, "shingle": shingle, "k": k,
-                                  "max_bucket": cap, "weights": has_weights}
+    parameters: dict[str, Any] = {
+        "method": method,
+        "shingle": shingle,
+        "k": k,
+        "max_bucket": cap,
+        "weights": has_weights,
+    }
     if method == "minhash":
         params = choose_bands(threshold, num_perm=num_perm, recall=recall, bands=bands, rows=rows)
         hasher = MinHasher(num_perm=num_perm, seed=seed, scheme=scheme)
         result = similar_sets(table, threshold, hasher, params, "doc_id", "shingles", cap)
         parameters.update(
-            threshold=params.threshold, num_perm=num_perm, seed=seed, scheme=scheme,
+            threshold=params.threshold,
+            num_perm=num_perm,
+            seed=seed,
+            scheme=scheme,
             **{f"banding_{key}": value for key, value in params.as_dict().items()},
         )
         cols = [F.col("jaccard")]
@@ -158,8 +166,9 @@ def write_clusters(pairs_path: Path, clusters_path: Path) -> dict[str, int]:
         {
             "doc_id": pa.array(ids, type=table.schema.field("doc_a").type),
             "cluster_id": pa.array(roots, type=table.schema.field("doc_a").type),
-            "cluster_size": pa.array(np.asarray(sizes)[root_index] if len(roots) else [],
-                                     type=pa.int64()),
+            "cluster_size": pa.array(
+                np.asarray(sizes)[root_index] if len(roots) else [], type=pa.int64()
+            ),
         }
     )
     pq.write_table(out, clusters_path)
@@ -192,9 +201,7 @@ def run_near_duplicates(
         with atomic_output_dir(out) as staging:
             write_start = time.perf_counter()
             result.pairs.write.parquet(str(staging / "pairs.parquet"))
-            cluster_counts = write_clusters(
-                staging / "pairs.parquet", staging / "clusters.parquet"
-            )
+            cluster_counts = write_clusters(staging / "pairs.parquet", staging / "clusters.parquet")
             stats = dict(result.stats)
             timings = stats.pop("timings_s")
             timings["expand_write_and_cluster"] = round(time.perf_counter() - write_start, 3)
@@ -222,10 +229,21 @@ def run_near_duplicates(
 def _command(args: argparse.Namespace) -> int:
     spark = build_session(master=args.master)
     summary = run_near_duplicates(
-        spark, args.docs, args.out, args.method, args.threshold,
-        overwrite=args.overwrite, shingle=args.shingle, k=args.k, num_perm=args.num_perm,
-        bands=args.bands, rows=args.rows, seed=args.seed, recall=args.recall,
-        max_bucket=args.max_bucket, scheme=args.scheme,
+        spark,
+        args.docs,
+        args.out,
+        args.method,
+        args.threshold,
+        overwrite=args.overwrite,
+        shingle=args.shingle,
+        k=args.k,
+        num_perm=args.num_perm,
+        bands=args.bands,
+        rows=args.rows,
+        seed=args.seed,
+        recall=args.recall,
+        max_bucket=args.max_bucket,
+        scheme=args.scheme,
     )
     c = summary["counts"]
     print(
@@ -246,14 +264,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="near-identical documents (MinHash Jaccard or SimHash Hamming) and clusters",
         description=__doc__.split("\n\n")[0],
     )
-    parser.add_argument("--docs", required=True,
-                        help="docs table: doc_id and text, or doc_id and tokens [+ weights]")
+    parser.add_argument(
+        "--docs",
+        required=True,
+        help="docs table: doc_id and text, or doc_id and tokens [+ weights]",
+    )
     parser.add_argument("--method", choices=METHODS, default="minhash")
-    parser.add_argument("--threshold", required=True,
-                        help="minhash: Jaccard in (0, 1]; simhash: Hamming distance 0..63 "
-                        "or a similarity in (0, 1)")
-    parser.add_argument("--shingle", choices=SHINGLE_KINDS, default="word",
-                        help="shingle unit for text (default word)")
+    parser.add_argument(
+        "--threshold",
+        required=True,
+        help="minhash: Jaccard in (0, 1]; simhash: Hamming distance 0..63 "
+        "or a similarity in (0, 1)",
+    )
+    parser.add_argument(
+        "--shingle",
+        choices=SHINGLE_KINDS,
+        default="word",
+        help="shingle unit for text (default word)",
+    )
     parser.add_argument("--k", type=int, default=3, help="units per shingle (default 3)")
     add_common_lsh_options(parser)
     parser.add_argument("--out", required=True, help="output directory")

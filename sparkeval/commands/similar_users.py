@@ -33,8 +33,10 @@ from sparkeval.spark import build_session
 
 def user_sets(run: DataFrame, k: int | None = None) -> DataFrame:
     """``query_id, items`` (sorted distinct item array) per user, after the top-k cut."""
-    return top_k(run, check_k(k)).groupBy("query_id").agg(
-        F.array_sort(F.collect_set("doc_id")).alias("items")
+    return (
+        top_k(run, check_k(k))
+        .groupBy("query_id")
+        .agg(F.array_sort(F.collect_set("doc_id")).alias("items"))
     )
 
 
@@ -180,21 +182,45 @@ def _command(args: argparse.Namespace) -> int:
 
 def add_common_lsh_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by the MinHash commands."""
-    parser.add_argument("--num-perm", type=positive_int("--num-perm"), default=128,
-                        help="MinHash signature length (default 128)")
-    parser.add_argument("--bands", type=positive_int("--bands"), default=None,
-                        help="number of LSH bands (with --rows; default: chosen for --recall)")
-    parser.add_argument("--rows", type=positive_int("--rows"), default=None,
-                        help="signature rows per band (with --bands)")
-    parser.add_argument("--recall", type=float, default=0.99,
-                        help="target probability that a pair exactly at the threshold becomes "
-                        "a candidate, used to choose bands x rows (default 0.99)")
+    parser.add_argument(
+        "--num-perm",
+        type=positive_int("--num-perm"),
+        default=128,
+        help="MinHash signature length (default 128)",
+    )
+    parser.add_argument(
+        "--bands",
+        type=positive_int("--bands"),
+        default=None,
+        help="number of LSH bands (with --rows; default: chosen for --recall)",
+    )
+    parser.add_argument(
+        "--rows",
+        type=positive_int("--rows"),
+        default=None,
+        help="signature rows per band (with --bands)",
+    )
+    parser.add_argument(
+        "--recall",
+        type=float,
+        default=0.99,
+        help="target probability that a pair exactly at the threshold becomes "
+        "a candidate, used to choose bands x rows (default 0.99)",
+    )
     parser.add_argument("--seed", type=int, default=1, help="MinHash permutation seed (default 1)")
-    parser.add_argument("--scheme", choices=SCHEMES, default=DEFAULT_SCHEME,
-                        help="datasketch MinHash scheme (default affine32, datasketch 2.x's)")
-    parser.add_argument("--max-bucket", type=int, default=DEFAULT_MAX_BUCKET,
-                        help="skip LSH buckets with more distinct sets than this, and report "
-                        f"them (default {DEFAULT_MAX_BUCKET}; 0 = no cap)")
+    parser.add_argument(
+        "--scheme",
+        choices=SCHEMES,
+        default=DEFAULT_SCHEME,
+        help="datasketch MinHash scheme (default affine32, datasketch 2.x's)",
+    )
+    parser.add_argument(
+        "--max-bucket",
+        type=int,
+        default=DEFAULT_MAX_BUCKET,
+        help="skip LSH buckets with more distinct sets than this, and report "
+        f"them (default {DEFAULT_MAX_BUCKET}; 0 = no cap)",
+    )
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -206,8 +232,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--run", required=True, help="run table (Parquet/CSV/JSONL)")
     parser.add_argument("--run-id", default=None, help="run to use when the table holds several")
     parser.add_argument("--threshold", required=True, help="Jaccard threshold in (0, 1]")
-    parser.add_argument("--k", type=positive_int("--k"), default=None,
-                        help="use each user's top K items by score (default: whole list)")
+    parser.add_argument(
+        "--k",
+        type=positive_int("--k"),
+        default=None,
+        help="use each user's top K items by score (default: whole list)",
+    )
     add_common_lsh_options(parser)
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")

@@ -137,7 +137,12 @@ def choose_bands(
                 f"{num_perm}; lower them or raise --num-perm"
             )
         return BandParams(
-            bands, rows, num_perm, t, float(s_curve(t, bands, rows)), lsh_threshold(bands, rows),
+            bands,
+            rows,
+            num_perm,
+            t,
+            float(s_curve(t, bands, rows)),
+            lsh_threshold(bands, rows),
             "explicit",
         )
     if isinstance(recall, bool) or not (0.0 < float(recall) < 1.0):

@@ -215,11 +215,15 @@ def similar_sets(
     start = _timed(stats, "candidates", start)
 
     g_a = groups.select(
-        F.col("rep").alias("a"), F.col("items").alias("items_a"), F.col("len").alias("len_a"),
+        F.col("rep").alias("a"),
+        F.col("items").alias("items_a"),
+        F.col("len").alias("len_a"),
         F.col("members").alias("members_a"),
     )
     g_b = groups.select(
-        F.col("rep").alias("b"), F.col("items").alias("items_b"), F.col("len").alias("len_b"),
+        F.col("rep").alias("b"),
+        F.col("items").alias("items_b"),
+        F.col("len").alias("len_b"),
         F.col("members").alias("members_b"),
     )
     inter = F.size(F.array_intersect("items_a", "items_b")).cast("long")
@@ -241,16 +245,12 @@ def similar_sets(
     across = (
         verified.select(F.explode("members_a").alias("u"), "members_b", "jaccard")
         .select("u", F.explode("members_b").alias("v"), "jaccard")
-        .select(
-            F.least("u", "v").alias("a"), F.greatest("u", "v").alias("b"), F.col("jaccard")
-        )
+        .select(F.least("u", "v").alias("a"), F.greatest("u", "v").alias("b"), F.col("jaccard"))
     )
     within = (
         groups.where(F.col("m") >= 2)
         .select(F.explode(pairs_of_sorted("members", "m")).alias("p"))
-        .select(
-            F.col("p.a").alias("a"), F.col("p.b").alias("b"), F.lit(1.0).alias("jaccard")
-        )
+        .select(F.col("p.a").alias("a"), F.col("p.b").alias("b"), F.lit(1.0).alias("jaccard"))
     )
     pairs = across.unionByName(within)
     return SimilarSets(pairs=pairs, stats=stats, _cached=cached)
