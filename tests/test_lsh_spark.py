@@ -93,8 +93,23 @@ def test_similar_users_command_outputs_and_determinism(spark, tmp_path):
     for i in range(2):
         out = tmp_path / f"out{i}"
         args = parser.parse_args(
-            ["similar-users", "--run", str(run_path), "--threshold", "0.8", "--out", str(out),
-             "--seed", "3", "--bands", "16", "--rows", "4", "--master", "local[2]"]
+            [
+                "similar-users",
+                "--run",
+                str(run_path),
+                "--threshold",
+                "0.8",
+                "--out",
+                str(out),
+                "--seed",
+                "3",
+                "--bands",
+                "16",
+                "--rows",
+                "4",
+                "--master",
+                "local[2]",
+            ]
         )
         assert args.func(args) == 0
         outs.append(out)
@@ -115,14 +130,31 @@ def test_similar_users_command_outputs_and_determinism(spark, tmp_path):
 
 def test_top_k_cut_uses_score_then_item_desc(spark, tmp_path):
     # user a: scores tie for items 1, 2, 3 -> top 2 are items 3 and 2 (item id desc)
-    rows = [("a", 1, 1.0), ("a", 2, 1.0), ("a", 3, 1.0), ("b", 3, 5.0), ("b", 2, 4.0),
-            ("b", 9, 0.1)]
+    rows = [
+        ("a", 1, 1.0),
+        ("a", 2, 1.0),
+        ("a", 3, 1.0),
+        ("b", 3, 5.0),
+        ("b", 2, 4.0),
+        ("b", 9, 0.1),
+    ]
     run_path = tmp_path / "run.csv"
     pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]).to_csv(run_path, index=False)
     out = tmp_path / "out"
     args = _parser().parse_args(
-        ["similar-users", "--run", str(run_path), "--threshold", "1", "--k", "2",
-         "--out", str(out), "--master", "local[2]"]
+        [
+            "similar-users",
+            "--run",
+            str(run_path),
+            "--threshold",
+            "1",
+            "--k",
+            "2",
+            "--out",
+            str(out),
+            "--master",
+            "local[2]",
+        ]
     )
     args.func(args)
     pairs = pd.read_parquet(out / "pairs.parquet")
@@ -135,8 +167,18 @@ def test_bad_parameters_raise_config_errors(spark, tmp_path):
     parser = _parser()
 
     def call(*extra):
-        args = parser.parse_args(["similar-users", "--run", str(run_path), "--out",
-                                  str(tmp_path / "o"), "--master", "local[2]", *extra])
+        args = parser.parse_args(
+            [
+                "similar-users",
+                "--run",
+                str(run_path),
+                "--out",
+                str(tmp_path / "o"),
+                "--master",
+                "local[2]",
+                *extra,
+            ]
+        )
         return args.func(args)
 
     with pytest.raises(ConfigError, match=r"threshold must be in \(0, 1\]"):
@@ -146,12 +188,24 @@ def test_bad_parameters_raise_config_errors(spark, tmp_path):
     with pytest.raises(ConfigError, match="max_bucket"):
         call("--threshold", "0.8", "--max-bucket", "1")
     with pytest.raises(SystemExit):
-        parser.parse_args(["similar-users", "--run", "x", "--out", "y", "--threshold", "0.5",
-                           "--num-perm", "0"])
+        parser.parse_args(
+            ["similar-users", "--run", "x", "--out", "y", "--threshold", "0.5", "--num-perm", "0"]
+        )
     dup = tmp_path / "dup.parquet"
     pd.DataFrame({"query_id": [1, 1], "doc_id": [4, 4], "score": [1.0, 0.5]}).to_parquet(dup)
-    args = parser.parse_args(["similar-users", "--run", str(dup), "--threshold", "0.5",
-                              "--out", str(tmp_path / "o2"), "--master", "local[2]"])
+    args = parser.parse_args(
+        [
+            "similar-users",
+            "--run",
+            str(dup),
+            "--threshold",
+            "0.5",
+            "--out",
+            str(tmp_path / "o2"),
+            "--master",
+            "local[2]",
+        ]
+    )
     with pytest.raises(InputError, match="item 4 appears 2 times in the list of user 1"):
         args.func(args)
 
@@ -160,8 +214,9 @@ def test_max_bucket_cap_is_reported(spark):
     # 30 distinct sets sharing items 0..9 plus one own item: buckets of up to 30 sets
     sets = {u: list(range(10)) + [100 + u] for u in range(30)}
     df = spark.createDataFrame(list(sets.items()), "id long, items array<int>")
-    res = similar_sets(df, 0.8, MinHasher(64, 1), choose_bands(0.8, 64, bands=8, rows=8),
-                       max_bucket=5)
+    res = similar_sets(
+        df, 0.8, MinHasher(64, 1), choose_bands(0.8, 64, bands=8, rows=8), max_bucket=5
+    )
     stats = res.stats
     assert stats["largest_bucket"] > 5
     assert stats["skipped_buckets"] >= 1
@@ -249,8 +304,21 @@ def test_near_duplicates_simhash_recall_on_planted_copies(spark, tmp_path):
     out = tmp_path / "nd"
     h = 10
     args = _parser().parse_args(
-        ["near-duplicates", "--docs", str(path), "--method", "simhash", "--threshold", str(h),
-         "--k", "3", "--out", str(out), "--master", "local[2]"]
+        [
+            "near-duplicates",
+            "--docs",
+            str(path),
+            "--method",
+            "simhash",
+            "--threshold",
+            str(h),
+            "--k",
+            "3",
+            "--out",
+            str(out),
+            "--master",
+            "local[2]",
+        ]
     )
     assert args.func(args) == 0
     pairs = pd.read_parquet(out / "pairs.parquet")
@@ -261,7 +329,8 @@ def test_near_duplicates_simhash_recall_on_planted_copies(spark, tmp_path):
         assert bin(fp[a] ^ fp[b]).count("1") == d <= h
     # and every pair within h is reported
     within = {
-        (a, b) for a, b in itertools.combinations(sorted(fp), 2)
+        (a, b)
+        for a, b in itertools.combinations(sorted(fp), 2)
         if bin(fp[a] ^ fp[b]).count("1") <= h
     }
     assert set(got) == within
@@ -277,12 +346,26 @@ def test_near_duplicates_minhash_pairs_and_clusters(spark, tmp_path):
     pd.DataFrame(rows, columns=["doc_id", "text"]).to_parquet(path)
     out = tmp_path / "nd"
     args = _parser().parse_args(
-        ["near-duplicates", "--docs", str(path), "--method", "minhash", "--threshold", "0.7",
-         "--k", "2", "--out", str(out), "--master", "local[2]"]
+        [
+            "near-duplicates",
+            "--docs",
+            str(path),
+            "--method",
+            "minhash",
+            "--threshold",
+            "0.7",
+            "--k",
+            "2",
+            "--out",
+            str(out),
+            "--master",
+            "local[2]",
+        ]
     )
     assert args.func(args) == 0
-    got = {(r.doc_a, r.doc_b): r.jaccard for r in pd.read_parquet(out / "pairs.parquet")
-           .itertuples()}
+    got = {
+        (r.doc_a, r.doc_b): r.jaccard for r in pd.read_parquet(out / "pairs.parquet").itertuples()
+    }
     sh = {d: set(_word_shingles(t, 2)) for d, t in rows}
     expected = _brute_force(sh, Fraction(7, 10))
     assert set(got) == set(expected)
@@ -302,8 +385,10 @@ def test_components_union_find_vs_scipy():
     labels = components(a, b)
     nodes = sorted(labels)
     index = {n: i for i, n in enumerate(nodes)}
-    graph = coo_matrix((np.ones(len(a)), ([index[x] for x in a], [index[x] for x in b])),
-                       shape=(len(nodes), len(nodes)))
+    graph = coo_matrix(
+        (np.ones(len(a)), ([index[x] for x in a], [index[x] for x in b])),
+        shape=(len(nodes), len(nodes)),
+    )
     _, comp = connected_components(graph, directed=False)
     for x in nodes:
         for y in nodes[:50]:
