@@ -224,7 +224,7 @@ def test_diversity_without_train_reports_skipped(spark, fixture_paths):
 def test_relevance_column_is_optional(spark):
     train = spark.createDataFrame([(1, 1), (1, 2)], "query_id long, doc_id long")
     reco = spark.createDataFrame([(1, 3)], "query_id long, doc_id long")
-    per_item, per_user = serendipity(
+    per_item, _per_user = serendipity(
         reco, train, lambda p: item_similarity(p, "cooccurrence", train=train)
     )
     assert per_item.select(F.col("serendipity")).first()[0] == 1.0

@@ -18,8 +18,8 @@ from sparkeval.errors import ConfigError, InputError
 from sparkeval.lsh.banding import choose_bands
 from sparkeval.lsh.clusters import components
 from sparkeval.lsh.minhash import MinHasher
-from sparkeval.lsh.similar import similar_sets
 from sparkeval.lsh.simhash import pigeonhole_blocks, simhash_of, similar_fingerprints
+from sparkeval.lsh.similar import similar_sets
 
 pytestmark = pytest.mark.spark
 
@@ -212,7 +212,7 @@ def test_bad_parameters_raise_config_errors(spark, tmp_path):
 
 def test_max_bucket_cap_is_reported(spark):
     # 30 distinct sets sharing items 0..9 plus one own item: buckets of up to 30 sets
-    sets = {u: list(range(10)) + [100 + u] for u in range(30)}
+    sets = {u: [*range(10), 100 + u] for u in range(30)}
     df = spark.createDataFrame(list(sets.items()), "id long, items array<int>")
     res = similar_sets(
         df, 0.8, MinHasher(64, 1), choose_bands(0.8, 64, bands=8, rows=8), max_bucket=5
@@ -341,7 +341,7 @@ def test_near_duplicates_simhash_recall_on_planted_copies(spark, tmp_path):
 
 
 def test_near_duplicates_minhash_pairs_and_clusters(spark, tmp_path):
-    rows, planted = _corpus(12, docs=60, words=80, copies=10)
+    rows, _planted = _corpus(12, docs=60, words=80, copies=10)
     path = tmp_path / "docs.parquet"
     pd.DataFrame(rows, columns=["doc_id", "text"]).to_parquet(path)
     out = tmp_path / "nd"
