@@ -276,8 +276,11 @@ def print_table(results: dict) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for users, e in sorted(results["ours"].items()):
         ratio = ""
-        if base and mllib["users"] == users:
-            ratio = f"{base / e['median_s']:.1f}x faster"
+        if mllib and mllib["users"] == users:
+            if base:
+                ratio = f"{base / e['median_s']:.1f}x faster"
+            else:
+                ratio = f">{mllib['timeout_s'] / e['median_s']:.1f}x faster (MLlib timed out)"
         print(
             f"| {users} | sparkeval similar-users | {e['median_s']} | {e['times_s']} | "
             f"{e['recall']:.4f} ({e['found']}/{e['true_pairs']}) | {e['false_pairs']} | "
