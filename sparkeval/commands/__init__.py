@@ -12,4 +12,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.compare",
     "sparkeval.commands.rank_distance",
     "sparkeval.commands.rating_errors",
+    "sparkeval.commands.similar_users",
+    "sparkeval.commands.near_duplicates",
+    "sparkeval.commands.diversity",
 )

@@ -1,0 +1,176 @@
+"""Reading the input tables of the LSH and diversity commands.
+
+Inputs are Parquet (a file or a directory), CSV/TSV with a header row, or JSON lines,
+chosen by the path's extension (a directory is read as Parquet). Column names are
+matched case-insensitively against a few common aliases, so a recommender table
+``userID, itemID, prediction`` reads as ``query_id, doc_id, score``.
+
+Example:
+    >>> sorted(RUN_COLUMNS)
+    ['doc_id', 'query_id', 'relevance', 'run_id', 'score']
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from sparkeval.errors import ConfigError, InputError
+
+#: canonical run columns and the aliases accepted for each (lower case)
+RUN_COLUMNS: dict[str, tuple[str, ...]] = {
+    "run_id": ("run_id", "run", "tag"),
+    "query_id": ("query_id", "qid", "user_id", "userid", "user"),
+    "doc_id": ("doc_id", "docno", "docid", "item_id", "itemid", "item"),
+    "score": ("score", "prediction", "pred", "sim"),
+    "relevance": ("relevance", "rel"),
+}
+#: training interactions: a user and an item per row
+TRAIN_COLUMNS: dict[str, tuple[str, ...]] = {
+    "query_id": RUN_COLUMNS["query_id"],
+    "doc_id": RUN_COLUMNS["doc_id"],
+}
+#: item features: an item and an array of features (labels or a numeric vector)
+FEATURE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "doc_id": RUN_COLUMNS["doc_id"],
+    "features": ("features", "feature", "vector", "labels"),
+}
+#: documents for near-duplicate search
+DOC_COLUMNS: dict[str, tuple[str, ...]] = {
+    "doc_id": ("doc_id", "docno", "docid", "id", "item_id", "itemid"),
+    "text": ("text", "body", "content"),
+    "tokens": ("tokens", "shingles"),
+    "weights": ("weights",),
+}
+
+_FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".json": "json",
+    ".jsonl": "json",
+    ".ndjson": "json",
+}
+
+
+def _read_table(spark: SparkSession, path: str) -> DataFrame:
+    """Read a Parquet/CSV/TSV/JSONL table; the format comes from the extension.
+
+    Raises:
+        InputError: the path does not exist or has an unknown extension.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"input {path} does not exist")
+    fmt = "parquet" if p.is_dir() else _FORMATS.get(p.suffix.lower())
+    if fmt is None:
+        raise InputError(
+            f"input {path}: unknown format {p.suffix!r}; expected a Parquet file or directory, "
+            ".csv, .tsv or .jsonl"
+        )
+    if fmt == "parquet":
+        return spark.read.parquet(str(p))
+    if fmt in ("csv", "tsv"):
+        return spark.read.csv(
+            str(p), header=True, inferSchema=True, sep="\t" if fmt == "tsv" else ","
+        )
+    return spark.read.json(str(p))
+
+
+def normalise_columns(
+    df: DataFrame,
+    columns: dict[str, tuple[str, ...]],
+    required: tuple[str, ...],
+    source: str,
+) -> DataFrame:
+    """Rename aliased columns to their canonical names; keep only known columns.
+
+    Raises:
+        InputError: a required column is missing (the message lists what was found).
+    """
+    present = {c.lower(): c for c in df.columns}
+    selected = []
+    for canonical, aliases in columns.items():
+        found = next((present[a] for a in aliases if a in present), None)
+        if found is not None:
+            selected.append(F.col(f"`{found}`").alias(canonical))
+        elif canonical in required:
+            raise InputError(
+                f"{source}: no column for {canonical!r} (accepted names: {', '.join(aliases)}); "
+                f"found columns {', '.join(df.columns)}"
+            )
+    return df.select(*selected)
+
+
+def read_run(
+    spark: SparkSession, path: str, run_id: str | None = None, require_score: bool = True
+) -> DataFrame:
+    """A run as ``query_id, doc_id, score[, relevance]`` for one run id.
+
+    When the table holds several run ids, ``run_id`` picks one (a ConfigError lists
+    them otherwise). A missing score column is an error when ``require_score``.
+
+    Raises:
+        InputError: missing columns, or the same item twice in one user's list.
+    """
+    required = ("query_id", "doc_id", "score") if require_score else ("query_id", "doc_id")
+    run = normalise_columns(_read_table(spark, path), RUN_COLUMNS, required, path)
+    if "run_id" in run.columns:
+        if run_id is not None:
+            run = run.where(F.col("run_id") == F.lit(run_id))
+        else:
+            ids = [r[0] for r in run.select("run_id").distinct().limit(6).collect()]
+            if len(ids) > 1:
+                shown = ", ".join(map(str, ids[:5]))
+                raise ConfigError(
+                    f"{path} holds several runs ({shown}{', ...' if len(ids) > 5 else ''}); "
+                    "choose one with --run-id"
+                )
+        run = run.drop("run_id")
+    elif run_id is not None:
+        raise ConfigError(f"--run-id {run_id} given but {path} has no run_id column")
+    dup = run.groupBy("query_id", "doc_id").count().where(F.col("count") > 1).limit(1).collect()
+    if dup:
+        raise InputError(
+            f"{path}: item {dup[0]['doc_id']} appears {dup[0]['count']} times in the list of "
+            f"user {dup[0]['query_id']}; each item may appear once per user"
+        )
+    return run
+
+
+def top_k(run: DataFrame, k: int | None) -> DataFrame:
+    """Each user's first k rows by score descending, ties by item id descending."""
+    if k is None:
+        return run
+    order = Window.partitionBy("query_id").orderBy(F.col("score").desc(), F.col("doc_id").desc())
+    return (
+        run.withColumn("_rank", F.row_number().over(order)).where(F.col("_rank") <= k).drop("_rank")
+    )
+
+
+def positive_int(name: str):
+    """An argparse type: an integer >= 1 (the error names the option)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 1, got {value}")
+        return value
+
+    return parse
+
+
+def check_k(k: int | None) -> int | None:
+    """Validate a list cutoff: ``None`` or an integer >= 1."""
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k must be a positive integer (list cutoff), got {k!r}")
+    return k

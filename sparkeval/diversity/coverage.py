@@ -1,0 +1,107 @@
+"""Coverage, exposure inequality and novelty of recommendation lists.
+
+With n_i = times item i is recommended (over all lists), N = sum_i n_i, p_i = n_i / N:
+
+* catalog coverage = |{i : n_i > 0}| / |catalogue| (catalogue = items of the training
+  interactions, else of the item features);
+* distributional coverage = -sum_i p_i log2 p_i (entropy of exposure, bits);
+* Gini of exposure over the catalogue's items sorted by n ascending (x_1 <= ... <= x_m;
+  unrecommended catalogue items count with 0; without a catalogue, the recommended
+  items only): G = sum_k (2k - m - 1) x_k / (m sum_k x_k); 0 = equal exposure;
+* item novelty = -log2(t_i / T), t_i = training interactions with i, T = all training
+  rows; novelty = mean item novelty over all recommended rows, per user over the list.
+  A recommended item absent from training has no novelty value (counted, left out).
+
+Example: exposures (1, 2, 2, 1) give p = (1/6, 1/3, 1/3, 1/6) and an entropy of
+1.9183 bits.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+
+def exposure_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> dict[str, Any]:
+    """Catalog coverage, distributional coverage (entropy, bits) and Gini of exposure.
+
+    Args:
+        lists: ``query_id, doc_id`` recommendation rows.
+        catalogue: one column ``doc_id`` of catalogue items, or ``None``.
+    """
+    exposure = lists.groupBy("doc_id").agg(F.count(F.lit(1)).alias("n"))
+    total = exposure.agg(F.sum("n").alias("N"), F.count(F.lit(1)).alias("items")).first()
+    big_n = float(total["N"] or 0)
+    recommended = int(total["items"] or 0)
+    if big_n == 0:
+        return {
+            "recommended_items": 0,
+            "catalog_coverage": math.nan,
+            "distributional_coverage": math.nan,
+            "gini": math.nan,
+        }
+    p = F.col("n") / F.lit(big_n)
+    entropy = exposure.agg(F.sum(-p * F.log2(p)).alias("h")).first()["h"]
+    result: dict[str, Any] = {
+        "recommended_items": recommended,
+        "recommendation_rows": int(big_n),
+        "distributional_coverage": float(entropy),
+    }
+    if catalogue is not None:
+        cat = catalogue.select("doc_id").distinct()
+        size = cat.count()
+        covered = exposure.join(cat, "doc_id").count()
+        result["catalog_items"] = size
+        result["catalog_coverage"] = covered / size if size else math.nan
+        result["recommended_outside_catalog"] = recommended - covered
+        values = cat.join(exposure, "doc_id", "full_outer").select(
+            F.coalesce(F.col("n"), F.lit(0)).alias("x")
+        )
+        result["gini_over"] = "catalogue items (unrecommended ones count 0)"
+    else:
+        result["catalog_coverage"] = math.nan
+        values = exposure.select(F.col("n").alias("x"))
+        result["gini_over"] = "recommended items (no catalogue given)"
+    # positions k of equal values form a block (s, s + c]: sum (2k - 1) = (s + c)^2 - s^2;
+    # the window runs over distinct exposure counts only, which are few
+    blocks = values.groupBy("x").agg(F.count(F.lit(1)).alias("c"))
+    before = F.coalesce(
+        F.sum("c").over(Window.orderBy("x").rowsBetween(Window.unboundedPreceding, -1)), F.lit(0)
+    )
+    blocks = blocks.withColumn("s", before)
+    g = blocks.agg(
+        F.sum(
+            F.col("x").cast("double")
+            * ((F.col("s") + F.col("c")) * (F.col("s") + F.col("c")) - F.col("s") * F.col("s"))
+        ).alias("s"),
+        F.sum(F.col("x") * F.col("c")).alias("sx"),
+        F.sum("c").alias("m"),
+    ).first()
+    m, sx = int(g["m"] or 0), float(g["sx"] or 0)
+    result["gini"] = (float(g["s"]) - m * sx) / (m * sx) if m and sx else math.nan
+    return result
+
+
+def item_novelty(train: DataFrame) -> DataFrame:
+    """``doc_id, novelty`` = -log2(share of training rows holding the item)."""
+    rows = train.count()
+    return train.groupBy("doc_id").agg(
+        (-F.log2(F.count(F.lit(1)) / F.lit(float(rows)))).alias("novelty")
+    )
+
+
+def novelty(lists: DataFrame, train: DataFrame) -> tuple[DataFrame, dict[str, Any]]:
+    """Per-user mean novelty and the overall mean over recommended rows."""
+    scored = lists.select("query_id", "doc_id").join(item_novelty(train), "doc_id", "left")
+    row = scored.agg(
+        F.mean("novelty").alias("mean"),
+        F.sum(F.when(F.col("novelty").isNull(), 1).otherwise(0)).alias("unseen"),
+    ).first()
+    per_user = scored.groupBy("query_id").agg(F.mean("novelty").alias("novelty"))
+    return per_user, {
+        "novelty": float(row["mean"]) if row["mean"] is not None else math.nan,
+        "recommended_rows_unseen_in_train": int(row["unseen"] or 0),
+    }

@@ -1,0 +1,162 @@
+"""All beyond-accuracy list measures of one run in one call (per user and overall).
+
+Which measures are computed depends on the inputs: inter-user diversity, mean user
+Jaccard, distributional coverage and Gini need only the lists; catalog coverage needs
+a catalogue (training items, else feature items); novelty and serendipity need
+training interactions; intra-list diversity needs an item similarity (from
+features, or co-occurrence in training). The summary says which were skipped, and
+why.
+
+Example:
+    per_user, summary = evaluate_diversity(spark, lists, train=train)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sparkeval.diversity.coverage import exposure_summary, novelty
+from sparkeval.diversity.inter_user import (
+    DEFAULT_EXACT_PAIR_LIMIT,
+    DEFAULT_SAMPLE_PAIRS,
+    hamming_diversity,
+    mean_jaccard,
+)
+from sparkeval.diversity.intra_list import (
+    SIMILARITIES,
+    intra_list_diversity,
+    item_similarity,
+    serendipity,
+)
+from sparkeval.errors import ConfigError
+from sparkeval.lsh.minhash import MinHasher
+
+
+def default_similarity(has_train: bool, has_features: bool) -> str | None:
+    """``cosine`` with item features, else ``cooccurrence`` with training data."""
+    if has_features:
+        return "cosine"
+    if has_train:
+        return "cooccurrence"
+    return None
+
+
+def evaluate_diversity(
+    spark: SparkSession,
+    lists: DataFrame,
+    *,
+    train: DataFrame | None = None,
+    features: DataFrame | None = None,
+    similarity: str | None = None,
+    length: int | None = None,
+    exact_pair_limit: int = DEFAULT_EXACT_PAIR_LIMIT,
+    sample_pairs: int = DEFAULT_SAMPLE_PAIRS,
+    seed: int = 1,
+    num_perm: int = 128,
+) -> tuple[DataFrame, dict[str, Any]]:
+    """Per-user table and overall summary of the diversity measures.
+
+    Args:
+        lists: ``query_id, doc_id[, relevance]`` recommendation rows (already cut to k).
+        train: ``query_id, doc_id`` training interactions.
+        features: ``doc_id, features`` item features (array column).
+        similarity: item similarity for ILD/serendipity (see
+            :data:`~sparkeval.diversity.intra_list.SIMILARITIES`); default cosine with
+            features, co-occurrence with training data.
+        length: list length L of the inter-user Hamming diversity (default: longest).
+        exact_pair_limit: co-occurring user pairs up to which mean Jaccard is exact.
+        sample_pairs: sampled user pairs otherwise.
+        seed: sampling and MinHash seed.
+        num_perm: MinHash length for ``similarity='minhash'``.
+
+    Returns:
+        ``(per_user, summary)``: ``per_user`` has ``query_id, list_length,
+        inter_user_diversity, intra_list_diversity, novelty, serendipity``.
+    """
+    sim = similarity or default_similarity(train is not None, features is not None)
+    if sim is not None and sim not in SIMILARITIES:
+        raise ConfigError(f"--similarity must be one of {', '.join(SIMILARITIES)}; got {sim!r}")
+    if sim == "cooccurrence" and train is None:
+        raise ConfigError("--similarity cooccurrence needs --train")
+    if sim in ("cosine", "jaccard", "minhash") and features is None:
+        raise ConfigError(f"--similarity {sim} needs --item-features")
+    skipped: dict[str, str] = {}
+    lists = lists.cache()
+    inter = hamming_diversity(lists.select("query_id", "doc_id"), length)
+    summary: dict[str, Any] = {"inter_user": dict(inter.summary)}
+    summary["inter_user"]["mean_jaccard"] = mean_jaccard(
+        spark,
+        lists.select("query_id", "doc_id"),
+        inter.summary,
+        exact_pair_limit,
+        sample_pairs,
+        seed,
+    )
+    catalogue = None
+    if train is not None:
+        catalogue = train.select("doc_id")
+        summary["catalogue_from"] = "train"
+    elif features is not None:
+        catalogue = features.select("doc_id")
+        summary["catalogue_from"] = "item features"
+    else:
+        skipped["catalog_coverage"] = "no catalogue: give --train or --item-features"
+    summary["coverage"] = exposure_summary(lists, catalogue)
+    per_user = inter.per_user
+    hasher = MinHasher(num_perm=num_perm, seed=seed)
+
+    def sim_of(pairs: DataFrame) -> DataFrame:
+        return item_similarity(pairs, sim, train=train, features=features, hasher=hasher)
+
+    if sim is not None:
+        ild = intra_list_diversity(lists, sim_of)
+        per_user = per_user.join(ild, "query_id", "left")
+        row = ild.agg(
+            F.mean("intra_list_diversity").alias("m"),
+            F.sum(F.when(F.col("intra_list_diversity").isNull(), 1).otherwise(0)).alias("short"),
+        ).first()
+        summary["intra_list_diversity"] = {
+            "similarity": sim,
+            "mean": float(row["m"]) if row["m"] is not None else math.nan,
+            "users_with_fewer_than_2_items": int(row["short"] or 0),
+        }
+    else:
+        per_user = per_user.withColumn("intra_list_diversity", F.lit(None).cast("double"))
+        skipped["intra_list_diversity"] = "no item similarity: give --item-features or --train"
+    if train is not None:
+        nov_user, nov = novelty(lists, train)
+        per_user = per_user.join(nov_user, "query_id", "left")
+        summary["novelty"] = nov
+    else:
+        per_user = per_user.withColumn("novelty", F.lit(None).cast("double"))
+        skipped["novelty"] = "needs --train (item popularity)"
+    if train is not None and sim is not None:
+        _per_item, ser_user = serendipity(lists, train, sim_of)
+        per_user = per_user.join(ser_user, "query_id", "left")
+        row = ser_user.agg(
+            F.mean("serendipity").alias("m"),
+            F.sum(F.when(F.col("serendipity").isNull(), 1).otherwise(0)).alias("none"),
+        ).first()
+        summary["serendipity"] = {
+            "similarity": sim,
+            "mean_over_users": float(row["m"]) if row["m"] is not None else math.nan,
+            "users_without_train_rows": int(row["none"] or 0),
+            "relevance": "column relevance" if "relevance" in lists.columns else "1 for every item",
+        }
+    else:
+        per_user = per_user.withColumn("serendipity", F.lit(None).cast("double"))
+        skipped["serendipity"] = "needs --train and an item similarity"
+    summary["skipped"] = skipped
+    per_user = per_user.select(
+        "query_id",
+        "list_length",
+        "inter_user_diversity",
+        "intra_list_diversity",
+        "novelty",
+        "serendipity",
+    )
+    return per_user, summary

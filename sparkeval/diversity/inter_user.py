@@ -1,0 +1,187 @@
+"""Diversity between users' lists: Hamming diversity (exact, O(N)) and mean Jaccard.
+
+Inter-user Hamming diversity of lists of length L, with c_i = the number of lists
+holding item i and U users:
+
+    d_uv = 1 - |I_u ∩ I_v| / L
+    mean_{u<v} |I_u ∩ I_v| = sum_i c_i (c_i - 1) / 2 / C(U, 2)
+    d_u = 1 - sum_{i in I_u} (c_i - 1) / (L (U - 1))       (mean of d_uv over v != u)
+
+so the mean and every d_u come from item counts alone: no pairwise loop. L is the
+list cutoff k when given, else the longest list.
+
+Mean pairwise Jaccard between users, mean_{u<v} |I_u ∩ I_v| / |I_u ∪ I_v|, is exact
+when the co-occurring pairs sum_i C(c_i, 2) are few enough for a self-join on the
+item; otherwise it is estimated from uniformly sampled user pairs (each pair's
+Jaccard exact) with a normal 95% confidence interval, and bracketed by bounds that
+hold whatever the sample: with m = the exact mean intersection, Lmax/Lmin the longest
+and shortest list,
+
+    m / (2 Lmax - m)  <=  mean Jaccard  <=  min(1, m / Lmin)
+
+(J = x / (|a| + |b| - x) >= x / (2 Lmax - x), convex in x, so Jensen gives the lower
+bound; J <= x / max(|a|, |b|) <= x / Lmin the upper one).
+
+Example (3 users, L = 2: {1,2}, {1,3}, {1,2}):
+    c = {1: 3, 2: 2, 3: 1}; mean intersection = (3 + 1) / 3 = 4/3;
+    mean diversity = 1 - (4/3)/2 = 1/3.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+#: above this many co-occurring user pairs the mean Jaccard is estimated by sampling
+DEFAULT_EXACT_PAIR_LIMIT = 20_000_000
+DEFAULT_SAMPLE_PAIRS = 20_000
+
+
+@dataclass(frozen=True)
+class InterUser:
+    """Overall inter-user results; ``per_user`` is a lazy DataFrame.
+
+    Attributes:
+        per_user: ``query_id, list_length, inter_user_diversity``.
+        summary: users, list length L, mean diversity, mean intersection, and the
+            mean Jaccard (exact, or estimate with interval and bounds).
+    """
+
+    per_user: DataFrame
+    summary: dict[str, Any]
+
+
+def hamming_diversity(lists: DataFrame, length: int | None = None) -> InterUser:
+    """Exact inter-user Hamming diversity, mean and per user, from item counts.
+
+    Args:
+        lists: ``query_id, doc_id`` rows, one per item of a user's list.
+        length: L; default the longest list.
+    """
+    counts = lists.groupBy("doc_id").agg(F.count(F.lit(1)).alias("c"))
+    totals = counts.agg(
+        F.sum(F.col("c") * (F.col("c") - 1) / 2).alias("co_pairs"),
+        F.sum("c").alias("rows"),
+    ).first()
+    sizes = lists.groupBy("query_id").agg(F.count(F.lit(1)).alias("list_length"))
+    shape = sizes.agg(
+        F.count(F.lit(1)).alias("users"),
+        F.max("list_length").alias("lmax"),
+        F.min("list_length").alias("lmin"),
+    ).first()
+    users = int(shape["users"] or 0)
+    lmax = int(shape["lmax"] or 0)
+    big_l = int(length) if length is not None else lmax
+    co_pairs = float(totals["co_pairs"] or 0.0)
+    user_pairs = users * (users - 1) / 2
+    mean_inter = co_pairs / user_pairs if user_pairs else math.nan
+    mean_div = 1.0 - mean_inter / big_l if user_pairs and big_l else math.nan
+    denom = big_l * (users - 1)
+    per_user = (
+        lists.join(counts, "doc_id")
+        .groupBy("query_id")
+        .agg(F.count(F.lit(1)).alias("list_length"), F.sum(F.col("c") - 1).alias("shared"))
+        .select(
+            "query_id",
+            "list_length",
+            (
+                F.lit(1.0) - F.col("shared") / F.lit(float(denom))
+                if denom > 0
+                else F.lit(None).cast("double")
+            ).alias("inter_user_diversity"),
+        )
+    )
+    summary = {
+        "users": users,
+        "list_length_L": big_l,
+        "longest_list": lmax,
+        "shortest_list": int(shape["lmin"] or 0),
+        "co_occurring_pairs": int(co_pairs),
+        "mean_intersection": mean_inter,
+        "inter_user_diversity": mean_div,
+    }
+    return InterUser(per_user=per_user, summary=summary)
+
+
+def mean_jaccard(
+    spark: SparkSession,
+    lists: DataFrame,
+    summary: dict[str, Any],
+    exact_pair_limit: int = DEFAULT_EXACT_PAIR_LIMIT,
+    sample_pairs: int = DEFAULT_SAMPLE_PAIRS,
+    seed: int = 1,
+) -> dict[str, Any]:
+    """Mean pairwise Jaccard over all user pairs: exact, or sampled with CI and bounds.
+
+    Args:
+        spark: the session (to build the small sample table).
+        lists: ``query_id, doc_id`` rows (distinct per user).
+        summary: :func:`hamming_diversity`'s summary (users, co-pairs, list lengths).
+        exact_pair_limit: largest number of co-occurring pairs joined exactly.
+        sample_pairs: user pairs drawn for the estimate.
+        seed: sampling seed.
+    """
+    users = summary["users"]
+    if users < 2:
+        return {"method": "exact", "mean_jaccard": math.nan}
+    total_pairs = users * (users - 1) / 2
+    m = summary["mean_intersection"]
+    lmax, lmin = summary["longest_list"], summary["shortest_list"]
+    bounds = [m / (2 * lmax - m) if lmax else math.nan, min(1.0, m / lmin) if lmin else math.nan]
+    sizes = lists.groupBy("query_id").agg(F.count(F.lit(1)).alias("n"))
+    if summary["co_occurring_pairs"] <= exact_pair_limit:
+        left = lists.select(F.col("query_id").alias("a"), "doc_id")
+        right = lists.select(F.col("query_id").alias("b"), "doc_id")
+        inter = (
+            left.join(right, "doc_id")
+            .where(F.col("a") < F.col("b"))
+            .groupBy("a", "b")
+            .agg(F.count(F.lit(1)).alias("x"))
+        )
+        row = (
+            inter.join(sizes.select(F.col("query_id").alias("a"), F.col("n").alias("na")), "a")
+            .join(sizes.select(F.col("query_id").alias("b"), F.col("n").alias("nb")), "b")
+            .agg(F.sum(F.col("x") / (F.col("na") + F.col("nb") - F.col("x"))).alias("s"))
+            .first()
+        )
+        return {
+            "method": "exact",
+            "mean_jaccard": float(row["s"] or 0.0) / total_pairs,
+            "bounds": bounds,
+        }
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, users, sample_pairs)
+    second = (first + rng.integers(1, users, sample_pairs)) % users  # uniform over v != u
+    sample = spark.createDataFrame(
+        [(int(a), int(b)) for a, b in zip(first, second, strict=True)], "ia long, ib long"
+    )
+    index = (
+        sizes.select("query_id").rdd.map(lambda r: r[0]).zipWithIndex().toDF(["query_id", "idx"])
+    )
+    sets = lists.groupBy("query_id").agg(F.collect_set("doc_id").alias("items"))
+    indexed = index.join(sets, "query_id").select("idx", "items")
+    a = indexed.select(F.col("idx").alias("ia"), F.col("items").alias("A"))
+    b = indexed.select(F.col("idx").alias("ib"), F.col("items").alias("B"))
+    jac = (
+        sample.join(a, "ia")
+        .join(b, "ib")
+        .select((F.size(F.array_intersect("A", "B")) / F.size(F.array_union("A", "B"))).alias("j"))
+    )
+    row = jac.agg(
+        F.mean("j").alias("mean"), F.stddev_samp("j").alias("sd"), F.count(F.lit(1)).alias("n")
+    ).first()
+    mean, sd, n = float(row["mean"]), float(row["sd"] or 0.0), int(row["n"])
+    half = 1.959964 * sd / math.sqrt(n) if n > 1 else math.nan
+    return {
+        "method": "sampled",
+        "mean_jaccard": mean,
+        "ci95": [max(0.0, mean - half), min(1.0, mean + half)],
+        "sampled_pairs": n,
+        "bounds": bounds,
+        "seed": seed,
+    }

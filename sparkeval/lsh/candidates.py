@@ -1,0 +1,129 @@
+"""Candidate pairs from bucket keys, on Spark.
+
+Input rows ``(id, band, key)`` say "this object falls in bucket ``key`` of band
+``band``". Two objects are a candidate pair when they share a bucket in at least one
+band. The equi-match on ``(band, key)`` is done by grouping on it: one shuffle
+gives each bucket's members and its size at once; the pairs of a bucket of n
+members (n*(n-1)/2 of them) are generated in Spark SQL from its sorted member
+array, then made distinct across bands. No cross join, nothing collected but the
+one-row bucket statistics.
+
+A bucket larger than ``max_bucket`` would make n^2/2 pairs on its own (one hot
+bucket can dominate the whole join); such buckets are skipped and the statistics
+report how many, how many members and how many pairs they held. Pairs only found
+in a skipped bucket are lost, which the caller reports.
+
+Example (members 3, 1, 2 share one bucket):
+    bucket (band 0, key 7) = [1, 2, 3]  ->  pairs (1, 2), (1, 3), (2, 3)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from sparkeval.errors import ConfigError
+
+#: default cap on the members of one bucket (a full bucket makes ~2 million pairs)
+DEFAULT_MAX_BUCKET = 2000
+
+
+def check_max_bucket(max_bucket: int | None) -> int | None:
+    """Validate the bucket cap: an integer >= 2, or ``None``/0 for no cap."""
+    if max_bucket is None or max_bucket == 0:
+        return None
+    if isinstance(max_bucket, bool) or not isinstance(max_bucket, int) or max_bucket < 2:
+        raise ConfigError(
+            f"max_bucket must be an integer >= 2 (or 0 for no cap), got {max_bucket!r}"
+        )
+    return max_bucket
+
+
+def pairs_of_sorted(array_col: str, size_col: str) -> Column:
+    """All ``(a, b)`` structs with a before b in a sorted array column (size >= 2).
+
+    ``[x0, x1, x2]`` gives ``(x0, x1), (x0, x2), (x1, x2)``.
+    """
+    return F.expr(
+        f"flatten(transform(sequence(0, {size_col} - 2), i -> "
+        f"transform(slice({array_col}, i + 2, {size_col} - i - 1), "
+        f"y -> named_struct('a', {array_col}[i], 'b', y))))"
+    )
+
+
+@dataclass(frozen=True)
+class BucketStats:
+    """What the bucket stage saw (from one aggregate over the buckets).
+
+    Attributes:
+        buckets_shared: buckets holding two or more members.
+        largest_bucket: members of the largest bucket (0 when there is none).
+        skipped_buckets: buckets over the cap, not expanded into pairs.
+        skipped_members: members summed over the skipped buckets.
+        skipped_pairs: pairs the skipped buckets would have produced (before dedup).
+        bucket_pairs: pairs produced by the kept buckets (before dedup across bands).
+    """
+
+    buckets_shared: int
+    largest_bucket: int
+    skipped_buckets: int
+    skipped_members: int
+    skipped_pairs: int
+    bucket_pairs: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "buckets_shared": self.buckets_shared,
+            "largest_bucket": self.largest_bucket,
+            "skipped_buckets": self.skipped_buckets,
+            "skipped_members": self.skipped_members,
+            "skipped_pairs": self.skipped_pairs,
+            "bucket_pairs": self.bucket_pairs,
+        }
+
+
+def shared_buckets(rows: DataFrame, id_col: str, max_bucket: int | None) -> DataFrame:
+    """Buckets with >= 2 members: ``band, key, n, members`` (sorted), ``kept`` flag."""
+    cap = check_max_bucket(max_bucket)
+    buckets = (
+        rows.groupBy("band", "key")
+        .agg(F.count(F.lit(1)).alias("n"), F.collect_list(id_col).alias("members"))
+        .where(F.col("n") >= 2)
+    )
+    kept = F.lit(True) if cap is None else F.col("n") <= F.lit(cap)
+    return buckets.withColumn("kept", kept)
+
+
+def bucket_stats(buckets: DataFrame) -> BucketStats:
+    """Collect the one-row statistics of :func:`shared_buckets` output."""
+    pairs = F.col("n") * (F.col("n") - 1) / 2
+    row = buckets.agg(
+        F.count(F.lit(1)).alias("shared"),
+        F.coalesce(F.max("n"), F.lit(0)).alias("largest"),
+        F.sum(F.when(~F.col("kept"), 1).otherwise(0)).alias("skipped"),
+        F.sum(F.when(~F.col("kept"), F.col("n")).otherwise(0)).alias("skipped_members"),
+        F.sum(F.when(~F.col("kept"), pairs).otherwise(0)).alias("skipped_pairs"),
+        F.sum(F.when(F.col("kept"), pairs).otherwise(0)).alias("kept_pairs"),
+    ).first()
+    return BucketStats(
+        buckets_shared=int(row["shared"] or 0),
+        largest_bucket=int(row["largest"] or 0),
+        skipped_buckets=int(row["skipped"] or 0),
+        skipped_members=int(row["skipped_members"] or 0),
+        skipped_pairs=int(row["skipped_pairs"] or 0),
+        bucket_pairs=int(row["kept_pairs"] or 0),
+    )
+
+
+def candidate_pairs(buckets: DataFrame) -> DataFrame:
+    """Distinct ``(a, b)`` pairs, a < b, from the kept buckets."""
+    return (
+        buckets.where(F.col("kept"))
+        .select(F.array_sort("members").alias("m"), F.col("n"))
+        .select(F.explode(pairs_of_sorted("m", "n")).alias("p"))
+        .select(F.col("p.a").alias("a"), F.col("p.b").alias("b"))
+        .distinct()
+    )

@@ -1,0 +1,256 @@
+"""MinHash signatures of many sets at once, bit-identical to ``datasketch.MinHash``.
+
+A set S gets ``num_perm`` values ``sig_k = min_{x in S} pi_k(hash(x))``; the chance
+that two sets agree on one position equals their Jaccard similarity, so the share
+of equal positions estimates it:
+
+    P[sig_k(A) == sig_k(B)] = |A ∩ B| / |A ∪ B|
+
+The permutations and the hashing follow datasketch 2.x exactly (pinned to the
+``datasketch>=2,<3`` line), one of its three schemes:
+
+* ``affine32`` (datasketch 2.x default): ``h = sha1_hash32(token)`` (first 4 bytes of
+  SHA-1, little-endian), premixed by the MurmurHash3 32-bit finalizer, then
+  ``pi_k(h) = a_k * h + b_k mod 2^32`` with odd ``a_k``; values are ``uint32``.
+* ``affine64``: the same with ``sha1_hash64`` (8 bytes), the 64-bit finalizer and
+  ``mod 2^64``; values are ``uint64``.
+* ``legacy`` (datasketch < 2.0): ``h = sha1_hash32(token)``,
+  ``pi_k(h) = ((a_k * h + b_k) mod 2^64 mod (2^61 - 1)) & (2^32 - 1)``; ``uint64``.
+
+Permutation parameters come from ``numpy.random.RandomState(seed)`` in datasketch's
+order. A token is the UTF-8 encoding of ``str(item)`` (bytes are used as given).
+
+Empty sets: the signature is all ``max_hash`` (the scheme's largest value), as for a
+``datasketch.MinHash`` that was never updated. Callers that pair sets (similar
+users, near duplicates) leave empty sets out, since their Jaccard is undefined.
+
+Example:
+    >>> hasher = MinHasher(num_perm=4, seed=1)
+    >>> sig = hasher.signatures_of([["a", "b"], ["a", "b"], []])
+    >>> bool((sig[0] == sig[1]).all()), bool((sig[2] == hasher.max_hash).all())
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparkeval.errors import ConfigError
+
+#: the permutation schemes of datasketch 2.x
+SCHEMES: tuple[str, ...] = ("affine32", "affine64", "legacy")
+#: scheme of ``datasketch.MinHash(num_perm, seed)`` in datasketch 2.x
+DEFAULT_SCHEME = "affine32"
+
+MERSENNE_PRIME = np.uint64((1 << 61) - 1)
+MAX_HASH_32 = np.uint64((1 << 32) - 1)
+
+# MurmurHash3 finalizer constants (shifts and multipliers), per word width
+_FMIX32 = (
+    np.uint32(16),
+    np.uint32(0x85EBCA6B),
+    np.uint32(13),
+    np.uint32(0xC2B2AE35),
+    np.uint32(16),
+)
+_FMIX64 = (
+    np.uint64(33),
+    np.uint64(0xFF51AFD7ED558CCD),
+    np.uint64(33),
+    np.uint64(0xC4CEB9FE1A85EC53),
+    np.uint64(33),
+)
+
+#: upper bound on (tokens x permutations) values held at once while hashing a batch
+_CHUNK_VALUES = 1 << 22
+
+
+def _fmix(hv: np.ndarray, constants: tuple[Any, ...]) -> np.ndarray:
+    """MurmurHash3 finalizer, element-wise; multiplication wraps (mod 2^width)."""
+    s1, m1, s2, m2, s3 = constants
+    hv = hv ^ (hv >> s1)
+    hv = hv * m1
+    hv = hv ^ (hv >> s2)
+    hv = hv * m2
+    return hv ^ (hv >> s3)
+
+
+def _as_bytes(token: Any) -> bytes:
+    if isinstance(token, bytes):
+        return token
+    return str(token).encode("utf-8")
+
+
+def sha1_hash(tokens: Iterable[Any], width: int = 32) -> np.ndarray:
+    """SHA-1 based token hashes: the first ``width/8`` digest bytes, little-endian.
+
+    Example:
+        >>> int(sha1_hash(["a"])[0]) == int.from_bytes(
+        ...     hashlib.sha1(b"a").digest()[:4], "little")
+        True
+    """
+    nbytes = width // 8
+    dtype = np.dtype("<u4") if width == 32 else np.dtype("<u8")
+    digest = b"".join(hashlib.sha1(_as_bytes(t)).digest()[:nbytes] for t in tokens)
+    return np.frombuffer(digest, dtype=dtype).astype(np.uint32 if width == 32 else np.uint64)
+
+
+@dataclass(frozen=True)
+class MinHasher:
+    """Vectorised MinHash over many sets, equal to ``datasketch.MinHash`` bit for bit.
+
+    Args:
+        num_perm: number of permutations (signature length), >= 1.
+        seed: seed of ``numpy.random.RandomState`` that draws the permutations.
+        scheme: ``affine32`` (datasketch 2.x default), ``affine64`` or ``legacy``.
+
+    Example:
+        >>> MinHasher(num_perm=8, seed=3).signatures_of([[1, 2, 3]]).shape
+        (1, 8)
+    """
+
+    num_perm: int = 128
+    seed: int = 1
+    scheme: str = DEFAULT_SCHEME
+    _a: np.ndarray = field(init=False, repr=False, compare=False)
+    _b: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.num_perm, bool) or not isinstance(self.num_perm, int):
+            raise ConfigError(f"num_perm must be an integer, got {self.num_perm!r}")
+        if not 1 <= self.num_perm <= 1 << 16:
+            raise ConfigError(f"num_perm must be between 1 and 65536, got {self.num_perm}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ConfigError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.scheme not in SCHEMES:
+            raise ConfigError(
+                f"MinHash scheme must be one of {', '.join(SCHEMES)}; got {self.scheme!r}"
+            )
+        a, b = self._permutations()
+        object.__setattr__(self, "_a", a)
+        object.__setattr__(self, "_b", b)
+
+    def _permutations(self) -> tuple[np.ndarray, np.ndarray]:
+        gen = np.random.RandomState(self.seed)
+        if self.scheme == "legacy":
+            # one (a, b) pair per permutation, drawn in this interleaved order
+            pairs = [
+                (
+                    gen.randint(1, MERSENNE_PRIME, dtype=np.uint64),
+                    gen.randint(0, MERSENNE_PRIME, dtype=np.uint64),
+                )
+                for _ in range(self.num_perm)
+            ]
+            arr = np.array(pairs, dtype=np.uint64).T
+            return arr[0].copy(), arr[1].copy()
+        width = 32 if self.scheme == "affine32" else 64
+        dtype = np.uint32 if width == 32 else np.uint64
+        a = gen.randint(0, 1 << (width - 1), self.num_perm, dtype=dtype) * dtype(2) + dtype(1)
+        b = gen.randint(0, 1 << width, self.num_perm, dtype=dtype)
+        return a, b
+
+    @property
+    def permutations(self) -> tuple[np.ndarray, np.ndarray]:
+        """The ``(a, b)`` parameter arrays, as datasketch's ``MinHash.permutations``."""
+        return self._a.copy(), self._b.copy()
+
+    @property
+    def dtype(self) -> type:
+        return np.uint32 if self.scheme == "affine32" else np.uint64
+
+    @property
+    def max_hash(self) -> int:
+        """The largest value of the scheme: every position of an empty set's signature."""
+        return {"affine32": (1 << 32) - 1, "affine64": (1 << 64) - 1, "legacy": (1 << 32) - 1}[
+            self.scheme
+        ]
+
+    def hash_tokens(self, tokens: Sequence[Any] | np.ndarray) -> np.ndarray:
+        """Token hashes after the scheme's premix (before the permutations).
+
+        Each distinct token is hashed once (tokens are factorised first).
+        """
+        values = np.asarray(tokens, dtype=object) if not isinstance(tokens, np.ndarray) else tokens
+        if len(values) == 0:
+            return np.zeros(0, dtype=self.dtype)
+        codes, uniques = pd.factorize(values, use_na_sentinel=False)
+        width = 64 if self.scheme == "affine64" else 32
+        hashed = sha1_hash(uniques, width)
+        if self.scheme == "affine32":
+            hashed = _fmix(hashed.astype(np.uint32), _FMIX32)
+        elif self.scheme == "affine64":
+            hashed = _fmix(hashed.astype(np.uint64), _FMIX64)
+        else:
+            hashed = hashed.astype(np.uint64)
+        return hashed[codes]
+
+    def _permute(self, hv: np.ndarray) -> np.ndarray:
+        """All permutations of a column of hashes: shape (len(hv), num_perm)."""
+        col = hv.reshape(-1, 1)
+        with np.errstate(over="ignore"):
+            if self.scheme == "legacy":
+                return ((col * self._a + self._b) % MERSENNE_PRIME) & MAX_HASH_32
+            return col * self._a + self._b
+
+    def signatures(self, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Signatures of sets given as flat ``values`` and segment ``offsets``.
+
+        Set i is ``values[offsets[i]:offsets[i+1]]`` (duplicates are harmless).
+        Hashing is done once for all tokens; the permutations are applied to chunks
+        of whole sets and reduced with ``np.minimum.reduceat``.
+
+        Args:
+            values: flat array of items (any type; tokenised as ``str(item)``).
+            offsets: ``n_sets + 1`` non-decreasing offsets into ``values``.
+
+        Returns:
+            ``(n_sets, num_perm)`` array of the scheme's dtype.
+        """
+        offsets = np.asarray(offsets, dtype=np.int64)
+        n_sets = len(offsets) - 1
+        out = np.full((max(n_sets, 0), self.num_perm), self.max_hash, dtype=self.dtype)
+        if n_sets <= 0 or offsets[-1] == offsets[0]:
+            return out
+        hv = self.hash_tokens(values[offsets[0] : offsets[-1]])
+        base = offsets[0]
+        tokens_per_chunk = max(1, _CHUNK_VALUES // self.num_perm)
+        start_set = 0
+        while start_set < n_sets:
+            # the largest run of whole sets whose tokens fit in one chunk (at least one set)
+            limit = offsets[start_set] + tokens_per_chunk
+            end_set = int(np.searchsorted(offsets, limit, side="right")) - 1
+            end_set = min(max(end_set, start_set + 1), n_sets)
+            lo, hi = offsets[start_set], offsets[end_set]
+            starts = offsets[start_set:end_set]
+            nonempty = offsets[start_set + 1 : end_set + 1] > starts
+            if hi > lo:
+                phv = self._permute(hv[lo - base : hi - base])
+                mins = np.minimum.reduceat(phv, starts[nonempty] - lo, axis=0)
+                out[start_set:end_set][nonempty] = mins
+            start_set = end_set
+        return out
+
+    def signatures_of(self, sets: Iterable[Iterable[Any]]) -> np.ndarray:
+        """Signatures of an iterable of sets (convenience wrapper of :meth:`signatures`)."""
+        lists = [list(s) for s in sets]
+        lengths = np.fromiter((len(s) for s in lists), dtype=np.int64, count=len(lists))
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        values = np.empty(int(offsets[-1]), dtype=object)
+        values[:] = [x for s in lists for x in s]
+        return self.signatures(values, offsets)
+
+
+def estimate_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> np.ndarray:
+    """Share of equal signature positions, row-wise (the MinHash Jaccard estimate).
+
+    Example:
+        >>> float(estimate_jaccard(np.array([[1, 2, 3, 4]]), np.array([[1, 2, 0, 0]]))[0])
+        0.5
+    """
+    return (np.asarray(sig_a) == np.asarray(sig_b)).mean(axis=-1)

@@ -1,0 +1,256 @@
+"""All pairs of sets with Jaccard >= T on Spark: MinHash LSH, then exact verification.
+
+Pipeline (each step a Spark job, nothing data-sized on the driver):
+
+1. Each set is made distinct and sorted; empty sets are left out (Jaccard undefined).
+2. Identical sets are collapsed: one row per distinct set, with its members. Pairs
+   inside a group are exact Jaccard 1.0 pairs and are emitted directly.
+3. Signatures of the distinct sets (``mapInArrow``, vectorised per Arrow batch) are
+   cut into b bands of r rows; each band becomes a 64-bit key: rows
+   ``(rep, band, key)``.
+4. Sets sharing a ``(band, key)`` bucket become candidates (see
+   :mod:`sparkeval.lsh.candidates`; buckets over ``max_bucket`` are skipped and
+   reported).
+5. Every candidate is verified exactly in Spark SQL on the sorted arrays:
+   ``inter = size(array_intersect(A, B))``, ``union = |A| + |B| - inter``, kept when
+   ``inter * q >= p * union`` for the threshold T = p/q as an exact fraction (so a
+   pair at exactly T is kept, free of float rounding).
+6. Verified group pairs are expanded to member pairs ``(a, b)`` with a < b.
+
+Example:
+    sets {1,2,3,4,5} and {1,2,3,4} have Jaccard 4/5 = 0.8 and are a pair at T = 0.8.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.storagelevel import StorageLevel
+
+from sparkeval.lsh.banding import BandParams, band_keys
+from sparkeval.lsh.candidates import (
+    BucketStats,
+    bucket_stats,
+    candidate_pairs,
+    pairs_of_sorted,
+    shared_buckets,
+)
+from sparkeval.lsh.minhash import MinHasher
+
+
+def threshold_fraction(threshold: float | str) -> Fraction:
+    """The threshold as an exact fraction of its shortest decimal form.
+
+    Example:
+        >>> threshold_fraction(0.8)
+        Fraction(4, 5)
+    """
+    text = threshold if isinstance(threshold, str) else repr(float(threshold))
+    frac = Fraction(text)
+    if frac.denominator > 10**9:
+        frac = frac.limit_denominator(10**9)
+    return frac
+
+
+def flat_lists(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Flat values and ``n + 1`` offsets of an Arrow list column (nulls = empty)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    values = pc.list_flatten(column).to_numpy(zero_copy_only=False)
+    return values, offsets
+
+
+def band_rows(
+    sets: DataFrame, id_col: str, items_col: str, hasher: MinHasher, params: BandParams
+) -> DataFrame:
+    """``(id, band, key)`` rows: b band keys per set, computed per Arrow batch.
+
+    Args:
+        sets: a DataFrame with an id column and an array column of items.
+        id_col: the id column (any orderable type).
+        items_col: the array column (ints or strings; tokenised as ``str(item)``).
+        hasher: the MinHash permutations.
+        params: bands x rows.
+    """
+    id_type = sets.schema[id_col].dataType.simpleString()
+    bands, rows = params.bands, params.rows
+    band_ids = np.arange(bands, dtype=np.int32)
+
+    def emit(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            values, offsets = flat_lists(batch.column(items_col))
+            keys = band_keys(hasher.signatures(values, offsets), bands, rows)
+            n = batch.num_rows
+            take = pa.array(np.repeat(np.arange(n, dtype=np.int64), bands))
+            yield pa.RecordBatch.from_arrays(
+                [
+                    batch.column(id_col).take(take),
+                    pa.array(np.tile(band_ids, n)),
+                    pa.array(keys.reshape(-1)),
+                ],
+                names=[id_col, "band", "key"],
+            )
+
+    return sets.select(id_col, items_col).mapInArrow(
+        emit, f"{id_col} {id_type}, band int, key long"
+    )
+
+
+@dataclass
+class SimilarSets:
+    """Result of :func:`similar_sets`: verified pairs (lazy) and what each stage did.
+
+    Attributes:
+        pairs: DataFrame ``a, b, jaccard`` (a < b) of every verified pair.
+        stats: counts and timings (see :func:`similar_sets`).
+    """
+
+    pairs: DataFrame
+    stats: dict[str, Any] = field(default_factory=dict)
+    _cached: list[DataFrame] = field(default_factory=list, repr=False)
+
+    def release(self) -> None:
+        """Unpersist the intermediate tables kept for the statistics."""
+        for df in self._cached:
+            df.unpersist()
+        self._cached.clear()
+
+
+def _timed(stats: dict[str, Any], name: str, start: float) -> float:
+    now = time.perf_counter()
+    stats.setdefault("timings_s", {})[name] = round(now - start, 3)
+    return now
+
+
+def similar_sets(
+    sets: DataFrame,
+    threshold: float | str,
+    hasher: MinHasher,
+    params: BandParams,
+    id_col: str = "id",
+    items_col: str = "items",
+    max_bucket: int | None = None,
+) -> SimilarSets:
+    """Every pair of sets with exact Jaccard >= threshold (LSH candidates, exact check).
+
+    Args:
+        sets: one row per object: ``id_col`` (unique) and ``items_col`` (array).
+        threshold: verification threshold T in (0, 1]; pairs at exactly T are kept.
+        hasher: MinHash permutations (num_perm must cover bands x rows).
+        params: the banding (see :func:`sparkeval.lsh.banding.choose_bands`).
+        id_col: name of the id column; output pairs have ``a < b`` in its ordering.
+        items_col: name of the item array column.
+        max_bucket: skip buckets with more members than this (``None`` = no cap).
+
+    Returns:
+        :class:`SimilarSets`; ``stats`` holds ``sets``, ``empty_sets``,
+        ``distinct_sets``, ``identical_groups``, ``identical_pairs``, the bucket
+        statistics, ``candidate_pairs``, ``verified_group_pairs`` and timings.
+        ``pairs`` is lazy: write or count it to run the last stage.
+    """
+    frac = threshold_fraction(threshold)
+    p, q = frac.numerator, frac.denominator
+    stats: dict[str, Any] = {}
+    cached: list[DataFrame] = []
+    start = time.perf_counter()
+
+    clean = sets.select(
+        F.col(id_col).alias("id"),
+        F.array_sort(F.array_distinct(F.col(items_col))).alias("items"),
+    )
+    groups = (
+        clean.where(F.size("items") > 0)
+        .groupBy("items")
+        .agg(
+            F.min("id").alias("rep"),
+            F.array_sort(F.collect_list("id")).alias("members"),
+            F.count(F.lit(1)).alias("m"),
+        )
+        .withColumn("len", F.size("items"))
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    cached.append(groups)
+    counts = clean.agg(
+        F.count(F.lit(1)).alias("sets"),
+        F.sum(F.when(F.size("items") == 0, 1).otherwise(0)).alias("empty"),
+    ).first()
+    gstats = groups.agg(
+        F.count(F.lit(1)).alias("distinct"),
+        F.sum(F.when(F.col("m") >= 2, 1).otherwise(0)).alias("identical_groups"),
+        F.sum(F.col("m") * (F.col("m") - 1) / 2).alias("identical_pairs"),
+        F.max("m").alias("largest_group"),
+    ).first()
+    stats.update(
+        sets=int(counts["sets"] or 0),
+        empty_sets=int(counts["empty"] or 0),
+        distinct_sets=int(gstats["distinct"] or 0),
+        identical_groups=int(gstats["identical_groups"] or 0),
+        identical_pairs=int(gstats["identical_pairs"] or 0),
+        largest_identical_group=int(gstats["largest_group"] or 0),
+    )
+    start = _timed(stats, "collapse_identical", start)
+
+    rows = band_rows(groups, "rep", "items", hasher, params)
+    buckets = shared_buckets(rows, "rep", max_bucket).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(buckets)
+    bstats: BucketStats = bucket_stats(buckets)
+    stats.update(bstats.as_dict())
+    start = _timed(stats, "signatures_and_buckets", start)
+
+    cand = candidate_pairs(buckets).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(cand)
+    stats["candidate_pairs"] = cand.count()
+    start = _timed(stats, "candidates", start)
+
+    g_a = groups.select(
+        F.col("rep").alias("a"),
+        F.col("items").alias("items_a"),
+        F.col("len").alias("len_a"),
+        F.col("members").alias("members_a"),
+    )
+    g_b = groups.select(
+        F.col("rep").alias("b"),
+        F.col("items").alias("items_b"),
+        F.col("len").alias("len_b"),
+        F.col("members").alias("members_b"),
+    )
+    inter = F.size(F.array_intersect("items_a", "items_b")).cast("long")
+    verified = (
+        cand.join(g_a, "a")
+        .join(g_b, "b")
+        .withColumn("inter", inter)
+        .withColumn("union", F.col("len_a") + F.col("len_b") - F.col("inter"))
+        .where(F.col("inter") * F.lit(q) >= F.lit(p) * F.col("union"))
+        .withColumn("jaccard", F.col("inter") / F.col("union"))
+        .select("members_a", "members_b", "jaccard")
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    cached.append(verified)
+    stats["verified_group_pairs"] = verified.count()
+    stats["rejected_candidates"] = stats["candidate_pairs"] - stats["verified_group_pairs"]
+    _timed(stats, "verify", start)
+
+    across = (
+        verified.select(F.explode("members_a").alias("u"), "members_b", "jaccard")
+        .select("u", F.explode("members_b").alias("v"), "jaccard")
+        .select(F.least("u", "v").alias("a"), F.greatest("u", "v").alias("b"), F.col("jaccard"))
+    )
+    within = (
+        groups.where(F.col("m") >= 2)
+        .select(F.explode(pairs_of_sorted("members", "m")).alias("p"))
+        .select(F.col("p.a").alias("a"), F.col("p.b").alias("b"), F.lit(1.0).alias("jaccard"))
+    )
+    pairs = across.unionByName(within)
+    return SimilarSets(pairs=pairs, stats=stats, _cached=cached)
