@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shlex
 import statistics
 import subprocess
@@ -84,8 +85,8 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
-def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, str]:
-    """(wall seconds, peak tree RSS in MiB, stdout) of one whole process."""
+def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, str, str]:
+    """(wall seconds, peak tree RSS in MiB, stdout, stderr) of one whole process."""
     peak = 0
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -107,7 +108,7 @@ def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float,
     sampler.join()
     if proc.returncode != 0:
         raise RuntimeError(f"{shlex.join(cmd)} failed ({proc.returncode}):\n{err[-3000:]}")
-    return wall, peak / 1024, out
+    return wall, peak / 1024, out, err
 
 
 def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
@@ -139,15 +140,11 @@ def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
     return [py, "-m", module, str(run), str(qrels)]
 
 
-def inner_seconds(system: str, stdout: str, out: Path) -> float | None:
+def inner_seconds(system: str, stdout: str, stderr: str) -> float | None:
     if system == "sparkeval":
-        for name in ("timings.json", "summary.json"):
-            path = out / name
-            if path.exists():
-                data = json.loads(path.read_text())
-                if "seconds" in data:
-                    return float(data["seconds"])
-        return None
+        # the job logs "results in DIR (...) after S s" once the outputs are in place
+        found = re.findall(r"results in .* after ([0-9.]+) s", stderr)
+        return float(found[-1]) if found else None
     last = [line for line in stdout.strip().splitlines() if line.startswith("{")]
     return float(json.loads(last[-1])["inner_seconds"]) if last else None
 
@@ -162,8 +159,8 @@ def bench_size(queries: int, docs: int, systems: list[str], repeat: int, work: P
     for rep in range(repeat):
         for system in systems:
             out = work / f"out-{system}"
-            wall, peak, stdout = run_measured(command(system, run, qrels, out), env, BENCH)
-            sample = Sample(wall, inner_seconds(system, stdout, out), peak)
+            wall, peak, stdout, stderr = run_measured(command(system, run, qrels, out), env, BENCH)
+            sample = Sample(wall, inner_seconds(system, stdout, stderr), peak)
             results[system].samples.append(sample)
             inner = f"{sample.inner:.1f}" if sample.inner is not None else "-"
             print(

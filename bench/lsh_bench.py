@@ -192,9 +192,10 @@ def run_mllib(spark, run_path: Path, out: Path, timeout: float) -> tuple[float |
 
 
 def check(got: pd.DataFrame, truth: dict[tuple[int, int], float]) -> dict:
-    found = {(int(a), int(b)): j for a, b, j in got[["user_a", "user_b", "jaccard"]].itertuples(
-        index=False
-    )}
+    found = {
+        (int(a), int(b)): j
+        for a, b, j in got[["user_a", "user_b", "jaccard"]].itertuples(index=False)
+    }
     hits = [k for k in truth if k in found]
     false_pairs = [k for k in found if k not in truth]
     worst = max((abs(found[k] - truth[k]) for k in hits), default=0.0)
@@ -223,8 +224,11 @@ def main() -> None:
     spark = build_session(
         master=args.master,
         app_name="lsh-bench",
-        conf={"spark.sql.shuffle.partitions": "8", "spark.driver.memory": "8g",
-              "spark.local.dir": str(work / "spark")},
+        conf={
+            "spark.sql.shuffle.partitions": "8",
+            "spark.driver.memory": "8g",
+            "spark.local.dir": str(work / "spark"),
+        },
     )
     results: dict = {"ours": {}, "mllib": None, "cmd_sizes": sizes}
     try:
@@ -257,9 +261,13 @@ def main() -> None:
                 print(json.dumps({"users": users, **entry}), flush=True)
             if users == args.mllib_users and not args.skip_mllib:
                 elapsed, n = run_mllib(spark, run_path, work / "mllib_out", args.mllib_timeout)
-                results["mllib"] = {"users": users, "seconds": elapsed, "pairs": n,
-                                    "timeout_s": args.mllib_timeout,
-                                    "true_pairs": len(truth)}
+                results["mllib"] = {
+                    "users": users,
+                    "seconds": elapsed,
+                    "pairs": n,
+                    "timeout_s": args.mllib_timeout,
+                    "true_pairs": len(truth),
+                }
                 print(json.dumps({"mllib": results["mllib"]}), flush=True)
     finally:
         spark.stop()
@@ -288,13 +296,17 @@ def print_table(results: dict) -> None:
         )
     if mllib:
         secs = f"{mllib['seconds']:.1f}" if mllib["seconds"] else f">{mllib['timeout_s']:.0f}"
-        print(f"| {mllib['users']} | MLlib MinHashLSH.approxSimilarityJoin | {secs} | 1 run | "
-              f"pairs {mllib['pairs']} | | | 1.0x |")
+        print(
+            f"| {mllib['users']} | MLlib MinHashLSH.approxSimilarityJoin | {secs} | 1 run | "
+            f"pairs {mllib['pairs']} | | | 1.0x |"
+        )
     sizes = sorted(results["ours"])
     for small, big in itertools.pairwise(sizes):
         t_small, t_big = results["ours"][small]["median_s"], results["ours"][big]["median_s"]
-        print(f"growth {small} -> {big} users: x{big / small:.0f} users, x{t_big / t_small:.2f} "
-              f"time (quadratic would be x{(big / small) ** 2:.0f})")
+        print(
+            f"growth {small} -> {big} users: x{big / small:.0f} users, x{t_big / t_small:.2f} "
+            f"time (quadratic would be x{(big / small) ** 2:.0f})"
+        )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ def main(run_path: str, qrels_path: str) -> None:
         Qrels.from_df(qrels, q_id_col="query_id", doc_id_col="doc_id", score_col="relevance"),
         Run.from_df(run, q_id_col="query_id", doc_id_col="doc_id", score_col="score"),
         RANX_MEASURES,
+        make_comparable=True,
     )
     report(time.time() - started, values={k: float(v) for k, v in values.items()})
 
