@@ -25,6 +25,26 @@ REQUIRED = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_i
 OPTIONAL = {"run": ("run_id",), "qrels": ()}
 
 
+def split_mapping(text: str | Mapping[str, str] | None, label: str) -> dict[str, str]:
+    """Split ``canonical=source,...`` (or copy a mapping) into {canonical: source}.
+
+    ``label`` names the option in the error for an item without ``=``.
+    """
+    if text is None:
+        return {}
+    if isinstance(text, Mapping):
+        return {str(k): str(v) for k, v in text.items()}
+    pairs: dict[str, str] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(f"{label} item {item!r} is not canonical=source")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
 def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, str]:
     """Parse ``canonical=source,...`` (or a mapping) into {canonical: source}.
 
@@ -32,19 +52,7 @@ def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, 
         >>> parse_mapping("query_id=uid, doc_id=iid", "run")
         {'query_id': 'uid', 'doc_id': 'iid'}
     """
-    if text is None:
-        return {}
-    if isinstance(text, Mapping):
-        pairs = {str(k): str(v) for k, v in text.items()}
-    else:
-        pairs = {}
-        for item in text.split(","):
-            if not item.strip():
-                continue
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip() or not value.strip():
-                raise ConfigError(f"{kind} column mapping item {item!r} is not canonical=source")
-            pairs[key.strip()] = value.strip()
+    pairs = split_mapping(text, f"{kind} column mapping")
     allowed = REQUIRED[kind] + OPTIONAL[kind]
     unknown = sorted(set(pairs) - set(allowed))
     if unknown:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.io.columns import split_mapping
 from sparkeval.io.readers import _read_table, _trec_lines, check_exists, detect_format
 
 KINDS = ("predictions", "truth")
@@ -44,19 +45,7 @@ def parse_columns(text: str | Mapping[str, str] | None) -> dict[str, str]:
         >>> parse_columns("user_id=uid, rating=stars")
         {'user_id': 'uid', 'rating': 'stars'}
     """
-    if text is None:
-        return {}
-    if isinstance(text, Mapping):
-        pairs = {str(k): str(v) for k, v in text.items()}
-    else:
-        pairs = {}
-        for item in text.split(","):
-            if not item.strip():
-                continue
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip() or not value.strip():
-                raise ConfigError(f"--columns item {item!r} is not canonical=source")
-            pairs[key.strip()] = value.strip()
+    pairs = split_mapping(text, "--columns")
     unknown = sorted(set(pairs) - set(ALIASES))
     if unknown:
         raise ConfigError(
