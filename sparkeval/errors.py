@@ -44,6 +44,17 @@ def worker_input_error(message: str) -> InputError:
     return InputError(f"{_MARK}[{message}]{_MARK}")
 
 
+def marked_message(message_column):
+    """Spark expression: ``message_column`` marked like :func:`worker_input_error`'s text.
+
+    Used with ``raise_error`` so that a bad row found by a Spark expression is
+    reported like one found in a Python worker.
+    """
+    from pyspark.sql import functions as F
+
+    return F.concat(F.lit(f"{_MARK}["), message_column, F.lit(f"]{_MARK}"))
+
+
 def input_error_from_spark(exc: BaseException) -> InputError | None:
     """Recover an InputError raised in a Python worker from Spark's wrapped exception."""
     match = _FROM_WORKER.search(str(exc))

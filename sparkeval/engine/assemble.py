@@ -108,25 +108,43 @@ def _as_table(data: pd.DataFrame | pa.Table, columns: dict[str, pa.DataType]) ->
     return pa.table(arrays, names=list(columns))
 
 
-def _first_row(table: pa.Table, mask: pa.ChunkedArray | pa.Array) -> dict[str, object]:
-    return table.filter(mask).slice(0, 1).to_pylist()[0]
+#: column of integer run codes (index into ``run_ids``) that may replace ``run_id``
+RUN_CODE = "_run"
+_CODED_RUN_TYPES = {RUN_CODE: pa.int32(), **{k: v for k, v in _RUN_TYPES.items() if k != "run_id"}}
+#: largest (runs x queries) grid handled with dense lookup tables instead of sorting
+_DENSE_SLOTS = 1 << 26
 
 
-def _check_nulls(run: pa.Table, qrels: pa.Table, in_worker: bool) -> None:
+def _first_row(table: pa.Table, mask, run_ids: Sequence[str] | None) -> dict[str, object]:
+    row = table.filter(mask).slice(0, 1).to_pylist()[0]
+    row.pop("_bad", None)
+    if RUN_CODE in row:
+        code = row.pop(RUN_CODE)
+        row = {"run_id": run_ids[code] if run_ids and code is not None else code, **row}
+    return row
+
+
+def _check_nulls(
+    run: pa.Table, qrels: pa.Table, in_worker: bool, run_ids: Sequence[str] | None
+) -> None:
     """Reject rows that cannot be evaluated; every message names the key."""
     for table in (run, qrels):
         bad = table.column("_bad")
         if bad.null_count < len(bad):
             _raise(str(pc.drop_null(bad)[0].as_py()), in_worker)
+    if RUN_CODE in run.column_names:
+        codes = run.column(RUN_CODE)
+        n_runs = len(run_ids or ())
+        if codes.null_count or (len(codes) and pc.max(codes).as_py() >= n_runs):
+            raise ValueError(f"rows of runs that are not among run_ids {list(run_ids or ())}")
     for name, table in (("run", run), ("qrels", qrels)):
         for col in table.column_names:
             if col != "_bad" and table.column(col).null_count:
-                row = _first_row(table, pc.is_null(table.column(col)))
-                row.pop("_bad", None)
+                row = _first_row(table, pc.is_null(table.column(col)), run_ids)
                 _raise(f"{name} row with empty {col}: {row}", in_worker)
     nan = pc.is_nan(run.column("score"))
     if pc.any(nan).as_py():
-        row = _first_row(run, nan)
+        row = _first_row(run, nan, run_ids)
         _raise(
             f"run {row['run_id']}: query {row['query_id']} doc {row['doc_id']}: score is "
             "missing or NaN (expected a number; infinite scores are allowed)",
@@ -148,10 +166,57 @@ def _codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], pa.Array]:
 
 def _first_duplicate(keys: np.ndarray) -> int | None:
     """Index of the first repeated key, or None."""
-    if len(keys) < 2:
+    if len(keys) < 2 or pd.Index(keys).is_unique:
         return None
-    dup = pd.Series(keys).duplicated().to_numpy()
-    return int(np.argmax(dup)) if dup.any() else None
+    return int(np.argmax(pd.Series(keys).duplicated().to_numpy()))
+
+
+def _run_codes(run: pa.Table, run_ids: Sequence[str]) -> np.ndarray:
+    """Index into ``run_ids`` of every run row."""
+    if RUN_CODE in run.column_names:
+        return run.column(RUN_CODE).to_numpy().astype(np.int64)
+    run_index = {r: i for i, r in enumerate(run_ids)}
+    (local,), names = _codes(run.column("run_id"))
+    local_to_global = np.array([run_index.get(r, -1) for r in names.to_pylist()], np.int64)
+    if (local_to_global < 0).any():
+        unknown = [r for r in names.to_pylist() if r not in run_index]
+        raise ValueError(f"run ids {unknown} are not among run_ids")
+    return local_to_global[local] if len(local) else local
+
+
+def _present_and_index(keys: np.ndarray, extra: np.ndarray, slots: int):
+    """Sorted union of ``keys`` and ``extra`` (small ints < ``slots``) and each key's rank in it.
+
+    Returns ``(present, union, rank_of_keys)``; ``present`` are the distinct ``keys``.
+    Small grids use a dense lookup table (O(n)); large ones sort.
+    """
+    if slots <= _DENSE_SLOTS:
+        seen = np.zeros(slots, dtype=bool)
+        seen[keys] = True
+        present = np.flatnonzero(seen)
+        seen[extra] = True
+        union = np.flatnonzero(seen)
+        lookup = np.zeros(slots, dtype=np.int64)
+        lookup[union] = np.arange(len(union))
+        return present, union, lookup[keys]
+    present = np.unique(keys)
+    union = np.union1d(present, extra)
+    return present, union, np.searchsorted(union, keys)
+
+
+def _grades_by_query(q_local: np.ndarray, grades: np.ndarray, n_queries: int):
+    """Grades sorted descending within each query, and the per-query offsets."""
+    starts = np.concatenate(([0], np.cumsum(np.bincount(q_local, minlength=n_queries))))
+    if len(grades) == 0:
+        return starts.astype(np.int64), grades.astype(np.int64)
+    top, low = int(grades.max()), int(grades.min())
+    span = top - low + 1
+    if n_queries * span < (1 << 62):
+        # one integer key per entry: query ascending, then grade descending
+        keys = np.sort(q_local * span + (top - grades))
+        return starts.astype(np.int64), top - keys % span
+    order = np.lexsort((-grades, q_local))
+    return starts.astype(np.int64), grades[order]
 
 
 def evaluate_tables(
@@ -165,7 +230,9 @@ def evaluate_tables(
     """Evaluate every run against the qrels for the queries present in the inputs.
 
     Args:
-        run: columns ``run_id, query_id, doc_id, score`` (strings, float64), optional ``_bad``.
+        run: columns ``run_id, query_id, doc_id, score`` (strings, float64), optional
+            ``_bad``; instead of ``run_id`` an integer ``_run`` column may give each
+            row's index into ``run_ids`` (the Spark engine ships codes, not names).
         qrels: columns ``query_id, doc_id, relevance`` (strings, integers), optional ``_bad``.
         measures: parsed measures; column ``m{i}`` of the result holds measure i.
         options: query policy, relevance level and depth.
@@ -177,54 +244,44 @@ def evaluate_tables(
         An Arrow table: :data:`META_COLUMNS` then one float64 column per measure,
         NaN where the measure is undefined or the segment is not evaluated.
     """
-    run = _as_table(run, _RUN_TYPES)
+    coded = isinstance(run, pa.Table) and RUN_CODE in run.column_names
+    if coded and run_ids is None:
+        raise ValueError(f"a {RUN_CODE!r} column needs run_ids")
+    run = _as_table(run, _CODED_RUN_TYPES if coded else _RUN_TYPES)
     qrels = _as_table(qrels, _QRELS_TYPES)
-    _check_nulls(run, qrels, in_worker)
+    _check_nulls(run, qrels, in_worker, run_ids)
     if run_ids is None:
         run_ids = sorted(pc.unique(run.column("run_id")).to_pylist())
-    run_index = {r: i for i, r in enumerate(run_ids)}
     n_runs = len(run_ids)
 
     # --- integer codes: runs, queries and docs (hash encoding, no string sorting) ---
-    (run_code_local,), run_dict = _codes(run.column("run_id"))
-    local_to_global = np.array([run_index.get(r, -1) for r in run_dict.to_pylist()], np.int64)
-    if (local_to_global < 0).any():
-        unknown = [r for r in run_dict.to_pylist() if r not in run_index]
-        raise ValueError(f"run ids {unknown} are not among run_ids")
-    run_code = local_to_global[run_code_local] if len(run_code_local) else run_code_local
+    run_code = _run_codes(run, run_ids)
     (q_run, q_qrels), q_dict = _codes(run.column("query_id"), qrels.column("query_id"))
     (d_run, d_qrels), _ = _codes(run.column("doc_id"), qrels.column("doc_id"))
     n_q = max(len(q_dict), 1)
     n_d = np.int64(max(int(d_run.max(initial=-1)), int(d_qrels.max(initial=-1))) + 1)
 
-    # --- duplicates ---------------------------------------------------------------
+    # --- qrels: one judgement per (query, doc); a hash index for the lookups below --
     qrels_key = q_qrels * n_d + d_qrels
-    dup = _first_duplicate(qrels_key)
-    if dup is not None:
-        row = qrels.slice(dup, 1).to_pylist()[0]
+    qrels_index = pd.Index(qrels_key)
+    if not qrels_index.is_unique:
+        row = qrels.slice(_first_duplicate(qrels_key), 1).to_pylist()[0]
         _raise(
             f"qrels: query {row['query_id']}: duplicate doc {row['doc_id']} "
             "(each doc may be judged once per query)",
             in_worker,
         )
-    seg_key = run_code * n_q + q_run
-    dup = _first_duplicate(seg_key * n_d + d_run)
-    if dup is not None:
-        row = run.slice(dup, 1).to_pylist()[0]
-        _raise(
-            f"run {row['run_id']}: query {row['query_id']}: duplicate doc {row['doc_id']} "
-            "(each doc may appear once per query)",
-            in_worker,
-        )
 
     # --- segments: (run, query) pairs seen in a run or owed by the qrels ----------
-    qrels_queries = np.unique(q_qrels)
-    run_pairs = np.unique(seg_key)
+    q_seen = np.zeros(n_q, dtype=bool)
+    q_seen[q_qrels] = True
+    qrels_queries = np.flatnonzero(q_seen)
+    seg_key = run_code * n_q + q_run
     owed = (np.arange(n_runs, dtype=np.int64)[:, None] * n_q + qrels_queries[None, :]).ravel()
-    all_seg = np.union1d(run_pairs, owed)
+    run_pairs, all_seg, seg_code = _present_and_index(seg_key, owed, n_runs * n_q)
     seg_run, seg_q = np.divmod(all_seg, n_q)
     in_run = np.isin(all_seg, run_pairs)
-    in_qrels = np.isin(seg_q, qrels_queries)
+    in_qrels = q_seen[seg_q]
     if options.queries == "qrels":
         evaluated = in_qrels
     elif options.queries == "both":
@@ -234,8 +291,17 @@ def evaluate_tables(
     else:
         evaluated = in_run
 
+    # --- run: each doc once per ranking ---------------------------------------------
+    dup = _first_duplicate(seg_code * n_d + d_run)
+    if dup is not None:
+        row = _first_row(run, np.arange(run.num_rows) == dup, run_ids)
+        _raise(
+            f"run {row['run_id']}: query {row['query_id']}: duplicate doc {row['doc_id']} "
+            "(each doc may appear once per query)",
+            in_worker,
+        )
+
     # --- rank: segment, score desc, doc_id desc (byte-wise, as trec_eval) ----------
-    seg_code = np.searchsorted(all_seg, seg_key)
     order = pc.sort_indices(
         pa.table({"s": seg_code, "score": run.column("score"), "doc": run.column("doc_id")}),
         sort_keys=[("s", "ascending"), ("score", "descending"), ("doc", "descending")],
@@ -252,17 +318,9 @@ def evaluate_tables(
 
     # --- relevance of each kept retrieved doc ---------------------------------------
     grades = qrels.column("relevance").to_numpy().astype(np.int64)
-    q_sort = np.argsort(qrels_key, kind="stable")
-    sorted_keys = qrels_key[q_sort]
-    want = q_run[kept] * n_d + d_run[kept]
-    at = np.searchsorted(sorted_keys, want)
-    at_c = np.minimum(at, max(len(sorted_keys) - 1, 0))
-    hit = (
-        (at < len(sorted_keys)) & (sorted_keys[at_c] == want)
-        if len(sorted_keys)
-        else (np.zeros(len(want), dtype=bool))
-    )
-    found = grades[q_sort[at_c]] if len(sorted_keys) else np.zeros(len(want), np.int64)
+    at = qrels_index.get_indexer(q_run[kept] * n_d + d_run[kept])
+    hit = at >= 0
+    found = grades[np.where(hit, at, 0)] if len(grades) else np.zeros(len(at), np.int64)
     rel = np.where(hit, np.where(found < 0, UNJUDGED, found), NONPOOL)
 
     # --- compact to evaluated segments; judged grades per query -----------------------
@@ -272,24 +330,18 @@ def evaluate_tables(
     counts = np.bincount(remap[kept_seg], minlength=len(eval_ids))
     eval_q = seg_q[eval_ids]
     uniq_q, seg_query = np.unique(eval_q, return_inverse=True)
-    qpos = np.searchsorted(uniq_q, q_qrels)
-    qpos_c = np.minimum(qpos, max(len(uniq_q) - 1, 0))
-    q_mask = (
-        (qpos < len(uniq_q)) & (uniq_q[qpos_c] == q_qrels)
-        if len(uniq_q)
-        else (np.zeros(len(q_qrels), dtype=bool))
-    )
-    q_local = qpos_c[q_mask]
-    q_order = np.lexsort((-grades[q_mask], q_local))
+    q_lookup = np.full(n_q, -1, dtype=np.int64)
+    q_lookup[uniq_q] = np.arange(len(uniq_q))
+    q_local_all = q_lookup[q_qrels] if len(q_qrels) else np.zeros(0, np.int64)
+    q_mask = q_local_all >= 0
+    qrels_starts, qrels_grades = _grades_by_query(q_local_all[q_mask], grades[q_mask], len(uniq_q))
     batch = RankedBatch(
         starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
         rel=rel.astype(np.int64),
         score=run.column("score").to_numpy()[kept].astype(np.float64),
         seg_query=seg_query.astype(np.int64),
-        qrels_starts=np.concatenate(
-            ([0], np.cumsum(np.bincount(q_local, minlength=len(uniq_q))))
-        ).astype(np.int64),
-        qrels_grades=grades[q_mask][q_order],
+        qrels_starts=qrels_starts,
+        qrels_grades=qrels_grades,
     )
 
     qrels_rows = (

@@ -24,8 +24,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from sparkeval.engine.assemble import META_COLUMNS, EvalOptions, evaluate_tables, measure_column
-from sparkeval.errors import InputError, input_error_from_spark
+from sparkeval.engine.assemble import (
+    META_COLUMNS,
+    RUN_CODE,
+    EvalOptions,
+    evaluate_tables,
+    measure_column,
+)
+from sparkeval.errors import InputError, input_error_from_spark, marked_message
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import id_column, numeric_column
 from sparkeval.measures import GMEAN_FLOOR, Measure
@@ -103,6 +109,40 @@ def _normalised(df, kind: str, value: str, integer: bool):
     ids = [id_column(c).alias(c) for c in columns if c not in ("_bad", value)]
     typed = number.cast("long") if integer else number
     return df.select(*ids, typed.alias(value), bad.alias("_bad")).select(*columns)
+
+
+def _failing_bad_rows(value: str):
+    """``value``, or a task failure carrying the row's ``_bad`` message where it is set.
+
+    Bad rows stop the job in the stage that reads them, so their messages never
+    travel through the shuffle; the driver recovers the message (see :func:`_recover`).
+    """
+    from pyspark.sql import functions as F
+
+    bad = F.col("_bad")
+    return F.when(bad.isNotNull(), F.raise_error(marked_message(bad))).otherwise(F.col(value))
+
+
+def _shipped_run(run_df, run_ids: Sequence[str]):
+    """Run rows as the UDF gets them: an int run code instead of the run name, no ``_bad``."""
+    from pyspark.sql import functions as F
+
+    if len(run_ids) == 1:
+        code = F.when(F.col("run_id") == F.lit(run_ids[0]), F.lit(0))
+    else:
+        lookup = F.create_map(*(F.lit(x) for i, r in enumerate(run_ids) for x in (r, i)))
+        code = F.try_element_at(lookup, F.col("run_id"))
+    return run_df.select(
+        code.cast("int").alias(RUN_CODE),
+        "query_id",
+        "doc_id",
+        _failing_bad_rows("score").alias("score"),
+    )
+
+
+def _shipped_qrels(qrels_df):
+    """Qrels rows as the UDF gets them (no ``_bad``: bad rows fail where they are read)."""
+    return qrels_df.select("query_id", "doc_id", _failing_bad_rows("relevance").alias("relevance"))
 
 
 def _recover(exc: BaseException) -> BaseException:
@@ -194,9 +234,9 @@ def evaluate(
         )
 
     wide = (
-        _bucketed(run_df, buckets)
+        _bucketed(_shipped_run(run_df, run_ids), buckets)
         .groupBy("_bucket")
-        .cogroup(_bucketed(qrels_df, buckets).groupBy("_bucket"))
+        .cogroup(_bucketed(_shipped_qrels(qrels_df), buckets).groupBy("_bucket"))
         .applyInArrow(evaluate_bucket, schema=_wide_schema(len(measure_list)))
     )
     # undefined (NaN from a kernel) becomes null once, here

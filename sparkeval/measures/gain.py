@@ -64,6 +64,22 @@ def discount(positions: np.ndarray, gain: str) -> np.ndarray:
     return 1.0 / np.log2(pos + 1.0)
 
 
+def rank_discount(b: RankedBatch, gain: str, qrels: bool = False) -> np.ndarray:
+    """:func:`discount` of every retrieved doc's rank (or every qrels position), once per batch."""
+    key = ("discount", gain == "jarvelin", qrels)
+    if key not in b._cache:
+        b._cache[key] = discount(b.qrels_positions if qrels else b.positions, gain)
+    return b._cache[key]
+
+
+def _descending_within(values: np.ndarray, groups: np.ndarray) -> bool:
+    """True when ``values`` never increase inside a run of equal ``groups``."""
+    if len(values) < 2:
+        return True
+    same = groups[1:] == groups[:-1]
+    return not np.any(same & (values[1:] > values[:-1]))
+
+
 def ideal_gains(b: RankedBatch, gain: str, grade_map: GradeMap) -> np.ndarray:
     """Gains of every qrels entry sorted descending within its query, non-positive ones as 0.
 
@@ -77,6 +93,8 @@ def ideal_gains(b: RankedBatch, gain: str, grade_map: GradeMap) -> np.ndarray:
     grades = b.qrels_grades
     gains = np.where(grades >= 0, grade_gain(grades, gain, grade_map), 0.0)
     gains = np.maximum(gains, 0.0)
+    if _descending_within(gains, b.qrels_query):
+        return gains  # grades come sorted; a monotone gain keeps the order
     order = np.lexsort((-gains, b.qrels_query))
     return gains[order]
 
@@ -94,7 +112,7 @@ def ideal_gain_at(b: RankedBatch, sorted_ideal: np.ndarray) -> np.ndarray:
 
 def ideal_cumulative(b: RankedBatch, sorted_ideal: np.ndarray, gain: str) -> np.ndarray:
     """Ideal DCG up to and including each qrels position, per query (aligned with qrels)."""
-    weights = sorted_ideal * discount(b.qrels_positions, gain)
+    weights = sorted_ideal * rank_discount(b, gain, qrels=True)
     return grouped_cumsum(weights, b.qrels_query)
 
 

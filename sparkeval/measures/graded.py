@@ -19,12 +19,12 @@ from sparkeval.measures.batch import RankedBatch
 from sparkeval.measures.gain import (
     GAIN_PARAM,
     GRADE_MAP_PARAM,
-    discount,
     grade_gain,
     ideal_cumulative,
     ideal_dcg_at,
     ideal_gain_at,
     ideal_gains,
+    rank_discount,
 )
 from sparkeval.measures.ranking import TREC, _safe_div
 from sparkeval.measures.registry import Param, TrecParams, measure
@@ -38,7 +38,7 @@ def _cut_ranks(b: RankedBatch, k: int | None) -> np.ndarray:
 
 
 def _dcg(b: RankedBatch, gains: np.ndarray, k: int | None, gain: str) -> np.ndarray:
-    weights = np.where(b.within(k), gains * discount(b.positions, gain), 0.0)
+    weights = np.where(b.within(k), gains * rank_discount(b, gain), 0.0)
     return b.segment_sum(weights)
 
 
@@ -117,7 +117,7 @@ def _trec_gain_setup(b: RankedBatch, grade_map: Any) -> tuple[np.ndarray, np.nda
 )
 def ndcg_rel(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     gains, ideal, cum_ideal = _trec_gain_setup(b, p["gains"])
-    w = discount(b.positions, "linear")
+    w = rank_discount(b, "linear")
     dcg_i = b.segment_cumsum(gains * w)
     idcg_i = ideal_dcg_at(b, cum_ideal, b.positions, b.seg)
     positive = gains > 0
@@ -163,7 +163,7 @@ def rndcg(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     offset = np.arange(len(rep_seg)) - np.repeat(np.cumsum(counts) - counts, counts)
     entry = bidx[q_first[b.seg_query[rep_seg]] + offset] if len(rep_seg) else np.zeros(0, np.int64)
     j = b.qrels_positions[entry]
-    dcg_cum = b.segment_cumsum(gains * discount(b.positions, "linear"))
+    dcg_cum = b.segment_cumsum(gains * rank_discount(b, "linear"))
     m = np.minimum(j, b.lengths[rep_seg])
     dcg_m = np.zeros(len(m))
     ok = m >= 1
@@ -172,7 +172,7 @@ def rndcg(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     points = counts.astype(np.float64)
     rg = b.query_sum((ideal > 0).astype(np.float64))[b.seg_query]
     tail = b.lengths > rg + 1
-    dcg_n = b.segment_sum(gains * discount(b.positions, "linear"))
+    dcg_n = b.segment_sum(gains * rank_discount(b, "linear"))
     idcg_full = _ideal_full(b, cum_ideal)
     tail_ok = tail & (idcg_full > 0)
     total = total + np.where(tail_ok, _safe_div(dcg_n, idcg_full), 0.0)
@@ -206,8 +206,9 @@ def g_measure(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray
 
 
 # --------------------------------------------------------------------- cascade
-GMAX_PARAM = Param(int, 4, help="maximum grade: R = (2^g - 1) / 2^gmax, g clipped to [0, gmax]",
-                   minimum=1)
+GMAX_PARAM = Param(
+    int, 4, help="maximum grade: R = (2^g - 1) / 2^gmax, g clipped to [0, gmax]", minimum=1
+)
 
 
 def _stop_probability(b: RankedBatch, gmax: int) -> np.ndarray:
@@ -242,8 +243,9 @@ def err(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     cutoff="optional",
     rel=False,
     params={
-        "pbreak": Param(float, 0.15, help="probability of abandoning after each doc",
-                        minimum=0.0, maximum=1.0),
+        "pbreak": Param(
+            float, 0.15, help="probability of abandoning after each doc", minimum=0.0, maximum=1.0
+        ),
         "gmax": GMAX_PARAM,
     },
     references="Segalovich, Yandex (ROMIP 2009); Gulin, Karpovich et al., pFound",
