@@ -53,17 +53,13 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
         report = dict(evaluation.report)
         report["inputs"] = {"runs": list(config.run), "qrels": config.qrels}
         with atomic_output_dir(target) as staging:
-            (
-                evaluation.per_query.orderBy("run_id", "query_id", "_order")
-                .drop("_order")
-                .write.parquet(str(staging / "per_query.parquet"))
-            )
+            evaluation.ordered_per_query.write.parquet(str(staging / "per_query.parquet"))
             tidy_spark_output(staging / "per_query.parquet")
             faults.in_driver("write")
             write_json(staging / "summary.json", report)
         rows = []
         if config.per_query:
-            rows = evaluation.per_query.orderBy("run_id", "query_id", "_order").toLocalIterator()
+            rows = evaluation.ordered_per_query.toLocalIterator()
         write_table(stdout or sys.stdout, report, evaluation.measures, evaluation.names, rows)
         seconds = time.time() - started
         log(f"results in {target} (per_query.parquet, summary.json) after {seconds:.1f} s")

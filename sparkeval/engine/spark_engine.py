@@ -52,6 +52,8 @@ class Evaluation:
         report: the summary as a JSON-ready dict (the content of ``summary.json``).
         measures: the evaluated measures, in output order.
         names: output name of every measure (canonical or trec_eval).
+        ordered_per_query: ``run_id, query_id, measure, value`` sorted by run, query
+            and the measures' order (what ``per_query.parquet`` holds).
     """
 
     per_query: Any
@@ -59,6 +61,7 @@ class Evaluation:
     report: dict[str, Any]
     measures: list[Measure]
     names: list[str]
+    ordered_per_query: Any = None
     _wide: Any = field(default=None, repr=False)
 
     def unpersist(self) -> None:
@@ -283,12 +286,18 @@ def evaluate(
             for order, i in enumerate(per_query_measures)
         )
     )
-    per_query = (
-        wide.where("evaluated")
-        .select("run_id", "query_id", F.explode(entries).alias("_e"))
-        .select("run_id", "query_id", "_e.measure", "_e._order", "_e.value")
-    )
-    return Evaluation(per_query, summary, report, measure_list, out_names, wide)
+
+    def exploded(frame):
+        return frame.select("run_id", "query_id", F.explode(entries).alias("_e")).select(
+            "run_id", "query_id", "_e.measure", "_e._order", "_e.value"
+        )
+
+    evaluated = wide.where("evaluated")
+    per_query = exploded(evaluated)
+    # sorting the wide rows (one per query) is far cheaper than sorting the long rows;
+    # explode keeps the order within each partition, and entries come in measure order
+    ordered = exploded(evaluated.orderBy("run_id", "query_id")).drop("_order")
+    return Evaluation(per_query, summary, report, measure_list, out_names, ordered, wide)
 
 
 def _summary_stats(wide, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:
