@@ -19,8 +19,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.near_duplicates import check_flags_available
 from sparkeval.errors import InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
+from sparkeval.measures.near_dup import demote_near_duplicates
 
 QueryPolicy = Literal["qrels", "both", "run", "union"]
 QUERY_POLICIES: tuple[str, ...] = ("qrels", "both", "run", "union")
@@ -165,7 +167,9 @@ def evaluate_tables(
     """Evaluate every run against the qrels for the queries present in the inputs.
 
     Args:
-        run: columns ``run_id, query_id, doc_id, score`` (strings, float64), optional ``_bad``.
+        run: columns ``run_id, query_id, doc_id, score`` (strings, float64), optional ``_bad``
+            and optional ``_dup`` (bool: near-duplicate of a higher-ranked doc; a flagged
+            doc judged relevant counts as grade 0, see :mod:`sparkeval.measures.near_dup`).
         qrels: columns ``query_id, doc_id, relevance`` (strings, integers), optional ``_bad``.
         measures: parsed measures; column ``m{i}`` of the result holds measure i.
         options: query policy, relevance level and depth.
@@ -177,7 +181,10 @@ def evaluate_tables(
         An Arrow table: :data:`META_COLUMNS` then one float64 column per measure,
         NaN where the measure is undefined or the segment is not evaluated.
     """
-    run = _as_table(run, _RUN_TYPES)
+    has_dup = "_dup" in (run.columns if isinstance(run, pd.DataFrame) else run.column_names)
+    run = _as_table(run, {**_RUN_TYPES, "_dup": pa.bool_()} if has_dup else _RUN_TYPES)
+    if not has_dup and run.num_rows:
+        check_flags_available(measures, "a boolean run column _dup")
     qrels = _as_table(qrels, _QRELS_TYPES)
     _check_nulls(run, qrels, in_worker)
     if run_ids is None:
@@ -264,6 +271,8 @@ def evaluate_tables(
     )
     found = grades[q_sort[at_c]] if len(sorted_keys) else np.zeros(len(want), np.int64)
     rel = np.where(hit, np.where(found < 0, UNJUDGED, found), NONPOOL)
+    dup = run.column("_dup").to_numpy(zero_copy_only=False)[kept] if has_dup else None
+    rel = demote_near_duplicates(rel, dup)
 
     # --- compact to evaluated segments; judged grades per query -----------------------
     eval_ids = np.flatnonzero(evaluated)
@@ -290,6 +299,7 @@ def evaluate_tables(
             ([0], np.cumsum(np.bincount(q_local, minlength=len(uniq_q))))
         ).astype(np.int64),
         qrels_grades=grades[q_mask][q_order],
+        dup=dup,
     )
 
     qrels_rows = (
