@@ -36,8 +36,9 @@ def check_flags_available(measures: Sequence[Measure], option: str = "near_dupli
     """Raise ConfigError when a measure needs near-duplicate pairs and none are given."""
     needing = [m.name for m in measures if m.family in NEEDS_FLAGS]
     if needing:
+        verb = "needs" if len(needing) == 1 else "need"
         raise ConfigError(
-            f"measure {', '.join(needing)} needs near-duplicate pairs; "
+            f"measure {', '.join(needing)} {verb} near-duplicate pairs; "
             f"give them with {option} (a doc_a, doc_b table)"
         )
 
