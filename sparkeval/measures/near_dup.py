@@ -47,7 +47,7 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         "near-duplicate rate at k: flagged docs among the first min(k, n) divided by "
         "min(k, n), a doc being flagged when it near-duplicates a higher-ranked doc of "
         "the same ranking (needs --near-duplicates); 0 when nothing is retrieved, as "
-        "Judged@k; NearDup means NearDup@10.  With pairs, every other measure is "
+        "Judged@k; NearDup means NearDup@10. With pairs, every other measure is "
         "dedup-aware: a flagged doc judged relevant counts as grade 0 (R and the ideal "
         "ranking are unchanged)"
     ),
@@ -55,7 +55,7 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     default_cutoff=10,
     rel=False,
     higher_is_better=False,
-    references="METRICS.md section 6 (near-duplicate rate of the top k)",
+    references="METRICS.md §6 (near-duplicate rate of the top k)",
 )
 def near_dup(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     # a batch without flags has no known near-duplicate; the evaluators refuse
