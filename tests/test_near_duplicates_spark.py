@@ -294,12 +294,12 @@ def test_bad_pairs_input(spark, files, tmp_path, capsys, name, text, fragments) 
 
 
 def test_output_over_pairs_is_refused(files, tmp_path, capsys) -> None:
-    code = _cli(
-        files,
-        Path(files["pairs_parquet"]).parent,
-        "--near-duplicates",
-        files["pairs_parquet"],
-        "--overwrite",
-    )
+    # only the pairs live in the would-be output directory
+    pairs_dir = tmp_path / "nd"
+    pairs_dir.mkdir()
+    pairs = pairs_dir / "pairs.txt"
+    pairs.write_text("a b\n")
+    code = _cli(files, pairs_dir, "--near-duplicates", str(pairs), "--overwrite")
     assert code == EXIT_INPUT
-    assert "overlaps the input" in capsys.readouterr().err
+    assert f"overlaps the input {pairs}" in capsys.readouterr().err
+    assert pairs.read_text() == "a b\n"
