@@ -24,6 +24,7 @@ import yaml
 
 from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.assemble import QUERY_POLICIES, EvalOptions
+from sparkeval.engine.near_duplicates import check_flags_available
 from sparkeval.errors import ConfigError
 from sparkeval.io.columns import parse_mapping
 from sparkeval.io.readers import FORMATS
@@ -57,6 +58,8 @@ class EvaluateConfig:
     compat: str = "trec"
     relevance: str | None = None
     relevance_threshold: float | None = None
+    near_duplicates: str | None = None
+    near_duplicates_format: str | None = None
 
     def validate(self) -> EvaluateConfig:
         """Check every value; raises ConfigError naming the key and what is expected."""
@@ -72,7 +75,7 @@ class EvaluateConfig:
             )
         if self.names not in ("canonical", "trec"):
             raise ConfigError(f"key 'names': {self.names!r} is not one of canonical, trec")
-        for key in ("format", "run_format", "qrels_format"):
+        for key in ("format", "run_format", "qrels_format", "near_duplicates_format"):
             value = getattr(self, key)
             if value is not None and value not in FORMATS:
                 raise ConfigError(f"key '{key}': {value!r} is not one of {', '.join(FORMATS)}")
@@ -91,8 +94,14 @@ class EvaluateConfig:
         except ValueError as exc:
             raise ConfigError(f"key 'measures': {exc}") from None
         EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]
-        self.plan()
+        plan = self.plan()
+        if not self.near_duplicates:
+            check_flags_available(plan.measures, "--near-duplicates PATH (key 'near_duplicates')")
         return self
+
+    def inputs(self) -> list[str]:
+        """Every input path (runs, qrels, near-duplicate pairs), for output-path checks."""
+        return [*self.run, self.qrels, *([self.near_duplicates] if self.near_duplicates else [])]
 
     def plan(self) -> CompatPlan:
         """Measures, query policy and relevance rule of the compatibility profile.
@@ -138,8 +147,10 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "compat": (str,),
     "relevance": (str, type(None)),
     "relevance_threshold": (int, float, type(None)),
+    "near_duplicates": (str, type(None)),
+    "near_duplicates_format": (str, type(None)),
 }
-_PATH_KEYS = ("run", "qrels", "out")
+_PATH_KEYS = ("run", "qrels", "out", "near_duplicates")
 
 
 def load_config_file(path: str) -> dict[str, Any]:

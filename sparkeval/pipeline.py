@@ -11,6 +11,7 @@ from sparkeval.config import EvaluateConfig
 from sparkeval.engine.recommend import evaluate_plan
 from sparkeval.engine.spark_engine import Evaluation
 from sparkeval.io import read_runs
+from sparkeval.io.pairs import read_pairs
 from sparkeval.io.truth import read_truth
 from sparkeval.output import atomic_output_dir, check_output_path, tidy_spark_output, write_json
 from sparkeval.trec_table import write_table
@@ -30,13 +31,17 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
     time is logged to stderr, not written.
     """
     started = time.time()
-    target = check_output_path(config.out, [*config.run, config.qrels], config.overwrite)
+    target = check_output_path(config.out, config.inputs(), config.overwrite)
     run_df, run_ids = read_runs(
         spark, config.run, config.run_format or config.format, config.run_columns
     )
     plan = config.plan()
     qrels_format = config.qrels_format or config.format
     qrels_df = read_truth(spark, config.qrels, plan.relevance, qrels_format, config.qrels_columns)
+    pairs_df = None
+    if config.near_duplicates:
+        pairs_format = config.near_duplicates_format or config.format
+        pairs_df = read_pairs(spark, config.near_duplicates, pairs_format)
     log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
     evaluation = evaluate_plan(
         spark,
@@ -48,10 +53,15 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
         names=config.names,
         run_ids=run_ids,
         buckets=config.buckets,
+        near_duplicates=pairs_df,
     )
     try:
         report = dict(evaluation.report)
         report["inputs"] = {"runs": list(config.run), "qrels": config.qrels}
+        if pairs_df is not None:
+            report["inputs"]["near_duplicates"] = config.near_duplicates
+            counts = report.pop("near_duplicates")
+            report["near_duplicates"] = {"path": config.near_duplicates, **counts}
         with atomic_output_dir(target) as staging:
             evaluation.ordered_per_query.write.parquet(str(staging / "per_query.parquet"))
             tidy_spark_output(staging / "per_query.parquet")

@@ -101,6 +101,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="explicit qrels columns, e.g. relevance=rating",
     )
     p.add_argument(
+        "--near-duplicates",
+        default=None,
+        metavar="PATH",
+        help="near-duplicate pairs doc_a, doc_b (e.g. the pairs.parquet of 'sparkeval "
+        "near-duplicates'): a doc that near-duplicates a higher-ranked doc gains nothing, "
+        "and NearDup@k becomes available",
+    )
+    p.add_argument(
+        "--near-duplicates-format",
+        choices=FORMATS,
+        default=None,
+        help="format of the pairs (default from the extension; trec means whitespace "
+        "separated 'doc_a doc_b' lines)",
+    )
+    p.add_argument(
         "--buckets",
         type=int,
         default=None,
@@ -140,6 +155,8 @@ def config_from_args(args: argparse.Namespace):
         "compat": args.compat,
         "relevance": args.relevance,
         "relevance_threshold": args.relevance_threshold,
+        "near_duplicates": args.near_duplicates,
+        "near_duplicates_format": args.near_duplicates_format,
     }
     return build_config(file_values, cli_values)
 

@@ -99,7 +99,8 @@ def family_record(fam: Family) -> dict[str, Any]:
         "name": fam.name,
         "syntax": syntax(fam),
         "params": [describe_param(n, p) for n, p in fam.params.items()],
-        "cutoff": _CUTOFF[fam.cutoff],
+        "cutoff": _CUTOFF[fam.cutoff]
+        + (f" (default @{fam.default_cutoff})" if fam.default_cutoff else ""),
         "trec": trec_names(fam),
         "direction": "higher is better" if fam.higher_is_better else "lower is better",
         "aggregate": _AGGREGATE[fam.aggregate] + ("" if fam.per_query else "; no per-query value"),

@@ -19,8 +19,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.near_duplicates import check_flags_available
 from sparkeval.errors import InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
+from sparkeval.measures.near_dup import demote_near_duplicates
 
 QueryPolicy = Literal["qrels", "both", "run", "union"]
 QUERY_POLICIES: tuple[str, ...] = ("qrels", "both", "run", "union")
@@ -233,6 +235,8 @@ def evaluate_tables(
         run: columns ``run_id, query_id, doc_id, score`` (strings, float64), optional
             ``_bad``; instead of ``run_id`` an integer ``_run`` column may give each
             row's index into ``run_ids`` (the Spark engine ships codes, not names).
+            Optional ``_dup`` (bool: near-duplicate of a higher-ranked doc; a flagged
+            doc judged relevant counts as grade 0, see :mod:`sparkeval.measures.near_dup`).
         qrels: columns ``query_id, doc_id, relevance`` (strings, integers), optional ``_bad``.
         measures: parsed measures; column ``m{i}`` of the result holds measure i.
         options: query policy, relevance level and depth.
@@ -247,7 +251,11 @@ def evaluate_tables(
     coded = isinstance(run, pa.Table) and RUN_CODE in run.column_names
     if coded and run_ids is None:
         raise ValueError(f"a {RUN_CODE!r} column needs run_ids")
-    run = _as_table(run, _CODED_RUN_TYPES if coded else _RUN_TYPES)
+    has_dup = "_dup" in (run.columns if isinstance(run, pd.DataFrame) else run.column_names)
+    types = _CODED_RUN_TYPES if coded else _RUN_TYPES
+    run = _as_table(run, {**types, "_dup": pa.bool_()} if has_dup else types)
+    if not has_dup and run.num_rows:
+        check_flags_available(measures, "a boolean run column _dup")
     qrels = _as_table(qrels, _QRELS_TYPES)
     _check_nulls(run, qrels, in_worker, run_ids)
     if run_ids is None:
@@ -292,9 +300,9 @@ def evaluate_tables(
         evaluated = in_run
 
     # --- run: each doc once per ranking ---------------------------------------------
-    dup = _first_duplicate(seg_code * n_d + d_run)
-    if dup is not None:
-        row = _first_row(run, np.arange(run.num_rows) == dup, run_ids)
+    repeated = _first_duplicate(seg_code * n_d + d_run)
+    if repeated is not None:
+        row = _first_row(run, np.arange(run.num_rows) == repeated, run_ids)
         _raise(
             f"run {row['run_id']}: query {row['query_id']}: duplicate doc {row['doc_id']} "
             "(each doc may appear once per query)",
@@ -322,6 +330,8 @@ def evaluate_tables(
     hit = at >= 0
     found = grades[np.where(hit, at, 0)] if len(grades) else np.zeros(len(at), np.int64)
     rel = np.where(hit, np.where(found < 0, UNJUDGED, found), NONPOOL)
+    dup = run.column("_dup").to_numpy(zero_copy_only=False)[kept] if has_dup else None
+    rel = demote_near_duplicates(rel, dup)
 
     # --- compact to evaluated segments; judged grades per query -----------------------
     eval_ids = np.flatnonzero(evaluated)
@@ -342,6 +352,7 @@ def evaluate_tables(
         seg_query=seg_query.astype(np.int64),
         qrels_starts=qrels_starts,
         qrels_grades=qrels_grades,
+        dup=dup,
     )
 
     qrels_rows = (

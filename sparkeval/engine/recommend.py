@@ -111,6 +111,7 @@ def evaluate_plan(
     names: str = "canonical",
     run_ids: Sequence[str] | None = None,
     buckets: int | None = None,
+    near_duplicates=None,
 ) -> Evaluation:
     """Run the engine for a resolved plan and record the plan in the report."""
     evaluation = evaluate(
@@ -124,6 +125,7 @@ def evaluate_plan(
         names=names,
         run_ids=run_ids,
         buckets=buckets,
+        near_duplicates=near_duplicates,
     )
     evaluation.report["compat"] = plan.describe()
     return evaluation

@@ -31,6 +31,7 @@ from sparkeval.engine.assemble import (
     evaluate_tables,
     measure_column,
 )
+from sparkeval.engine.near_duplicates import check_flags_available, flag_near_duplicates
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import id_column, numeric_column
@@ -135,11 +136,13 @@ def _shipped_run(run_df, run_ids: Sequence[str]):
     else:
         lookup = F.create_map(*(F.lit(x) for i, r in enumerate(run_ids) for x in (r, i)))
         code = F.try_element_at(lookup, F.col("run_id"))
+    flags = ["_dup"] if "_dup" in run_df.columns else []
     return run_df.select(
         code.cast("int").alias(RUN_CODE),
         "query_id",
         "doc_id",
         _failing_bad_rows("score").alias("score"),
+        *flags,
     )
 
 
@@ -182,6 +185,7 @@ def evaluate(
     names: str = "canonical",
     run_ids: Sequence[str] | None = None,
     buckets: int | None = None,
+    near_duplicates=None,
 ) -> Evaluation:
     """Evaluate runs against qrels on Spark; nothing is written.
 
@@ -196,6 +200,9 @@ def evaluate(
         names: ``canonical`` or ``trec`` (trec_eval names wherever trec_eval has the measure).
         run_ids: all run ids, when already known (saves a pass over the run).
         buckets: number of hash buckets (default: ``spark.sql.shuffle.partitions``).
+        near_duplicates: ``doc_a, doc_b`` pairs; a doc that near-duplicates a higher-ranked
+            doc gains nothing, ``NearDup@k`` becomes available and the report gets a
+            ``near_duplicates`` entry (see :mod:`sparkeval.engine.near_duplicates`).
 
     Returns:
         An :class:`Evaluation`; its per-query results are cached until ``unpersist()``.
@@ -213,6 +220,8 @@ def evaluate(
     out_names = [
         (m.trec_name(rel_level) or m.name) if names == "trec" else m.name for m in measure_list
     ]
+    if near_duplicates is None:
+        check_flags_available(measure_list)
 
     if "run_id" not in run_df.columns:
         run_df = run_df.withColumn("run_id", F.lit("run"))
@@ -227,6 +236,10 @@ def evaluate(
         buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
+    flags = None
+    if near_duplicates is not None:
+        flags = flag_near_duplicates(run_df, near_duplicates, run_ids)
+        run_df = flags.run_df
 
     def evaluate_bucket(run_table: pa.Table, qrels_table: pa.Table) -> pa.Table:
         from sparkeval.faults import in_task
@@ -258,8 +271,13 @@ def evaluate(
     except Exception as exc:
         wide.unpersist()
         raise _recover(exc) from exc
+    finally:
+        if flags is not None:
+            flags.release()
 
     report = _report(stats, measure_list, out_names, run_ids, options, names)
+    if flags is not None:
+        report["near_duplicates"] = flags.report
     summary_rows = [
         (
             run_id,

@@ -33,4 +33,5 @@ from sparkeval.measures import (  # noqa: F401  isort: skip
     set_based,
     graded,
     correlation,
+    near_dup,
 )

@@ -67,6 +67,10 @@ class RankedBatch:
         qrels_starts: int64 offsets, length Q+1, into ``qrels_grades``.
         qrels_grades: int64 grades of every qrels entry of each query, sorted
             descending within the query (negative grades included).
+        dup: optional bool, aligned with ``rel``: the doc near-duplicates a
+            higher-ranked doc of its segment (None when no pairs were given).
+            ``rel`` already holds grade 0 for a flagged doc judged relevant
+            (see :mod:`sparkeval.measures.near_dup`).
     """
 
     starts: np.ndarray
@@ -75,6 +79,7 @@ class RankedBatch:
     seg_query: np.ndarray
     qrels_starts: np.ndarray
     qrels_grades: np.ndarray
+    dup: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ shape

@@ -118,6 +118,8 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
         raise ValueError(f"measure {name!r}: {family} takes no @k cutoff")
     if fam.cutoff == "required" and k is None:
         raise ValueError(f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10")
+    if k is None:
+        k = fam.default_cutoff
     params = []
     for pname in fam.params:  # declaration order keeps canonical names stable
         if pname in raw_params:

@@ -177,6 +177,7 @@ class Family:
     per_query: bool = True
     references: str = ""
     undefined: str = ""
+    default_cutoff: int | None = None
 
     @property
     def uses_rel_level(self) -> bool:
@@ -277,6 +278,7 @@ def measure(
     per_query: bool = True,
     references: str = "",
     undefined: str = "",
+    default_cutoff: int | None = None,
 ) -> Callable[[Kernel], Kernel]:
     """Register a kernel as the measure family ``name``.
 
@@ -295,6 +297,8 @@ def measure(
         per_query: False for measures that only exist as an aggregate (``gm_map``).
         references: where the definition comes from.
         undefined: when a per-query value is undefined (null), if ever.
+        default_cutoff: the cutoff of a name written without ``@k`` (``NearDup`` is
+            ``NearDup@10``); only with an optional cutoff.
     """
     all_params: dict[str, Param] = dict(params or {})
     if rel:
@@ -303,6 +307,8 @@ def measure(
     def register(kernel: Kernel) -> Kernel:
         if name in REGISTRY:
             raise ValueError(f"measure family {name} registered twice")
+        if default_cutoff is not None and cutoff != "optional":
+            raise ValueError(f"measure family {name}: a default cutoff needs cutoff='optional'")
         for pattern in (trec, trec_cut):
             if pattern is None:
                 continue
@@ -325,6 +331,7 @@ def measure(
             per_query=per_query,
             references=references,
             undefined=undefined,
+            default_cutoff=default_cutoff,
         )
         return kernel
 

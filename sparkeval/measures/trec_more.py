@@ -41,7 +41,11 @@ def _bpref(b: RankedBatch, level: int) -> np.ndarray:
     r = b.num_rel(level)[b.seg]
     denom = np.minimum(_qrels_nonrel(b, level)[b.seg], r)
     penalty = np.zeros(len(rel))
-    np.divide(np.minimum(nonrel_above, r), denom, out=penalty, where=rel & (nonrel_above > 0))
+    # capping n_above at min(N, R) rather than R changes nothing while n_above <= N; it
+    # keeps the penalty <= 1 when near-duplicates demoted to grade 0 add judged
+    # non-relevant docs that the qrels count N does not hold
+    capped = np.minimum(nonrel_above, denom)
+    np.divide(capped, denom, out=penalty, where=rel & (nonrel_above > 0) & (denom > 0))
     return _safe_div(b.segment_sum(np.where(rel, 1.0 - penalty, 0.0)), b.num_rel(level))
 
 
