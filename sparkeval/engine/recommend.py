@@ -37,7 +37,11 @@ def recommendations_to_run(
 
     cols = resolve_columns(list(df.columns), "run", parse_mapping(columns, "run"), source)
     score, bad = numeric_column(
-        source, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False
+        source,
+        cols["score"],
+        (cols["query_id"], cols["doc_id"]),
+        integer=False,
+        source_type=dict(df.dtypes)[cols["score"]],
     )
     run_col = id_column(cols["run_id"]) if "run_id" in cols else F.lit("run")
     return df.select(

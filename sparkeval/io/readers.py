@@ -313,7 +313,11 @@ def read_qrels(
     table = _read_table(spark, path, fmt)
     cols = resolve_columns(table.columns, "qrels", parse_mapping(columns, "qrels"), path)
     grade, bad = numeric_column(
-        path, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=True
+        path,
+        cols["relevance"],
+        (cols["query_id"], cols["doc_id"]),
+        integer=True,
+        source_type=dict(table.dtypes)[cols["relevance"]],
     )
     df = table.select(
         id_column(cols["query_id"]).alias("query_id"),
