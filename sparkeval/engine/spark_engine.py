@@ -1,19 +1,21 @@
-"""The Spark evaluation pass: hash-bucketed cogroup of run and qrels, one pandas UDF.
+"""The Spark evaluation pass: one hash exchange of run and qrels rows, one Arrow UDF.
 
-Plan (one shuffle of each input, one Python call per bucket, all measures at once)::
+Plan (one shuffle, one Python call per partition, all measures at once)::
 
-    run   --(bucket = xxhash64(query_id) mod B)--+
-                                                  cogroup -> evaluate_frames -> wide rows
-    qrels --(bucket = xxhash64(query_id) mod B)--+
+    run rows   (_run code, query_id, doc_id, score) --+
+                                                     union -> repartition(B, query_id)
+    qrels rows (-1,        query_id, doc_id, grade) --+      -> mapInArrow(evaluate_tables)
+                                                                -> wide rows
 
-Every query lands in exactly one bucket with all its run rows (of every run) and
-all its qrels rows, so the UDF sees complete queries.  ``evaluate_frames`` sorts,
-cuts, joins and computes with vectorised numpy over all queries of the bucket.
+Every query lands in exactly one partition with all its run rows (of every run) and
+all its qrels rows, so the UDF sees complete queries.  ``evaluate_tables`` sorts,
+cuts, joins and computes with vectorised numpy over all queries of the partition.
+Rows are not sorted by key before the UDF (a grouped cogroup would sort them).
 
-Memory: a bucket is loaded whole into one Python worker (``applyInPandas``
-semantics).  With B buckets a worker holds about rows/B rows; raise
-``spark.sql.shuffle.partitions`` (or ``buckets``) for very large inputs, and use
-``depth`` to cap pathological queries.
+Memory: a partition is loaded whole into one Python worker.  With B partitions
+(``buckets``) a worker holds about rows/B rows; raise ``buckets`` (default
+``spark.sql.shuffle.partitions``) for very large inputs, and use ``depth`` to cap
+pathological queries.
 """
 
 from __future__ import annotations
@@ -88,12 +90,6 @@ def _as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
     return parse_measures([m.name if isinstance(m, Measure) else m for m in items])
 
 
-def _bucketed(df, buckets: int):
-    from pyspark.sql import functions as F
-
-    return df.withColumn("_bucket", F.pmod(F.xxhash64("query_id"), F.lit(buckets)))
-
-
 def _normalised(df, kind: str, value: str, integer: bool):
     """Canonical columns and types; rows from the readers already carry ``_bad``.
 
@@ -133,8 +129,22 @@ def _failing_bad_rows(value: str):
     return F.when(bad.isNotNull(), F.raise_error(marked_message(bad))).otherwise(F.col(value))
 
 
-def _shipped_run(run_df, run_ids: Sequence[str]):
-    """Run rows as the UDF gets them: an int run code instead of the run name, no ``_bad``."""
+#: the ``_run`` code of shipped qrels rows
+_QRELS_ROW = -1
+#: the one value column of the shipped rows: the score of a run row, the grade of a qrels row
+_VALUE = "_value"
+
+
+def _shipped(run_df, qrels_df, run_ids: Sequence[str]):
+    """Run and qrels rows as one frame, the way the UDF gets them.
+
+    Columns ``_run`` (int code into ``run_ids``; -1 marks a qrels row, null a run row
+    whose run is not among ``run_ids``),
+    ``query_id``, ``doc_id``, ``_value`` (score, or the grade as a double: grades are
+    whole numbers within ±1e9, exact in a double) and ``_dup`` when near-duplicate
+    flags are present.  No run names and no ``_bad`` messages travel: bad rows fail
+    in the stage that reads them.
+    """
     from pyspark.sql import functions as F
 
     if len(run_ids) == 1:
@@ -142,19 +152,41 @@ def _shipped_run(run_df, run_ids: Sequence[str]):
     else:
         lookup = F.create_map(*(F.lit(x) for i, r in enumerate(run_ids) for x in (r, i)))
         code = F.try_element_at(lookup, F.col("run_id"))
-    flags = ["_dup"] if "_dup" in run_df.columns else []
-    return run_df.select(
+    flags = "_dup" in run_df.columns
+    run_rows = run_df.select(
         code.cast("int").alias(RUN_CODE),
         "query_id",
         "doc_id",
-        _failing_bad_rows("score").alias("score"),
-        *flags,
+        _failing_bad_rows("score").cast("double").alias(_VALUE),
+        *([F.col("_dup")] if flags else []),
     )
+    qrels_rows = qrels_df.select(
+        F.lit(_QRELS_ROW).cast("int").alias(RUN_CODE),
+        "query_id",
+        "doc_id",
+        _failing_bad_rows("relevance").cast("double").alias(_VALUE),
+        *([F.lit(None).cast("boolean").alias("_dup")] if flags else []),
+    )
+    return run_rows.unionByName(qrels_rows)
 
 
-def _shipped_qrels(qrels_df):
-    """Qrels rows as the UDF gets them (no ``_bad``: bad rows fail where they are read)."""
-    return qrels_df.select("query_id", "doc_id", _failing_bad_rows("relevance").alias("relevance"))
+def _split_shipped(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """(run table, qrels table) from the shipped rows of one partition."""
+    import pyarrow.compute as pc
+
+    is_qrels = pc.fill_null(pc.equal(rows.column(RUN_CODE), _QRELS_ROW), False)
+    run = rows.filter(pc.invert(is_qrels)).rename_columns(
+        ["score" if c == _VALUE else c for c in rows.column_names]
+    )
+    qrels = rows.filter(is_qrels)
+    qrels = pa.table(
+        {
+            "query_id": qrels.column("query_id"),
+            "doc_id": qrels.column("doc_id"),
+            "relevance": qrels.column(_VALUE).cast(pa.int64()),
+        }
+    )
+    return run, qrels
 
 
 def _recover(exc: BaseException) -> BaseException:
@@ -247,19 +279,25 @@ def evaluate(
         flags = flag_near_duplicates(run_df, near_duplicates, run_ids)
         run_df = flags.run_df
 
-    def evaluate_bucket(run_table: pa.Table, qrels_table: pa.Table) -> pa.Table:
+    def evaluate_partition(batches):
         from sparkeval.faults import in_task
 
         in_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT is set
-        return evaluate_tables(
+        batches = list(batches)
+        if not batches:
+            return
+        run_table, qrels_table = _split_shipped(pa.Table.from_batches(batches))
+        result = evaluate_tables(
             run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
         )
+        yield from result.to_batches()
 
+    # one exchange: every query's run and qrels rows land in the same partition, whole;
+    # the UDF takes a partition at once (no sort by key, unlike a grouped cogroup)
     wide = (
-        _bucketed(_shipped_run(run_df, run_ids), buckets)
-        .groupBy("_bucket")
-        .cogroup(_bucketed(_shipped_qrels(qrels_df), buckets).groupBy("_bucket"))
-        .applyInArrow(evaluate_bucket, schema=_wide_schema(len(measure_list)))
+        _shipped(run_df, qrels_df, run_ids)
+        .repartition(buckets, "query_id")
+        .mapInArrow(evaluate_partition, schema=_wide_schema(len(measure_list)))
     )
     # undefined (NaN from a kernel) becomes null once, here
     wide = wide.select(
