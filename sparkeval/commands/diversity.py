@@ -1,6 +1,6 @@
 """``sparkeval diversity``: beyond-accuracy measures of a run's recommendation lists.
 
-Measures (METRICS.md §6): inter-user Hamming diversity (exact, mean and per user),
+Measures: inter-user Hamming diversity (exact, mean and per user),
 mean pairwise user Jaccard (exact or sampled with CI and bounds), intra-list
 diversity (item similarity from ``--item-features`` or co-occurrence in
 ``--train``), catalog and distributional coverage, Gini of exposure, novelty and

@@ -1,4 +1,4 @@
-"""Beyond-accuracy measures of recommendation lists (METRICS.md §6).
+"""Beyond-accuracy measures of recommendation lists.
 
 * :mod:`~sparkeval.diversity.inter_user` — Hamming diversity (exact, O(N)), mean Jaccard.
 * :mod:`~sparkeval.diversity.intra_list` — item similarity, intra-list diversity, serendipity.

@@ -45,7 +45,7 @@ class EvalOptions:
     """How rows become rankings.
 
     Attributes:
-        queries: which queries are evaluated (METRICS.md §2): ``qrels`` (every
+        queries: which queries are evaluated: ``qrels`` (every
             judged query; missing from the run scores 0), ``both``, ``run`` or
             ``union`` (every query of the run or the qrels; Spark MLlib's
             RankingMetrics, where an empty ranking or empty truth scores 0).
@@ -96,7 +96,7 @@ def _as_table(data: pd.DataFrame | pa.Table, columns: dict[str, pa.DataType]) ->
     """An Arrow table with exactly ``columns`` (cast; a missing ``_bad`` becomes null)."""
     if isinstance(data, pd.DataFrame):
         data = pa.Table.from_pandas(data, preserve_index=False)
-    if data.num_rows == 0:  # an absent cogroup side may carry no columns at all
+    if data.num_rows == 0:  # an empty input may carry no columns at all
         return pa.table({name: pa.array([], kind) for name, kind in columns.items()})
     arrays = []
     for name, kind in columns.items():

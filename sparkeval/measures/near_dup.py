@@ -55,7 +55,7 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     default_cutoff=10,
     rel=False,
     higher_is_better=False,
-    references="METRICS.md §6 (near-duplicate rate of the top k)",
+    references="near-duplicate rate of the top k; dedup-aware ranking measures",
 )
 def near_dup(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     # a batch without flags has no known near-duplicate; the evaluators refuse
