@@ -263,6 +263,9 @@ def main() -> None:
         "start-up (for sparkeval: reading, evaluating and writing the outputs); peak RSS = the "
         "whole process tree.",
         "",
+        "The LSH stage (similar-users against MLlib MinHashLSH, growth to 1M users, SimHash "
+        "recall) has its own results: [RESULTS_LSH.md](RESULTS_LSH.md).",
+        "",
     ]
     for size in sizes:
         lines += [*table(size), ""]
