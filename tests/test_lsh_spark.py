@@ -161,6 +161,26 @@ def test_top_k_cut_uses_score_then_item_desc(spark, tmp_path):
     assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 1.0}]
 
 
+def test_similar_users_reads_a_trec_run(spark, tmp_path):
+    # a = {d1..d5}, b = {d1..d4}: Jaccard 4/5 = 0.8 (threshold included); c shares nothing
+    lines = [f"a Q0 d{i} {i} {10 - i} tagA" for i in range(1, 6)]
+    lines += [f"b Q0 d{i} {i} {10 - i} tagA" for i in range(1, 5)]
+    lines += ["c Q0 d8 1 2.0 tagA", "c Q0 d9 2 1.0 tagA"]
+    run_path = tmp_path / "run.txt"
+    run_path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    argv = ["similar-users", "--run", str(run_path), "--threshold", "0.8", "--out", str(out)]
+    args = _parser().parse_args([*argv, "--master", "local[2]"])
+    assert args.func(args) == 0
+    pairs = pd.read_parquet(out / "pairs.parquet")
+    assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 0.8}]
+
+    run_path.write_text("a Q0 d1 1 3.0 tagA\na Q0 d2 2 three tagA\n")
+    args = _parser().parse_args([*argv, "--overwrite", "--master", "local[2]"])
+    with pytest.raises(InputError, match=r"run.txt:2: malformed line 'a Q0 d2 2 three tagA'"):
+        args.func(args)
+
+
 def test_bad_parameters_raise_config_errors(spark, tmp_path):
     run_path = tmp_path / "run.parquet"
     pd.DataFrame({"query_id": [1, 1], "doc_id": [1, 2], "score": [1.0, 0.5]}).to_parquet(run_path)

@@ -1,7 +1,9 @@
 """Reading the input tables of the LSH and diversity commands.
 
 Inputs are Parquet (a file or a directory), CSV/TSV with a header row, or JSON lines,
-chosen by the path's extension (a directory is read as Parquet). Column names are
+chosen by the path's extension (a directory is read as Parquet); a run may also be a
+TREC run file (``qid Q0 docno rank score tag``, any other extension, read like
+``sparkeval evaluate`` reads it). Column names are
 matched case-insensitively against a few common aliases, so a recommender table
 ``userID, itemID, prediction`` reads as ``query_id, doc_id, score``.
 
@@ -19,6 +21,8 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.io.locate import with_line_number
+from sparkeval.io.readers import read_trec_run
 
 #: canonical run columns and the aliases accepted for each (lower case)
 RUN_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -81,6 +85,24 @@ def _read_table(spark: SparkSession, path: str) -> DataFrame:
     return spark.read.json(str(p))
 
 
+def _is_trec_run(path: str) -> bool:
+    p = Path(path)
+    return p.is_file() and p.suffix.lower() not in _FORMATS
+
+
+def _read_trec_run(spark: SparkSession, path: str) -> DataFrame:
+    """A TREC run file as ``run_id, query_id, doc_id, score``; a malformed line is an error.
+
+    Raises:
+        InputError: naming the file and line of the first malformed line.
+    """
+    df, _ = read_trec_run(spark, path)
+    bad = df.where(F.col("_bad").isNotNull()).select("_bad").first()
+    if bad is not None:
+        raise InputError(with_line_number(bad[0]))
+    return df.drop("_bad")
+
+
 def normalise_columns(
     df: DataFrame,
     columns: dict[str, tuple[str, ...]],
@@ -118,7 +140,8 @@ def read_run(
         InputError: missing columns, or the same item twice in one user's list.
     """
     required = ("query_id", "doc_id", "score") if require_score else ("query_id", "doc_id")
-    run = normalise_columns(_read_table(spark, path), RUN_COLUMNS, required, path)
+    table = _read_trec_run(spark, path) if _is_trec_run(path) else _read_table(spark, path)
+    run = normalise_columns(table, RUN_COLUMNS, required, path)
     if "run_id" in run.columns:
         if run_id is not None:
             run = run.where(F.col("run_id") == F.lit(run_id))

@@ -130,7 +130,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="inter-user and intra-list diversity, coverage, Gini, novelty, serendipity",
         description=__doc__.split("\n\n")[0],
     )
-    parser.add_argument("--run", required=True, help="recommendation lists (run table)")
+    parser.add_argument(
+        "--run", required=True, help="recommendation lists (run table or TREC run file)"
+    )
     parser.add_argument("--run-id", default=None, help="run to use when the table holds several")
     parser.add_argument("--train", default=None, help="training interactions (user, item)")
     parser.add_argument("--item-features", default=None, help="item features (item, features)")

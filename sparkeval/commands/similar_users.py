@@ -229,7 +229,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="user pairs whose recommendation lists have Jaccard >= T (MinHash LSH, exact)",
         description=__doc__.split("\n\n")[0],
     )
-    parser.add_argument("--run", required=True, help="run table (Parquet/CSV/JSONL)")
+    parser.add_argument(
+        "--run", required=True, help="run table (Parquet/CSV/TSV/JSONL) or TREC run file"
+    )
     parser.add_argument("--run-id", default=None, help="run to use when the table holds several")
     parser.add_argument("--threshold", required=True, help="Jaccard threshold in (0, 1]")
     parser.add_argument(
