@@ -34,7 +34,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparkeval.commands._tables import DOC_COLUMNS, _read_table, normalise_columns
-from sparkeval.commands.similar_users import add_common_lsh_options
+from sparkeval.commands.similar_users import (
+    add_common_lsh_options,
+    bucket_report,
+    common_lsh_values,
+)
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.lsh.banding import check_threshold, choose_bands
 from sparkeval.lsh.candidates import DEFAULT_MAX_BUCKET, check_max_bucket
@@ -211,12 +215,7 @@ def run_near_duplicates(
                 "docs": docs_path,
                 "parameters": parameters,
                 "counts": {**cluster_counts, **stats},
-                "largest_bucket": stats.get("largest_bucket", 0),
-                "skipped_by_max_bucket": {
-                    "buckets": stats.get("skipped_buckets", 0),
-                    "members": stats.get("skipped_members", 0),
-                    "pairs": stats.get("skipped_pairs", 0),
-                },
+                **bucket_report(stats),
                 "clusters_method": "driver-side vectorised union-find over the verified pairs",
                 "timings_s": timings,
             }
@@ -237,13 +236,7 @@ def _command(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         shingle=args.shingle,
         k=args.k,
-        num_perm=args.num_perm,
-        bands=args.bands,
-        rows=args.rows,
-        seed=args.seed,
-        recall=args.recall,
-        max_bucket=args.max_bucket,
-        scheme=args.scheme,
+        **common_lsh_values(args),
     )
     c = summary["counts"]
     print(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -132,12 +133,7 @@ def run_similar_users(
                 "estimated_recall_at_threshold": parameters[
                     "banding_estimated_recall_at_threshold"
                 ],
-                "largest_bucket": stats["largest_bucket"],
-                "skipped_by_max_bucket": {
-                    "buckets": stats["skipped_buckets"],
-                    "members": stats["skipped_members"],
-                    "pairs": stats["skipped_pairs"],
-                },
+                **bucket_report(stats),
                 "timings_s": stats["timings_s"],
             }
             write_json(staging / "summary.json", summary)
@@ -156,13 +152,7 @@ def _command(args: argparse.Namespace) -> int:
         run_id=args.run_id,
         overwrite=args.overwrite,
         k=args.k,
-        num_perm=args.num_perm,
-        bands=args.bands,
-        rows=args.rows,
-        seed=args.seed,
-        recall=args.recall,
-        max_bucket=args.max_bucket,
-        scheme=args.scheme,
+        **common_lsh_values(args),
     )
     counts = summary["counts"]
     print(
@@ -221,6 +211,24 @@ def add_common_lsh_options(parser: argparse.ArgumentParser) -> None:
         help="skip LSH buckets with more distinct sets than this, and report "
         f"them (default {DEFAULT_MAX_BUCKET}; 0 = no cap)",
     )
+
+
+def common_lsh_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The values of :func:`add_common_lsh_options`, as keyword arguments."""
+    names = ("num_perm", "bands", "rows", "seed", "recall", "max_bucket", "scheme")
+    return {name: getattr(args, name) for name in names}
+
+
+def bucket_report(stats: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``largest_bucket`` and ``skipped_by_max_bucket`` entries of a summary."""
+    return {
+        "largest_bucket": stats.get("largest_bucket", 0),
+        "skipped_by_max_bucket": {
+            "buckets": stats.get("skipped_buckets", 0),
+            "members": stats.get("skipped_members", 0),
+            "pairs": stats.get("skipped_pairs", 0),
+        },
+    }
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.spark_engine import Evaluation, evaluate
 from sparkeval.io.columns import parse_mapping, resolve_columns
-from sparkeval.io.readers import id_column, numeric_column
+from sparkeval.io.readers import id_column, run_frame
 from sparkeval.io.truth import RelevanceRule, truth_to_qrels
 
 
@@ -36,21 +36,8 @@ def recommendations_to_run(
     from pyspark.sql import functions as F
 
     cols = resolve_columns(list(df.columns), "run", parse_mapping(columns, "run"), source)
-    score, bad = numeric_column(
-        source,
-        cols["score"],
-        (cols["query_id"], cols["doc_id"]),
-        integer=False,
-        source_type=dict(df.dtypes)[cols["score"]],
-    )
     run_col = id_column(cols["run_id"]) if "run_id" in cols else F.lit("run")
-    return df.select(
-        run_col.alias("run_id"),
-        id_column(cols["query_id"]).alias("query_id"),
-        id_column(cols["doc_id"]).alias("doc_id"),
-        score.alias("score"),
-        bad.alias("_bad"),
-    )
+    return run_frame(df, cols, source, run_col)
 
 
 def evaluate_recommendations(

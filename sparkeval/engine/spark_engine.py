@@ -105,13 +105,7 @@ def _normalised(df, kind: str, value: str, integer: bool):
             f"{kind} DataFrame: missing column(s) {', '.join(missing)}; "
             f"columns are: {', '.join(df.columns)}"
         )
-    number, bad = numeric_column(
-        f"{kind} DataFrame",
-        value,
-        ("query_id", "doc_id"),
-        integer,
-        source_type=dict(df.dtypes)[value],
-    )
+    number, bad = numeric_column(df, f"{kind} DataFrame", value, ("query_id", "doc_id"), integer)
     ids = [id_column(c).alias(c) for c in columns if c not in ("_bad", value)]
     typed = number.cast("long") if integer else number
     return df.select(*ids, typed.alias(value), bad.alias("_bad")).select(*columns)

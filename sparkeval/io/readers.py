@@ -222,20 +222,21 @@ _NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
 
 
 def numeric_column(
+    table,
     path: str,
     source_col: str,
     key_cols: tuple[str, str],
     integer: bool,
-    source_type: str | None = None,
 ):
-    """(value column, bad-message column) for a numeric column read from a table.
+    """(value column, bad-message column) for a numeric column ``source_col`` of ``table``.
 
-    ``source_type`` (the Spark type name) lets a numeric column skip parsing; any
-    other column is parsed from its text form, so nothing non-numeric slips through.
+    A column of a numeric Spark type is cast directly; any other column is parsed
+    from its text form, so nothing non-numeric slips through.
     """
     from pyspark.sql import functions as F
 
     raw = F.col(f"`{source_col}`")
+    source_type = dict(table.dtypes).get(source_col)
     numeric = source_type in _NUMERIC_TYPES or str(source_type).startswith("decimal")
     value = raw.cast("double") if numeric else raw.cast("string").try_cast("double")
     cond = raw.isNull() | value.isNull()
@@ -253,6 +254,24 @@ def numeric_column(
         F.lit(f"' is not {expected}"),
     )
     return value, F.when(cond, message)
+
+
+def run_frame(table, cols: Mapping[str, str], source: str, run_col):
+    """``run_id, query_id, doc_id, score, _bad`` from a table with resolved columns ``cols``.
+
+    ``run_col`` is the run id expression (a column of the table or a literal); ids
+    become strings and a score that is not a number gets its ``_bad`` message.
+    """
+    score, bad = numeric_column(
+        table, source, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False
+    )
+    return table.select(
+        run_col.alias("run_id"),
+        id_column(cols["query_id"]).alias("query_id"),
+        id_column(cols["doc_id"]).alias("doc_id"),
+        score.alias("score"),
+        bad.alias("_bad"),
+    )
 
 
 def read_run(
@@ -274,13 +293,6 @@ def read_run(
         return RunInput(path, df, run_ids)
     table = _read_table(spark, path, fmt)
     cols = resolve_columns(table.columns, "run", parse_mapping(columns, "run"), path)
-    score, bad = numeric_column(
-        path,
-        cols["score"],
-        (cols["query_id"], cols["doc_id"]),
-        integer=False,
-        source_type=dict(table.dtypes)[cols["score"]],
-    )
     if "run_id" in cols:
         run_col = id_column(cols["run_id"])
         run_ids = tuple(
@@ -290,13 +302,7 @@ def read_run(
         name = Path(_local(path).rstrip("/")).name
         run_col = F.lit(name.split(".")[0] or name)
         run_ids = (name.split(".")[0] or name,) if table.first() is not None else ()
-    df = table.select(
-        run_col.alias("run_id"),
-        id_column(cols["query_id"]).alias("query_id"),
-        id_column(cols["doc_id"]).alias("doc_id"),
-        score.alias("score"),
-        bad.alias("_bad"),
-    )
+    df = run_frame(table, cols, path, run_col)
     if not run_ids:
         raise InputError(f"{path}: no run rows (the input is empty)")
     return RunInput(path, df, run_ids)
@@ -313,11 +319,7 @@ def read_qrels(
     table = _read_table(spark, path, fmt)
     cols = resolve_columns(table.columns, "qrels", parse_mapping(columns, "qrels"), path)
     grade, bad = numeric_column(
-        path,
-        cols["relevance"],
-        (cols["query_id"], cols["doc_id"]),
-        integer=True,
-        source_type=dict(table.dtypes)[cols["relevance"]],
+        table, path, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=True
     )
     df = table.select(
         id_column(cols["query_id"]).alias("query_id"),

@@ -135,11 +135,11 @@ def truth_to_qrels(
         mapping = {**mapping, "relevance": "_relevance_all"}
     cols = resolve_columns(list(df.columns), "qrels", mapping, source)
     value, bad = numeric_column(
+        df,
         source,
         cols["relevance"],
         (cols["query_id"], cols["doc_id"]),
         integer=rule.kind == "grade",
-        source_type=dict(df.dtypes)[cols["relevance"]],
     )
     if rule.kind == "all":
         bad = F.lit(None).cast("string")
