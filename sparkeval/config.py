@@ -31,6 +31,9 @@ from sparkeval.io.readers import FORMATS
 from sparkeval.io.truth import RelevanceRule
 from sparkeval.measures.names import parse_measures
 
+#: who reads Parquet inputs (see sparkeval.io.direct): the workers where possible, or Spark
+READERS: tuple[str, ...] = ("auto", "spark")
+
 
 @dataclass(frozen=True)
 class EvaluateConfig:
@@ -60,6 +63,7 @@ class EvaluateConfig:
     relevance_threshold: float | None = None
     near_duplicates: str | None = None
     near_duplicates_format: str | None = None
+    reader: str = "auto"
 
     def validate(self) -> EvaluateConfig:
         """Check every value; raises ConfigError naming the key and what is expected."""
@@ -73,6 +77,8 @@ class EvaluateConfig:
             raise ConfigError(
                 f"key 'queries': {self.queries!r} is not one of {', '.join(QUERY_POLICIES)}"
             )
+        if self.reader not in READERS:
+            raise ConfigError(f"key 'reader': {self.reader!r} is not one of {', '.join(READERS)}")
         if self.names not in ("canonical", "trec"):
             raise ConfigError(f"key 'names': {self.names!r} is not one of canonical, trec")
         for key in ("format", "run_format", "qrels_format", "near_duplicates_format"):
@@ -149,6 +155,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "relevance_threshold": (int, float, type(None)),
     "near_duplicates": (str, type(None)),
     "near_duplicates_format": (str, type(None)),
+    "reader": (str,),
 }
 _PATH_KEYS = ("run", "qrels", "out", "near_duplicates")
 

@@ -7,14 +7,21 @@ import time
 from typing import TextIO
 
 from sparkeval import faults
+from sparkeval.compat import CompatPlan
 from sparkeval.config import EvaluateConfig
 from sparkeval.engine.recommend import evaluate_plan
 from sparkeval.engine.spark_engine import Evaluation
 from sparkeval.io import read_runs
+from sparkeval.io.direct import DirectPlan, NotDirect, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
 from sparkeval.io.truth import read_truth
 from sparkeval.output import atomic_output_dir, check_output_path, tidy_spark_output, write_json
 from sparkeval.trec_table import write_table
+
+READ_BY = {
+    "workers": "the Python workers (Parquet row groups, Arrow exchange)",
+    "spark": "Spark's readers",
+}
 
 
 def log(message: str) -> None:
@@ -32,33 +39,36 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
     """
     started = time.time()
     target = check_output_path(config.out, config.inputs(), config.overwrite)
-    run_df, run_ids = read_runs(
-        spark, config.run, config.run_format or config.format, config.run_columns
-    )
     plan = config.plan()
-    qrels_format = config.qrels_format or config.format
-    qrels_df = read_truth(spark, config.qrels, plan.relevance, qrels_format, config.qrels_columns)
-    pairs_df = None
-    if config.near_duplicates:
-        pairs_format = config.near_duplicates_format or config.format
-        pairs_df = read_pairs(spark, config.near_duplicates, pairs_format)
-    log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
-    evaluation = evaluate_plan(
-        spark,
-        plan,
-        run_df,
-        qrels_df,
-        rel_level=config.rel_level,
-        depth=config.depth,
-        names=config.names,
-        run_ids=run_ids,
-        buckets=config.buckets,
-        near_duplicates=pairs_df,
-    )
+    evaluation = None
+    direct = _direct_plan(spark, config, plan)
+    if direct is not None:
+        log(f"evaluating {len(direct.run_ids)} run(s): {', '.join(direct.run_ids)}")
+        try:
+            evaluation = _evaluate(spark, config, plan, direct=direct, run_ids=direct.run_ids)
+        except NotDirect as exc:
+            log(f"{exc.reason}; the inputs are read by Spark instead")
+    if evaluation is None:
+        run_df, run_ids = read_runs(
+            spark, config.run, config.run_format or config.format, config.run_columns
+        )
+        qrels_format = config.qrels_format or config.format
+        qrels_df = read_truth(
+            spark, config.qrels, plan.relevance, qrels_format, config.qrels_columns
+        )
+        pairs_df = None
+        if config.near_duplicates:
+            pairs_format = config.near_duplicates_format or config.format
+            pairs_df = read_pairs(spark, config.near_duplicates, pairs_format)
+        if direct is None:
+            log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
+        evaluation = _evaluate(
+            spark, config, plan, run_df, qrels_df, run_ids=run_ids, near_duplicates=pairs_df
+        )
     try:
         report = dict(evaluation.report)
         report["inputs"] = {"runs": list(config.run), "qrels": config.qrels}
-        if pairs_df is not None:
+        if config.near_duplicates:
             report["inputs"]["near_duplicates"] = config.near_duplicates
             counts = report.pop("near_duplicates")
             report["near_duplicates"] = {"path": config.near_duplicates, **counts}
@@ -72,7 +82,37 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
             rows = evaluation.ordered_per_query.toLocalIterator()
         write_table(stdout or sys.stdout, report, evaluation.measures, evaluation.names, rows)
         seconds = time.time() - started
+        log(f"inputs read by {READ_BY[evaluation.reader]}")
         log(f"results in {target} (per_query.parquet, summary.json) after {seconds:.1f} s")
     finally:
         evaluation.unpersist()
     return evaluation
+
+
+def _direct_plan(spark, config: EvaluateConfig, plan: CompatPlan) -> DirectPlan | None:
+    """The inputs as Parquet row groups for the workers, when they all qualify."""
+    if config.reader != "auto" or config.near_duplicates or plan.relevance.kind != "grade":
+        return None
+    return plan_direct_inputs(
+        spark,
+        config.run,
+        config.qrels,
+        config.run_format or config.format,
+        config.qrels_format or config.format,
+        config.run_columns,
+        config.qrels_columns,
+    )
+
+
+def _evaluate(spark, config: EvaluateConfig, plan: CompatPlan, run_df=None, qrels_df=None, **how):
+    return evaluate_plan(
+        spark,
+        plan,
+        run_df,
+        qrels_df,
+        rel_level=config.rel_level,
+        depth=config.depth,
+        names=config.names,
+        buckets=config.buckets,
+        **how,
+    )

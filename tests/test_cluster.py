@@ -102,6 +102,63 @@ def test_submitted_to_the_cluster_equals_local_mode(
     assert any(app.get("name") == "sparkeval-evaluate" for app in apps), "ran elsewhere"
 
 
+@pytest.fixture(scope="module")
+def parquet_job(job) -> dict[str, Path]:
+    """The same collection as Parquet: one runs file with a run_id column, and the qrels.
+
+    Parquet inputs are read by the Python workers themselves (row group by row group)
+    and reach the evaluation as Arrow payloads: a different data path from TREC text.
+    """
+    data = job["config"].parent
+    runs = pd.concat(
+        pd.read_csv(
+            data / f"run_{name}.txt",
+            sep=r"\s+",
+            header=None,
+            comment="#",
+            names=["query_id", "iter", "doc_id", "rank", "score", "run_id"],
+            dtype={"query_id": str, "doc_id": str, "run_id": str, "score": float},
+        )
+        for name in ("strong", "medium", "weak")
+    )
+    runs = runs[["run_id", "query_id", "doc_id", "score"]].sample(frac=1.0, random_state=1)
+    runs.to_parquet(data / "runs.parquet", index=False, row_group_size=400)
+    qrels = pd.read_csv(
+        data / "qrels.txt",
+        sep=r"\s+",
+        header=None,
+        comment="#",
+        names=["query_id", "iter", "doc_id", "relevance"],
+        dtype={"query_id": str, "doc_id": str, "relevance": "int64"},
+    )
+    qrels.drop(columns="iter").to_parquet(data / "qrels.parquet", index=False)
+    config = data / "job-parquet.yaml"
+    text = job["config"].read_text().splitlines()
+    body = [line for line in text if not line.startswith(("run:", "qrels:"))]
+    config.write_text("\n".join(["run: [runs.parquet]", "qrels: qrels.parquet", *body]) + "\n")
+    return {**job, "config": config}
+
+
+def test_parquet_read_by_cluster_workers_equals_local_mode(
+    standalone_cluster, parquet_job, local_result, tmp_path
+) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        submit(standalone_cluster, parquet_job, out),
+        cwd=tmp_path,
+        env=cluster_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == EXIT_OK, proc.stderr[-4000:]
+    # spark-submit merges the driver's stderr into its stdout
+    output = (proc.stdout + proc.stderr).splitlines()
+    logged = [line for line in output if line.startswith("sparkeval:")]
+    assert "sparkeval: inputs read by the Python workers" in "\n".join(logged), logged
+    assert_same_results(out, local_result)
+
+
 def test_a_worker_lost_mid_job_is_survived(standalone_cluster, job, local_result, tmp_path) -> None:
     marks = tmp_path / "marks"
     marks.mkdir()

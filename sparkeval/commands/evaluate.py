@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sparkeval.compat import COMPAT_PROFILES
-from sparkeval.config import build_config, load_config_file
+from sparkeval.config import READERS, build_config, load_config_file
 from sparkeval.engine.assemble import QUERY_POLICIES
 from sparkeval.io.readers import FORMATS
 
@@ -123,6 +123,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hash buckets of queries (default spark.sql.shuffle.partitions)",
     )
     p.add_argument(
+        "--reader",
+        choices=READERS,
+        default=None,
+        help="who reads Parquet inputs: auto (default: the Python workers read plain "
+        "local Parquet row groups themselves and exchange Arrow payloads; anything else "
+        "is read by Spark) or spark (always Spark's readers)",
+    )
+    p.add_argument(
         "--overwrite",
         action="store_const",
         const=True,
@@ -151,6 +159,7 @@ def config_from_args(args: argparse.Namespace):
         "run_columns": args.run_columns,
         "qrels_columns": args.qrels_columns,
         "buckets": args.buckets,
+        "reader": args.reader,
         "overwrite": args.overwrite,
         "compat": args.compat,
         "relevance": args.relevance,

@@ -103,6 +103,7 @@ def evaluate_plan(
     run_ids: Sequence[str] | None = None,
     buckets: int | None = None,
     near_duplicates=None,
+    direct=None,
 ) -> Evaluation:
     """Run the engine for a resolved plan and record the plan in the report."""
     evaluation = evaluate(
@@ -117,6 +118,7 @@ def evaluate_plan(
         run_ids=run_ids,
         buckets=buckets,
         near_duplicates=near_duplicates,
+        direct=direct,
     )
     evaluation.report["compat"] = plan.describe()
     return evaluation

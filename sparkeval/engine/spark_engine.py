@@ -26,6 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from sparkeval.engine.arrow_exchange import buckets_for, direct_payloads, unpack_partition
 from sparkeval.engine.assemble import (
     META_COLUMNS,
     RUN_CODE,
@@ -35,6 +36,7 @@ from sparkeval.engine.assemble import (
 )
 from sparkeval.engine.near_duplicates import check_flags_available, flag_near_duplicates
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
+from sparkeval.io.direct import NOT_DIRECT_MARK, DirectPlan, NotDirect
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import id_column, numeric_column
 from sparkeval.measures import GMEAN_FLOOR, Measure
@@ -57,6 +59,8 @@ class Evaluation:
         names: output name of every measure (canonical or trec_eval).
         ordered_per_query: ``run_id, query_id, measure, value`` sorted by run, query
             and the measures' order (what ``per_query.parquet`` holds).
+        reader: who read the inputs: ``workers`` (Parquet row groups read by the
+            Python workers, :mod:`sparkeval.io.direct`) or ``spark``.
     """
 
     per_query: Any
@@ -65,6 +69,7 @@ class Evaluation:
     measures: list[Measure]
     names: list[str]
     ordered_per_query: Any = None
+    reader: str = "spark"
     _wide: Any = field(default=None, repr=False)
 
     def unpersist(self) -> None:
@@ -218,6 +223,7 @@ def evaluate(
     run_ids: Sequence[str] | None = None,
     buckets: int | None = None,
     near_duplicates=None,
+    direct: DirectPlan | None = None,
 ) -> Evaluation:
     """Evaluate runs against qrels on Spark; nothing is written.
 
@@ -235,6 +241,11 @@ def evaluate(
         near_duplicates: ``doc_a, doc_b`` pairs; a doc that near-duplicates a higher-ranked
             doc gains nothing, ``NearDup@k`` becomes available and the report gets a
             ``near_duplicates`` entry (see :mod:`sparkeval.engine.near_duplicates`).
+        direct: instead of ``run_df`` and ``qrels_df`` (pass None), the inputs as Parquet
+            row groups for the workers to read themselves (:mod:`sparkeval.io.direct`);
+            needs ``run_ids``.  Raises :class:`~sparkeval.io.direct.NotDirect` when a
+            value needs the checks of the Spark readers: read the inputs with them and
+            call again.
 
     Returns:
         An :class:`Evaluation`; its per-query results are cached until ``unpersist()``.
@@ -255,66 +266,25 @@ def evaluate(
     if near_duplicates is None:
         check_flags_available(measure_list)
 
-    if "run_id" not in run_df.columns:
-        run_df = run_df.withColumn("run_id", F.lit("run"))
-    run_df = _normalised(run_df, "run", "score", integer=False)
-    qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
-    if run_ids is None:
-        run_ids = sorted(
-            r[0] for r in run_df.select("run_id").distinct().collect() if r[0] is not None
-        )
-    run_ids = list(run_ids)
     if buckets is None:
         buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
-    flags = None
-    if near_duplicates is not None:
-        flags = flag_near_duplicates(run_df, near_duplicates, run_ids)
-        run_df = flags.run_df
-
-    def evaluate_partition(batches):
-        from sparkeval.faults import in_task
-
-        in_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT is set
-        batches = list(batches)
-        if not batches:
-            return
-        run_table, qrels_table = _split_shipped(pa.Table.from_batches(batches))
-        result = evaluate_tables(
-            run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
+    if direct is not None:
+        if near_duplicates is not None or run_ids is None:
+            raise ValueError("direct inputs take run_ids and no near_duplicates")
+        run_ids = list(run_ids)
+        payloads = direct_payloads(spark, direct, run_ids, buckets_for(direct, buckets))
+        wide, stats = _evaluate_shipped(payloads, unpack_partition, measure_list, options, run_ids)
+        reader = "workers"
+    else:
+        wide, stats, flags, run_ids = _evaluate_frames(
+            spark, run_df, qrels_df, measure_list, options, run_ids, buckets, near_duplicates
         )
-        yield from result.to_batches()
-
-    # one exchange: every query's run and qrels rows land in the same partition, whole;
-    # the UDF takes a partition at once (no sort by key, unlike a grouped cogroup)
-    wide = (
-        _shipped(run_df, qrels_df, run_ids)
-        .repartition(buckets, "query_id")
-        .mapInArrow(evaluate_partition, schema=_wide_schema(len(measure_list)))
-    )
-    # undefined (NaN from a kernel) becomes null once, here
-    wide = wide.select(
-        *META_COLUMNS,
-        *(
-            F.when(
-                F.col("evaluated") & ~F.isnan(measure_column(i)), F.col(measure_column(i))
-            ).alias(measure_column(i))
-            for i in range(len(measure_list))
-        ),
-    ).persist()
-
-    try:
-        stats = _summary_stats(wide, measure_list)
-    except Exception as exc:
-        wide.unpersist()
-        raise _recover(exc) from exc
-    finally:
-        if flags is not None:
-            flags.release()
+        reader = "spark"
 
     report = _report(stats, measure_list, out_names, run_ids, options, names)
-    if flags is not None:
+    if near_duplicates is not None:
         report["near_duplicates"] = flags.report
     summary_rows = [
         (
@@ -353,7 +323,79 @@ def evaluate(
     # sorting the wide rows (one per query) is far cheaper than sorting the long rows;
     # explode keeps the order within each partition, and entries come in measure order
     ordered = exploded(evaluated.orderBy("run_id", "query_id")).drop("_order")
-    return Evaluation(per_query, summary, report, measure_list, out_names, ordered, wide)
+    return Evaluation(per_query, summary, report, measure_list, out_names, ordered, reader, wide)
+
+
+def _evaluate_frames(spark, run_df, qrels_df, measure_list, options, run_ids, buckets, pairs):
+    """(wide rows, statistics, near-duplicate flags or None, run ids) of Spark-read inputs."""
+    from pyspark.sql import functions as F
+
+    if "run_id" not in run_df.columns:
+        run_df = run_df.withColumn("run_id", F.lit("run"))
+    run_df = _normalised(run_df, "run", "score", integer=False)
+    qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
+    if run_ids is None:
+        run_ids = sorted(
+            r[0] for r in run_df.select("run_id").distinct().collect() if r[0] is not None
+        )
+    run_ids = list(run_ids)
+    flags = None
+    if pairs is not None:
+        flags = flag_near_duplicates(run_df, pairs, run_ids)
+        run_df = flags.run_df
+    try:
+        # one exchange: every query's run and qrels rows land in the same partition,
+        # whole (no sort by key, unlike a grouped cogroup)
+        rows = _shipped(run_df, qrels_df, run_ids).repartition(buckets, "query_id")
+        wide, stats = _evaluate_shipped(rows, _split_shipped, measure_list, options, run_ids)
+    finally:
+        if flags is not None:
+            flags.release()
+    return wide, stats, flags, run_ids
+
+
+def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
+    """(cached wide rows, summary statistics) of shipped ``rows`` (one partition per bucket).
+
+    ``unpack`` turns a partition's Arrow rows into (run table, qrels table).
+
+    Raises:
+        NotDirect: a directly-read input holds a value for the Spark readers to judge.
+    """
+    from pyspark.sql import functions as F
+
+    def evaluate_partition(batches):
+        from sparkeval.faults import in_task
+
+        in_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT is set
+        batches = list(batches)
+        if not batches:
+            return
+        run_table, qrels_table = unpack(pa.Table.from_batches(batches))
+        result = evaluate_tables(
+            run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
+        )
+        yield from result.to_batches()
+
+    wide = rows.mapInArrow(evaluate_partition, schema=_wide_schema(len(measure_list)))
+    # undefined (NaN from a kernel) becomes null once, here
+    wide = wide.select(
+        *META_COLUMNS,
+        *(
+            F.when(
+                F.col("evaluated") & ~F.isnan(measure_column(i)), F.col(measure_column(i))
+            ).alias(measure_column(i))
+            for i in range(len(measure_list))
+        ),
+    ).persist()
+    try:
+        return wide, _summary_stats(wide, measure_list)
+    except Exception as exc:
+        wide.unpersist()
+        if NOT_DIRECT_MARK in str(exc):
+            reason = str(exc).split(NOT_DIRECT_MARK, 1)[1].splitlines()[0]
+            raise NotDirect(reason) from exc
+        raise _recover(exc) from exc
 
 
 def _summary_stats(wide, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:

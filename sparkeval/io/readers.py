@@ -274,6 +274,12 @@ def run_frame(table, cols: Mapping[str, str], source: str, run_col):
     )
 
 
+def default_run_id(path: str) -> str:
+    """The run id of a table without a run id column: its file name up to the first dot."""
+    name = Path(_local(path).rstrip("/")).name
+    return name.split(".")[0] or name
+
+
 def read_run(
     spark,
     path: str,
@@ -299,9 +305,8 @@ def read_run(
             sorted(r[0] for r in table.select(run_col).distinct().collect() if r[0] is not None)
         )
     else:
-        name = Path(_local(path).rstrip("/")).name
-        run_col = F.lit(name.split(".")[0] or name)
-        run_ids = (name.split(".")[0] or name,) if table.first() is not None else ()
+        run_col = F.lit(default_run_id(path))
+        run_ids = (default_run_id(path),) if table.first() is not None else ()
     df = run_frame(table, cols, path, run_col)
     if not run_ids:
         raise InputError(f"{path}: no run rows (the input is empty)")

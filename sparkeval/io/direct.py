@@ -1,0 +1,286 @@
+"""Parquet inputs that the Python workers read themselves (the *direct* read path).
+
+Spark hands rows to a Python UDF by converting them, row by row, into Arrow
+batches; for a 10M-row run that conversion costs several seconds.  When an input
+is plain Parquet on a filesystem the workers can open, there is no need for it:
+each task reads one Parquet row group with pyarrow, already columnar, and only
+Arrow IPC payloads travel through Spark (see :mod:`sparkeval.engine.arrow_exchange`).
+
+An input qualifies when, judged from the Parquet footers alone:
+
+* it is a local path (or ``file://``): one ``.parquet`` file, or a directory of
+  Parquet files with no subdirectories (no ``key=value`` partition columns) and no
+  glob characters;
+* its id columns are strings and its value column is a plain integer or floating
+  point column (grades: integers), the same in every file.
+
+Anything else is read by Spark as before.  The values are checked in the task that
+reads them; a value the checks of the Spark readers would reject (a null, a grade
+that is not an integer within ±1e9) stops the direct pass with :class:`NotDirect`,
+and the job is evaluated again through the Spark readers, so that a bad input gets
+exactly the same error message whichever path read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sparkeval.io.columns import parse_mapping, resolve_columns
+from sparkeval.io.readers import default_run_id, detect_format
+
+#: start of the message of a task that found a value for the Spark readers to judge
+NOT_DIRECT_MARK = "[sparkeval:not-direct] "
+_GLOB = set("*?[]{}")
+_RUN_VALUE_TYPES = (pa.types.is_integer, pa.types.is_floating)
+_QRELS_VALUE_TYPES = (pa.types.is_integer,)
+#: the form of the rows :func:`read_unit` returns
+RUN_SCHEMA = pa.schema(
+    [
+        ("_run", pa.int32()),
+        ("query_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("score", pa.float64()),
+    ]
+)
+QRELS_SCHEMA = pa.schema(
+    [("query_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int64())]
+)
+#: grades must be whole numbers within this bound (as the Spark readers demand)
+_GRADE_BOUND = 10**9
+
+
+class NotDirect(RuntimeError):
+    """A value the direct path does not judge; the Spark readers take over."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(NOT_DIRECT_MARK + reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class DirectInput:
+    """A Parquet input the workers read row group by row group.
+
+    Attributes:
+        kind: ``run`` or ``qrels``.
+        path: the path as given (for messages).
+        units: ``(file, row group)`` pairs, one read task each.
+        columns: ``(canonical, source column)`` pairs.
+        run_id: the run id of every row when the file has no run id column.
+        size: uncompressed bytes of the columns read (sizes the exchange).
+        rows: the number of rows.
+    """
+
+    kind: str
+    path: str
+    units: tuple[tuple[str, int], ...]
+    columns: tuple[tuple[str, str], ...]
+    run_id: str | None
+    size: int
+    rows: int
+
+
+def _parquet_files(path: str) -> list[str] | None:
+    local = path[len("file://") :] if path.startswith("file://") else path
+    if "://" in local or _GLOB & set(local):
+        return None
+    target = Path(local)
+    if target.is_file():
+        return [str(target)]
+    if not target.is_dir():
+        return None
+    files = []
+    for entry in sorted(target.iterdir()):
+        if entry.name.startswith((".", "_")):
+            continue
+        if not entry.is_file():
+            return None  # partitioned layout: Spark adds columns from the directory names
+        files.append(str(entry))
+    return files or None
+
+
+def plan_direct(
+    path: str, kind: str, mapping: Mapping[str, str], run_id: str | None = None
+) -> DirectInput | None:
+    """The direct plan of a Parquet input, or None when Spark should read it.
+
+    Args:
+        path: the input path (already known to exist and to be Parquet).
+        kind: ``run`` or ``qrels``.
+        mapping: the user's ``canonical=source`` column mapping.
+        run_id: the run id for a run file without a run id column.
+    """
+    import pyarrow.parquet as pq
+
+    files = _parquet_files(path)
+    if not files:
+        return None
+    try:
+        metas = [pq.ParquetFile(f).metadata for f in files]
+    except (OSError, pa.ArrowException):
+        return None  # the Spark reader reports unreadable files
+    schema = metas[0].schema.to_arrow_schema()
+    if any(m.schema.to_arrow_schema() != schema for m in metas[1:]):
+        return None
+    cols = resolve_columns(schema.names, kind, mapping, path)
+    value = "score" if kind == "run" else "relevance"
+    allowed = _RUN_VALUE_TYPES if kind == "run" else _QRELS_VALUE_TYPES
+    ids = [c for c in cols if c != value]
+    if not all(_is_text(schema.field(cols[c]).type) for c in ids):
+        return None
+    if not any(test(schema.field(cols[value]).type) for test in allowed):
+        return None
+    if kind == "run" and "run_id" not in cols and run_id is None:
+        return None
+    if not sum(meta.num_rows for meta in metas):
+        return None  # the Spark readers report an empty input
+    wanted = set(cols.values())
+    units, size = [], 0
+    for file, meta in zip(files, metas, strict=True):
+        for group in range(meta.num_row_groups):
+            row_group = meta.row_group(group)
+            units.append((file, group))
+            for i in range(row_group.num_columns):
+                column = row_group.column(i)
+                if column.path_in_schema in wanted:
+                    size += column.total_uncompressed_size
+    return DirectInput(
+        kind=kind,
+        path=path,
+        units=tuple(units),
+        columns=tuple(cols.items()),
+        run_id=None if "run_id" in cols else run_id,
+        size=size,
+        rows=sum(meta.num_rows for meta in metas),
+    )
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Table:
+    """Row group ``unit`` of ``source`` in the engine's shipped form.
+
+    Returns:
+        For a run: ``_run`` (int32 index into ``run_ids``), ``query_id``, ``doc_id``,
+        ``score`` (float64).  For qrels: ``query_id``, ``doc_id``, ``relevance`` (int64).
+
+    Raises:
+        NotDirect: a null id or value, an unknown run id, or a grade out of bounds.
+    """
+    import pyarrow.parquet as pq
+
+    file, group = source.units[unit]
+    cols = dict(source.columns)
+    raw = pq.ParquetFile(file).read_row_group(group, columns=sorted(set(cols.values())))
+    out: dict[str, pa.ChunkedArray] = {}
+    for canonical in ("query_id", "doc_id"):
+        out[canonical] = _text(raw, cols[canonical])
+    if source.kind == "qrels":
+        grades = raw.column(cols["relevance"])
+        _no_nulls(grades, cols["relevance"])
+        low, high = pc.min_max(grades).values()
+        if len(grades) and max(-low.as_py(), high.as_py()) > _GRADE_BOUND:
+            raise NotDirect(f"{source.path}: a grade beyond ±{_GRADE_BOUND}")
+        out["relevance"] = grades.cast(pa.int64())
+        return pa.table(out, schema=QRELS_SCHEMA)
+    scores = raw.column(cols["score"])
+    _no_nulls(scores, cols["score"])
+    if "run_id" in cols:
+        names = _text(raw, cols["run_id"])
+        codes = pc.index_in(names, value_set=pa.array(list(run_ids), pa.string()))
+        if codes.null_count:
+            raise NotDirect(f"{source.path}: a run id not among {list(run_ids)}")
+        codes = codes.cast(pa.int32())
+    else:
+        code = list(run_ids).index(source.run_id)
+        codes = pa.chunked_array([pa.array([code] * raw.num_rows, pa.int32())])
+    return pa.table(
+        {
+            "_run": codes,
+            "query_id": out["query_id"],
+            "doc_id": out["doc_id"],
+            "score": scores.cast(pa.float64(), safe=False),
+        },
+        schema=RUN_SCHEMA,
+    )
+
+
+def _text(table: pa.Table, column: str) -> pa.ChunkedArray:
+    values = table.column(column)
+    _no_nulls(values, column)
+    return values.cast(pa.string())
+
+
+def _no_nulls(values: pa.ChunkedArray, column: str) -> None:
+    if values.null_count:
+        raise NotDirect(f"column {column} has nulls")
+
+
+@dataclass(frozen=True)
+class DirectPlan:
+    """Every input of an evaluation, read directly: the runs, the qrels and the run ids."""
+
+    runs: tuple[DirectInput, ...]
+    qrels: DirectInput
+    run_ids: tuple[str, ...]
+
+    @property
+    def inputs(self) -> tuple[DirectInput, ...]:
+        return (*self.runs, self.qrels)
+
+    @property
+    def size(self) -> int:
+        return sum(source.size for source in self.inputs)
+
+
+def plan_direct_inputs(
+    spark,
+    runs: Sequence[str],
+    qrels: str,
+    run_format: str | None,
+    qrels_format: str | None,
+    run_columns: str | Mapping[str, str] | None,
+    qrels_columns: str | Mapping[str, str] | None,
+) -> DirectPlan | None:
+    """The direct plan of every input, or None when any of them is for Spark to read.
+
+    The run ids of a file without a run id column come from its name (as the Spark
+    readers name them); a run id column is read by one Spark job over that column.
+    Two inputs holding the same run id are left to the Spark readers to report.
+    """
+    formats = [detect_format(path, run_format) for path in runs]
+    if detect_format(qrels, qrels_format) != "parquet" or set(formats) != {"parquet"}:
+        return None
+    run_plans = []
+    for path in runs:
+        found = plan_direct(path, "run", parse_mapping(run_columns, "run"), default_run_id(path))
+        if found is None:
+            return None
+        run_plans.append(found)
+    qrels_plan = plan_direct(qrels, "qrels", parse_mapping(qrels_columns, "qrels"))
+    if qrels_plan is None:
+        return None
+    run_ids: list[str] = []
+    for source in run_plans:
+        ids = [source.run_id] if source.run_id is not None else _column_values(spark, source)
+        if set(ids) & set(run_ids):
+            return None
+        run_ids += ids
+    return DirectPlan(tuple(run_plans), qrels_plan, tuple(run_ids))
+
+
+def _column_values(spark, source: DirectInput) -> list[str]:
+    """The distinct run ids of a run input with a run id column (nulls left out)."""
+    from pyspark.sql import functions as F
+
+    column = dict(source.columns)["run_id"]
+    files = sorted({file for file, _ in source.units})
+    values = spark.read.parquet(*files).select(F.col(f"`{column}`")).distinct().collect()
+    return sorted(row[0] for row in values if row[0] is not None)
