@@ -10,7 +10,9 @@ Usage::
     python bench/bench_evaluate.py --sizes 100000x100 1000000x10 --repeat 3 \
         --results bench/RESULTS.md
 
-``--sizes QxD`` means Q queries with D retrieved docs each (Q·D run rows).
+``--sizes QxD`` means Q queries with D retrieved docs each (Q·D run rows).  sparkeval
+runs twice: with its default reader (the Python workers read the Parquet row groups)
+and with ``--reader spark`` (Spark's readers), to show what the read path costs.
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ sys.path.insert(0, str(BENCH))
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate  # noqa: E402
 
-SYSTEMS = ("sparkeval", "mllib", "pytrec_eval", "ranx", "numpy")
+SYSTEMS = ("sparkeval", "sparkeval_spark_readers", "mllib", "pytrec_eval", "ranx", "numpy")
 LABELS = {
     "sparkeval": "sparkeval evaluate (10 measures, local[2])",
+    "sparkeval_spark_readers": "sparkeval evaluate --reader spark (Spark's readers)",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics, local[2])",
     "pytrec_eval": "pytrec_eval / trec_eval (9 measures)",
     "ranx": "ranx (9 measures)",
@@ -113,7 +116,8 @@ def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float,
 
 def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
     py = sys.executable
-    if system == "sparkeval":
+    if system.startswith("sparkeval"):
+        readers = ["--reader", "spark"] if system == "sparkeval_spark_readers" else []
         return [
             py,
             "-m",
@@ -130,6 +134,7 @@ def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
             "--overwrite",
             "--master",
             "local[2]",
+            *readers,
         ]
     module = {
         "mllib": "runners.mllib",
@@ -141,7 +146,7 @@ def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
 
 
 def inner_seconds(system: str, stdout: str, stderr: str) -> float | None:
-    if system == "sparkeval":
+    if system.startswith("sparkeval"):
         # the job logs "results in DIR (...) after S s" once the outputs are in place
         found = re.findall(r"results in .* after ([0-9.]+) s", stderr)
         return float(found[-1]) if found else None
@@ -164,7 +169,7 @@ def bench_size(queries: int, docs: int, systems: list[str], repeat: int, work: P
             results[system].samples.append(sample)
             inner = f"{sample.inner:.1f}" if sample.inner is not None else "-"
             print(
-                f"  {queries}x{docs} rep {rep + 1} {system:<12} wall {wall:7.1f}s  "
+                f"  {queries}x{docs} rep {rep + 1} {system:<24} wall {wall:7.1f}s  "
                 f"inner {inner:>6}s  peak {peak:7.0f} MiB",
                 flush=True,
             )
