@@ -31,7 +31,6 @@ RUN_PAYLOAD, QRELS_PAYLOAD = 0, 1
 _COMPRESSION = "lz4"
 #: a partition's payloads arrive in one Arrow batch whose binary column must stay < 2 GiB
 MAX_PARTITION_BYTES = 512 * 1024 * 1024
-_PAYLOAD_SCHEMA = "label int, kind int, unit int, payload binary"
 
 
 _MASK32 = 0xFFFFFFFF
@@ -130,6 +129,8 @@ def direct_payloads(spark, plan: DirectPlan, run_ids: Sequence[str], buckets: in
     One Spark task reads one Parquet row group (a *unit*).  Rows: ``label, kind, unit,
     payload``.
     """
+    from pyspark.sql import types as T
+
     labels = partition_labels(buckets)
     units = [(s, u) for s in plan.inputs for u in range(len(s.units))]
     run_ids = list(run_ids)
@@ -143,7 +144,15 @@ def direct_payloads(spark, plan: DirectPlan, run_ids: Sequence[str], buckets: in
                 yield split_by_bucket(table, kind, index, buckets, labels)
 
     tasks = spark.range(0, len(units), 1, numPartitions=max(1, len(units)))
-    return tasks.mapInArrow(read_and_split, schema=_PAYLOAD_SCHEMA).repartition(buckets, "label")
+    schema = T.StructType(
+        [
+            T.StructField("label", T.IntegerType()),
+            T.StructField("kind", T.IntegerType()),
+            T.StructField("unit", T.IntegerType()),
+            T.StructField("payload", T.BinaryType()),
+        ]
+    )
+    return tasks.mapInArrow(read_and_split, schema=schema).repartition(buckets, "label")
 
 
 def unpack_partition(rows: pa.Table) -> tuple[pa.Table, pa.Table]:

@@ -78,12 +78,31 @@ class Evaluation:
             self._wide.unpersist()
 
 
-def _wide_schema(n_measures: int) -> str:
-    meta = (
-        "run_id string, query_id string, in_run boolean, in_qrels boolean, evaluated boolean, "
-        "ret_rows long, beyond_depth long, qrels_rows long"
-    )
-    return ", ".join([meta, *(f"{measure_column(i)} double" for i in range(n_measures))])
+def _schema(*fields: tuple[str, str]):
+    """A StructType built in Python (a DDL string would be parsed by the JVM)."""
+    from pyspark.sql import types as T
+
+    kinds = {
+        "string": T.StringType(),
+        "boolean": T.BooleanType(),
+        "long": T.LongType(),
+        "double": T.DoubleType(),
+    }
+    return T.StructType([T.StructField(name, kinds[kind]) for name, kind in fields])
+
+
+def _wide_schema(n_measures: int):
+    meta = [
+        ("run_id", "string"),
+        ("query_id", "string"),
+        ("in_run", "boolean"),
+        ("in_qrels", "boolean"),
+        ("evaluated", "boolean"),
+        ("ret_rows", "long"),
+        ("beyond_depth", "long"),
+        ("qrels_rows", "long"),
+    ]
+    return _schema(*meta, *((measure_column(i), "double") for i in range(n_measures)))
 
 
 def _as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
@@ -298,9 +317,14 @@ def evaluate(
         for run_id in run_ids
         for i in range(len(measure_list))
     ]
-    summary = spark.createDataFrame(
-        summary_rows, "run_id string, measure string, value double, queries long, undefined long"
+    summary_schema = _schema(
+        ("run_id", "string"),
+        ("measure", "string"),
+        ("value", "double"),
+        ("queries", "long"),
+        ("undefined", "long"),
     )
+    summary = spark.createDataFrame(summary_rows, summary_schema)
     per_query_measures = [i for i, m in enumerate(measure_list) if m.spec.per_query]
     entries = F.array(
         *(
