@@ -125,8 +125,8 @@ def plan_direct(
     except (OSError, pa.ArrowException):
         return None  # the Spark reader reports unreadable files
     schema = metas[0].schema.to_arrow_schema()
-    if any(m.schema.to_arrow_schema() != schema for m in metas[1:]):
-        return None
+    if any(not m.schema.to_arrow_schema().equals(schema) for m in metas[1:]):
+        return None  # (metadata, such as pandas' index description, may differ)
     cols = resolve_columns(schema.names, kind, mapping, path)
     value = "score" if kind == "run" else "relevance"
     allowed = _RUN_VALUE_TYPES if kind == "run" else _QRELS_VALUE_TYPES
