@@ -75,6 +75,20 @@ def submit(cluster, job, out: Path, *conf: str) -> list[str]:
     ]
 
 
+def submitted(cluster, job, out: Path) -> subprocess.CompletedProcess[str]:
+    """Submit the job to the cluster and wait for it to succeed."""
+    proc = subprocess.run(
+        submit(cluster, job, out),
+        cwd=out.parent,
+        env=cluster_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == EXIT_OK, proc.stderr[-4000:]
+    return proc
+
+
 def assert_same_results(cluster_out: Path, local_out: Path) -> None:
     ours, theirs = assert_complete(cluster_out), assert_complete(local_out)
     assert ours["runs"] == theirs["runs"]
@@ -88,15 +102,7 @@ def test_submitted_to_the_cluster_equals_local_mode(
     standalone_cluster, job, local_result, tmp_path
 ) -> None:
     out = tmp_path / "out"
-    proc = subprocess.run(
-        submit(standalone_cluster, job, out),
-        cwd=tmp_path,
-        env=cluster_env(),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == EXIT_OK, proc.stderr[-4000:]
+    submitted(standalone_cluster, job, out)
     assert_same_results(out, local_result)
     apps = standalone_cluster.status().get("completedapps", [])
     assert any(app.get("name") == "sparkeval-evaluate" for app in apps), "ran elsewhere"
@@ -143,15 +149,7 @@ def test_parquet_read_by_cluster_workers_equals_local_mode(
     standalone_cluster, parquet_job, local_result, tmp_path
 ) -> None:
     out = tmp_path / "out"
-    proc = subprocess.run(
-        submit(standalone_cluster, parquet_job, out),
-        cwd=tmp_path,
-        env=cluster_env(),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == EXIT_OK, proc.stderr[-4000:]
+    proc = submitted(standalone_cluster, parquet_job, out)
     # spark-submit merges the driver's stderr into its stdout
     output = (proc.stdout + proc.stderr).splitlines()
     logged = [line for line in output if line.startswith("sparkeval:")]

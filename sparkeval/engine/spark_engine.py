@@ -34,17 +34,17 @@ from sparkeval.engine.assemble import (
     evaluate_tables,
     measure_column,
 )
+from sparkeval.engine.exact_summary import summary_stats
 from sparkeval.engine.near_duplicates import check_flags_available, flag_near_duplicates
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
 from sparkeval.io.direct import NOT_DIRECT_MARK, DirectPlan, NotDirect
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import id_column, numeric_column
-from sparkeval.measures import GMEAN_FLOOR, Measure
+from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
 
 _RUN_COLUMNS = ("run_id", "query_id", "doc_id", "score", "_bad")
 _QRELS_COLUMNS = ("query_id", "doc_id", "relevance", "_bad")
-_DECIMAL = "decimal(38,18)"
 
 
 @dataclass
@@ -212,21 +212,6 @@ def _recover(exc: BaseException) -> BaseException:
     if found is None:
         return exc
     return InputError(with_line_number(str(found)))
-
-
-def _aggregate_expr(m: Measure, column):
-    """Spark expression of the ``all`` value, exact and independent of row order."""
-    from pyspark.sql import functions as F
-
-    defined = F.count(column)
-    if m.spec.aggregate == "sum":
-        return F.sum(column.cast(_DECIMAL)).cast("double")
-    if m.spec.aggregate == "gmean":
-        # greatest() skips nulls, so undefined values must stay null explicitly
-        floored = F.when(column.isNotNull(), F.greatest(column, F.lit(GMEAN_FLOOR)))
-        logs = F.log(floored).cast(_DECIMAL)
-        return F.exp(F.sum(logs).cast("double") / defined)
-    return (F.sum(column.cast(_DECIMAL)) / defined).cast("double")
 
 
 def evaluate(
@@ -413,35 +398,13 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
         ),
     ).persist()
     try:
-        return wide, _summary_stats(wide, measure_list)
+        return wide, summary_stats(wide, measure_list)
     except Exception as exc:
         wide.unpersist()
         if NOT_DIRECT_MARK in str(exc):
             reason = str(exc).split(NOT_DIRECT_MARK, 1)[1].splitlines()[0]
             raise NotDirect(reason) from exc
         raise _recover(exc) from exc
-
-
-def _summary_stats(wide, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:
-    from pyspark.sql import functions as F
-
-    ev = F.col("evaluated")
-    aggs = [
-        F.sum(F.when(ev, 1).otherwise(0)).alias("evaluated"),
-        F.sum(F.when(F.col("in_run") & F.col("in_qrels"), 1).otherwise(0)).alias("in_both"),
-        F.sum(F.when(F.col("in_run") & ~F.col("in_qrels"), 1).otherwise(0)).alias("in_run_only"),
-        F.sum(F.when(~F.col("in_run") & F.col("in_qrels"), 1).otherwise(0)).alias("in_qrels_only"),
-        F.sum("ret_rows").alias("rows_read"),
-        F.sum(F.when(ev, F.col("beyond_depth")).otherwise(0)).alias("rows_beyond_depth"),
-        F.sum(F.when(~ev, F.col("ret_rows")).otherwise(0)).alias("rows_in_unevaluated_queries"),
-        F.sum(F.when(F.col("in_qrels"), F.col("qrels_rows")).otherwise(0)).alias("qrels_rows"),
-    ]
-    for i, m in enumerate(measures):
-        col = F.col(measure_column(i))
-        aggs.append(_aggregate_expr(m, col).alias(f"v{i}"))
-        aggs.append(F.sum(F.when(ev & col.isNull(), 1).otherwise(0)).alias(f"u{i}"))
-    rows = wide.groupBy("run_id").agg(*aggs).collect()
-    return {row["run_id"]: row.asDict() for row in rows}
 
 
 def _report(
