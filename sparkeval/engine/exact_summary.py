@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from sparkeval.measures import GMEAN_FLOOR, Measure
 
-#: per-run counts, in the order of :data:`sparkeval.engine.assemble.META_COLUMNS` use
+#: the per-run counts of the report, from the flag and count columns of the wide rows
 COUNT_KEYS = (
     "evaluated",
     "in_both",
@@ -62,8 +62,12 @@ def exact_sum(values: np.ndarray) -> tuple[int, int]:
 
 def to_float(parts: tuple[int, int]) -> float:
     """``n · 2^e`` rounded once to the nearest double."""
+    return float(_fraction(parts))
+
+
+def _fraction(parts: tuple[int, int]) -> Fraction:
     n, e = parts
-    return float(Fraction(n) * Fraction(2) ** e)
+    return Fraction(n) * Fraction(2) ** e
 
 
 def _encode(values: np.ndarray) -> str:
@@ -117,7 +121,7 @@ def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBat
             column = rows.column(measure_column(i))
             defined = pc.drop_null(column).to_numpy()
             if m.spec.aggregate == "gmean":
-                defined = np.array([math.log(max(v, GMEAN_FLOOR)) for v in defined.tolist()])
+                defined = np.log(np.maximum(defined, GMEAN_FLOOR))
             emit(run, f"v{i}", len(defined), _encode(defined))
             emit(run, f"u{i}", int((ev & pc.is_null(column).to_numpy(zero_copy_only=False)).sum()))
     return pa.record_batch(
@@ -160,23 +164,17 @@ def combine(rows: Sequence[Any], measures: Sequence[Measure]) -> dict[str, dict[
 
 
 def _value(partials: list[str], defined: int, aggregate: str) -> float:
-    if any(":" not in p for p in partials):  # an infinite or NaN value: no exact sum
-        total = math.fsum(float(p) if ":" not in p else to_float(_parse(p)) for p in partials)
-        mean = total if aggregate == "sum" else total / defined
-    else:
-        exact = sum((_as_fraction(p) for p in partials), Fraction(0))
-        mean = float(exact if aggregate == "sum" else exact / defined)
+    if all(":" in p for p in partials):
+        total: float | Fraction = sum((_fraction(_parse(p)) for p in partials), Fraction(0))
+    else:  # an infinite or NaN value: no exact sum
+        total = math.fsum(to_float(_parse(p)) if ":" in p else float(p) for p in partials)
+    mean = float(total if aggregate == "sum" else total / defined)
     return math.exp(mean) if aggregate == "gmean" else mean
 
 
 def _parse(text: str) -> tuple[int, int]:
     n, e = text.split(":")
     return int(n), int(e)
-
-
-def _as_fraction(text: str) -> Fraction:
-    n, e = _parse(text)
-    return Fraction(n) * Fraction(2) ** e
 
 
 def summary_stats(wide, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:

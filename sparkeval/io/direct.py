@@ -137,7 +137,8 @@ def plan_direct(
         return None
     if kind == "run" and "run_id" not in cols and run_id is None:
         return None
-    if not sum(meta.num_rows for meta in metas):
+    rows = sum(meta.num_rows for meta in metas)
+    if not rows:
         return None  # the Spark readers report an empty input
     wanted = set(cols.values())
     units, size = [], 0
@@ -156,7 +157,7 @@ def plan_direct(
         columns=tuple(cols.items()),
         run_id=None if "run_id" in cols else run_id,
         size=size,
-        rows=sum(meta.num_rows for meta in metas),
+        rows=rows,
     )
 
 
