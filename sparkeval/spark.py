@@ -67,14 +67,21 @@ def build_session(
     return session
 
 
-def _local_defaults() -> dict[str, str]:
-    """Defaults for sessions sparkeval starts itself: few shuffle partitions, quiet logs."""
+def local_java_options() -> list[str]:
+    """Driver JVM options of local sessions: quiet logs (the class archive comes on top)."""
     log_config = Path(__file__).with_name("log4j2.properties")
-    java_opts = f"-Dlog4j.configurationFile={log_config.as_uri()}"
+    return [f"-Dlog4j.configurationFile={log_config.as_uri()}"]
+
+
+def _local_defaults() -> dict[str, str]:
+    """Defaults for sessions sparkeval starts itself: few shuffle partitions, quiet logs,
+    the driver JVM's class archive when one was written (:mod:`sparkeval.jvm_archive`)."""
+    from sparkeval.jvm_archive import java_options
+
     return {
         **DEFAULT_CONF,
         "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2)),
-        "spark.driver.extraJavaOptions": java_opts,
+        "spark.driver.extraJavaOptions": " ".join([*local_java_options(), *java_options()]),
     }
 
 

@@ -15,4 +15,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.similar_users",
     "sparkeval.commands.near_duplicates",
     "sparkeval.commands.diversity",
+    "sparkeval.commands.jvm_archive",
 )
