@@ -9,13 +9,14 @@ from typing import TextIO
 from sparkeval import faults
 from sparkeval.compat import CompatPlan
 from sparkeval.config import EvaluateConfig
+from sparkeval.engine.per_query_writer import write_per_query
 from sparkeval.engine.recommend import evaluate_plan
 from sparkeval.engine.spark_engine import Evaluation
 from sparkeval.io import read_runs
 from sparkeval.io.direct import DirectPlan, NotDirect, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
 from sparkeval.io.truth import read_truth
-from sparkeval.output import atomic_output_dir, check_output_path, tidy_spark_output, write_json
+from sparkeval.output import atomic_output_dir, check_output_path, write_json
 from sparkeval.trec_table import write_table
 
 READ_BY = {
@@ -73,8 +74,13 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
             counts = report.pop("near_duplicates")
             report["near_duplicates"] = {"path": config.near_duplicates, **counts}
         with atomic_output_dir(target) as staging:
-            evaluation.ordered_per_query.write.parquet(str(staging / "per_query.parquet"))
-            tidy_spark_output(staging / "per_query.parquet")
+            write_per_query(
+                evaluation._wide,
+                evaluation.measures,
+                evaluation.names,
+                staging / "per_query.parquet",
+                rows=_per_query_rows(report, evaluation),
+            )
             faults.in_driver("write")
             write_json(staging / "summary.json", report)
         rows = []
@@ -87,6 +93,12 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
     finally:
         evaluation.unpersist()
     return evaluation
+
+
+def _per_query_rows(report: dict, evaluation: Evaluation) -> int:
+    """The number of rows of ``per_query.parquet``: evaluated queries × per-query measures."""
+    queries = sum(run["queries"]["evaluated"] for run in report["runs"].values())
+    return queries * sum(1 for m in evaluation.measures if m.spec.per_query)
 
 
 def _direct_plan(spark, config: EvaluateConfig, plan: CompatPlan) -> DirectPlan | None:

@@ -25,16 +25,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sparkeval.engine.arrow_exchange import buckets_for, direct_payloads, unpack_partition
 from sparkeval.engine.assemble import (
-    META_COLUMNS,
     RUN_CODE,
     EvalOptions,
     evaluate_tables,
     measure_column,
 )
-from sparkeval.engine.exact_summary import summary_stats
+from sparkeval.engine.exact_summary import combine, partition_sums
 from sparkeval.engine.near_duplicates import check_flags_available, flag_near_duplicates
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
 from sparkeval.io.direct import NOT_DIRECT_MARK, DirectPlan, NotDirect
@@ -91,6 +91,10 @@ def _schema(*fields: tuple[str, str]):
     return T.StructType([T.StructField(name, kinds[kind]) for name, kind in fields])
 
 
+#: columns of the rows that carry a partition's partial sums (null on the wide rows)
+_PARTIAL_COLUMNS = (("_key", pa.string()), ("_count", pa.int64()), ("_total", pa.string()))
+
+
 def _wide_schema(n_measures: int):
     meta = [
         ("run_id", "string"),
@@ -102,7 +106,9 @@ def _wide_schema(n_measures: int):
         ("beyond_depth", "long"),
         ("qrels_rows", "long"),
     ]
-    return _schema(*meta, *((measure_column(i), "double") for i in range(n_measures)))
+    measures = ((measure_column(i), "double") for i in range(n_measures))
+    partials = (("_key", "string"), ("_count", "long"), ("_total", "string"))
+    return _schema(*meta, *measures, *partials)
 
 
 def _as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
@@ -366,12 +372,17 @@ def _evaluate_frames(spark, run_df, qrels_df, measure_list, options, run_ids, bu
 def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
     """(cached wide rows, summary statistics) of shipped ``rows`` (one partition per bucket).
 
-    ``unpack`` turns a partition's Arrow rows into (run table, qrels table).
+    ``unpack`` turns a partition's Arrow rows into (run table, qrels table).  Each
+    partition emits its wide rows and then its partial sums
+    (:func:`~sparkeval.engine.exact_summary.partition_sums`) as extra rows marked by a
+    ``_key``; the summary reads only those rows back from the cache.
 
     Raises:
         NotDirect: a directly-read input holds a value for the Spark readers to judge.
     """
     from pyspark.sql import functions as F
+
+    n_measures = len(measure_list)
 
     def evaluate_partition(batches):
         from sparkeval.faults import in_task
@@ -384,27 +395,65 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
         result = evaluate_tables(
             run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
         )
-        yield from result.to_batches()
+        result = _undefined_as_null(result, n_measures)
+        partials = partition_sums(result, measure_list)
+        yield from _with_partial_columns(result).to_batches()
+        yield _partial_rows(partials, result.schema)
 
-    wide = rows.mapInArrow(evaluate_partition, schema=_wide_schema(len(measure_list)))
-    # undefined (NaN from a kernel) becomes null once, here
-    wide = wide.select(
-        *META_COLUMNS,
-        *(
-            F.when(
-                F.col("evaluated") & ~F.isnan(measure_column(i)), F.col(measure_column(i))
-            ).alias(measure_column(i))
-            for i in range(len(measure_list))
-        ),
-    ).persist()
+    wide = rows.mapInArrow(evaluate_partition, schema=_wide_schema(n_measures)).persist()
     try:
-        return wide, summary_stats(wide, measure_list)
+        partials = (
+            wide.where(F.col("_key").isNotNull())
+            .select("run_id", F.col("_key").alias("key"), "_count", "_total")
+            .collect()
+        )
+        keyed = [{"run_id": r[0], "key": r[1], "count": r[2], "total": r[3]} for r in partials]
+        return wide, combine(keyed, measure_list)
     except Exception as exc:
         wide.unpersist()
         if NOT_DIRECT_MARK in str(exc):
             reason = str(exc).split(NOT_DIRECT_MARK, 1)[1].splitlines()[0]
             raise NotDirect(reason) from exc
         raise _recover(exc) from exc
+
+
+def _undefined_as_null(result: pa.Table, n_measures: int) -> pa.Table:
+    """Measure values of unevaluated queries and undefined (NaN) values become null."""
+    evaluated = result.column("evaluated")
+    for i in range(n_measures):
+        name = measure_column(i)
+        values = result.column(name)
+        keep = pc.and_kleene(evaluated, pc.invert(pc.is_nan(values)))
+        cleaned = pc.if_else(keep, values, pa.scalar(None, pa.float64()))
+        result = result.set_column(result.schema.get_field_index(name), name, cleaned)
+    return result
+
+
+def _with_partial_columns(result: pa.Table) -> pa.Table:
+    """The wide rows with the (null) partial-sum columns of :data:`_PARTIAL_COLUMNS`."""
+    for name, kind in _PARTIAL_COLUMNS:
+        result = result.append_column(name, pa.nulls(result.num_rows, kind))
+    return result
+
+
+def _partial_rows(partials: pa.RecordBatch, wide: pa.Schema) -> pa.RecordBatch:
+    """``partials`` in the wide schema: run_id and the ``_key, _count, _total`` columns set,
+    no query, flags false, counts zero, measures null (so no per-query output sees them)."""
+    n = partials.num_rows
+    columns = {}
+    for column in wide:
+        if column.name == "run_id":
+            columns[column.name] = partials.column("run_id")
+        elif pa.types.is_boolean(column.type):
+            columns[column.name] = pa.array([False] * n)
+        elif pa.types.is_integer(column.type):
+            columns[column.name] = pa.array([0] * n, column.type)
+        else:
+            columns[column.name] = pa.nulls(n, column.type)
+    columns["_key"] = partials.column("key")
+    columns["_count"] = partials.column("count")
+    columns["_total"] = partials.column("total")
+    return pa.record_batch(columns)
 
 
 def _report(

@@ -1,0 +1,133 @@
+"""Write ``per_query.parquet`` from the wide rows, in the Python workers.
+
+The evaluation keeps one wide row per (run, query) with one column per measure; the
+output holds one long row per (run, query, measure).  Spark sorts the wide rows (a
+range partitioning on ``run_id, query_id``: one row per query, so ten times fewer rows
+than the output at ten measures) and each Python task turns its sorted range into long
+rows with numpy and writes one Parquet file with pyarrow::
+
+    wide rows (evaluated) -> repartitionByRange(P, run_id, query_id)
+                          -> sortWithinPartitions(run_id, query_id)
+                          -> mapInArrow: explode to long rows, write part-<P>.parquet
+
+Spark's own writer would convert all the long rows to its row format and back to
+Parquet; here they never exist outside the worker that writes them.  Files are
+renamed to ``part-00000.parquet``, ``part-00001.parquet``, ... in range order, so
+reading them in name order gives the rows sorted by run, query and measure order.
+
+Writes are idempotent: a task writes to a name of its own attempt and renames it to
+the partition's name, so a retried or speculative task leaves one whole file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sparkeval.engine.assemble import measure_column
+
+#: the columns of ``per_query.parquet``
+PER_QUERY_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("query_id", pa.string()),
+        ("measure", pa.string()),
+        ("value", pa.float64()),
+    ]
+)
+#: long rows per output file at most, about (a writing task holds its file's rows)
+ROWS_PER_FILE = 8_000_000
+_WRITE_OPTIONS = {"compression": "snappy", "store_schema": False, "write_statistics": True}
+
+
+def long_rows(wide: pa.Table, columns: Sequence[str], names: Sequence[str]) -> pa.Table:
+    """One row per (wide row, measure), the measures in the given order.
+
+    Example: wide rows ``(r, q1, m0=0.5, m1=null)`` and ``(r, q2, m0=1.0, m1=0.25)`` with
+    names ``AP, RR`` give ``(r,q1,AP,0.5) (r,q1,RR,null) (r,q2,AP,1.0) (r,q2,RR,0.25)``.
+    """
+    n, k = wide.num_rows, len(columns)
+    repeat = np.repeat(np.arange(n, dtype=np.int64), k)
+    values = np.empty((n, k), dtype=np.float64)
+    valid = np.empty((n, k), dtype=bool)
+    for j, column in enumerate(columns):
+        data = wide.column(column)
+        valid[:, j] = data.is_valid().to_numpy(zero_copy_only=False)
+        values[:, j] = data.fill_null(0.0).to_numpy(zero_copy_only=False)
+    measure = pa.DictionaryArray.from_arrays(
+        pa.array(np.tile(np.arange(k, dtype=np.int32), n)), pa.array(list(names), pa.string())
+    )
+    return pa.table(
+        {
+            "run_id": wide.column("run_id").take(repeat),
+            "query_id": wide.column("query_id").take(repeat),
+            "measure": measure.cast(pa.string()),
+            "value": pa.array(values.ravel(), mask=~valid.ravel()),
+        },
+        schema=PER_QUERY_SCHEMA,
+    )
+
+
+def write_per_query(wide, measures, names: Sequence[str], directory: Path, rows: int) -> None:
+    """Write the evaluated wide rows to ``directory`` as sorted long-row Parquet files.
+
+    Args:
+        wide: the cached wide frame of an evaluation (``run_id, query_id, evaluated, m<i>``).
+        measures: the evaluated measures; those without per-query values are left out.
+        names: the output name of every measure.
+        directory: the new output directory (created here); executors must see its path.
+        rows: the number of long rows to expect (sets the number of files).
+    """
+    from pyspark import TaskContext
+    from pyspark.sql import types as T
+
+    chosen = [i for i, m in enumerate(measures) if m.spec.per_query]
+    columns = [measure_column(i) for i in chosen]
+    out_names = [names[i] for i in chosen]
+    directory.mkdir(parents=True)
+    target = str(directory)
+
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = pa.Table.from_batches(list(batches))
+        if table.num_rows == 0:
+            return
+        context = TaskContext.get()
+        partition = context.partitionId() if context else 0
+        attempt = context.taskAttemptId() if context else 0
+        final = os.path.join(target, f"part-{partition:05d}.parquet")
+        partial = os.path.join(target, f".part-{partition:05d}.{attempt}.partial")
+        pq.write_table(long_rows(table, columns, out_names), partial, **_WRITE_OPTIONS)
+        os.replace(partial, final)
+        yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
+
+    files = _file_count(rows, wide.sparkSession.sparkContext.defaultParallelism)
+    evaluated = wide.where("evaluated").select("run_id", "query_id", *columns)
+    ordered = evaluated.repartitionByRange(files, "run_id", "query_id").sortWithinPartitions(
+        "run_id", "query_id"
+    )
+    schema = T.StructType([T.StructField("partition", T.IntegerType())])
+    written = sorted(r[0] for r in ordered.mapInArrow(write, schema=schema).collect())
+    for path in directory.iterdir():
+        if path.name.startswith("."):
+            path.unlink()  # what a failed attempt left
+    for index, partition in enumerate(written):
+        source = directory / f"part-{partition:05d}.parquet"
+        source.rename(directory / f"part-{index:05d}.parquet")
+    if not written:
+        pq.write_table(PER_QUERY_SCHEMA.empty_table(), directory / "part-00000.parquet")
+
+
+def _file_count(rows: int, parallelism: int) -> int:
+    """Files of at most :data:`ROWS_PER_FILE` rows, in whole waves of ``parallelism`` tasks.
+
+    Example: 10M rows on 2 cores make 2 files; 50M rows on 4 cores make 8.
+    """
+    files = max(1, -(-rows // ROWS_PER_FILE))
+    if files > parallelism > 0:
+        files = -(-files // parallelism) * parallelism
+    return files
