@@ -11,8 +11,13 @@ Usage::
         --results bench/RESULTS.md
 
 ``--sizes QxD`` means Q queries with D retrieved docs each (Q·D run rows).  sparkeval
-runs twice: with its default reader (the Python workers read the Parquet row groups)
-and with ``--reader spark`` (Spark's readers), to show what the read path costs.
+runs three ways: with its default reader (the Python workers read the Parquet row
+groups), with ``--reader spark`` (Spark's readers), and without its JVM class archive.
+
+Before timing, each JVM system gets a class-data archive of its own driver JVM (an
+install-time step, like compiling .pyc files): ``sparkeval jvm-archive`` for sparkeval,
+and one written at the exit of a small MLlib run for MLlib, so both start their JVM
+the same way.  ``--no-jvm-archives`` skips this (every JVM then starts cold).
 """
 
 from __future__ import annotations
@@ -38,9 +43,18 @@ sys.path.insert(0, str(BENCH))
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate  # noqa: E402
 
-SYSTEMS = ("sparkeval", "sparkeval_spark_readers", "mllib", "pytrec_eval", "ranx", "numpy")
+SYSTEMS = (
+    "sparkeval",
+    "sparkeval_no_archive",
+    "sparkeval_spark_readers",
+    "mllib",
+    "pytrec_eval",
+    "ranx",
+    "numpy",
+)
 LABELS = {
     "sparkeval": "sparkeval evaluate (10 measures, local[2])",
+    "sparkeval_no_archive": "sparkeval evaluate without its JVM class archive",
     "sparkeval_spark_readers": "sparkeval evaluate --reader spark (Spark's readers)",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics, local[2])",
     "pytrec_eval": "pytrec_eval / trec_eval (9 measures)",
@@ -154,16 +168,69 @@ def inner_seconds(system: str, stdout: str, stderr: str) -> float | None:
     return float(json.loads(last[-1])["inner_seconds"]) if last else None
 
 
-def bench_size(queries: int, docs: int, systems: list[str], repeat: int, work: Path) -> dict:
-    data = work / f"{queries}x{docs}"
-    run, qrels = generate(data, queries, docs)
+def base_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(BENCH), str(BENCH.parent), env.get("PYTHONPATH", "")])
     env["PYSPARK_PYTHON"] = sys.executable
+    return env
+
+
+#: HotSpot options that map a class-data archive (quietly; a refused one is skipped)
+def _archive_options(path: Path) -> str:
+    return f"-XX:SharedArchiveFile={path} -Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+
+
+def prepare_jvm_archives(work: Path) -> dict[str, dict[str, str]]:
+    """Write a class-data archive for each JVM system; the extra environment of each."""
+    cache = work / "jvm-cache"
+    env = {**base_env(), "SPARKEVAL_CACHE_DIR": str(cache)}
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "sparkeval.cli", "jvm-archive"], env=env, cwd=BENCH, check=True
+    )
+    run, qrels = generate(work / "warm-up", 2000, 10)
+    mllib_archive = cache / "mllib.jsa"
+    partial = cache / "mllib.jsa.partial"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runners.mllib",
+            str(run),
+            str(qrels),
+            "--archive-at-exit",
+            str(partial),
+        ],
+        env=base_env(),
+        cwd=BENCH,
+        check=True,
+        capture_output=True,
+    )
+    os.replace(partial, mllib_archive)
+    print(f"JVM archives written in {time.perf_counter() - started:.0f} s", flush=True)
+    with_archive = {"SPARKEVAL_CACHE_DIR": str(cache), "SPARKEVAL_JVM_ARCHIVE": "on"}
+    return {
+        "sparkeval": with_archive,
+        "sparkeval_spark_readers": with_archive,
+        "mllib": {"MLLIB_JAVA_OPTIONS": _archive_options(mllib_archive)},
+    }
+
+
+def bench_size(
+    queries: int,
+    docs: int,
+    systems: list[str],
+    repeat: int,
+    work: Path,
+    extra_env: dict[str, dict[str, str]],
+) -> dict:
+    data = work / f"{queries}x{docs}"
+    run, qrels = generate(data, queries, docs)
     results = {s: Result(s) for s in systems}
     for rep in range(repeat):
         for system in systems:
             out = work / f"out-{system}"
+            env = {**base_env(), "SPARKEVAL_JVM_ARCHIVE": "off", **extra_env.get(system, {})}
             wall, peak, stdout, stderr = run_measured(command(system, run, qrels, out), env, BENCH)
             sample = Sample(wall, inner_seconds(system, stdout, stderr), peak)
             results[system].samples.append(sample)
@@ -248,13 +315,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--results", type=Path, default=None, help="write the tables here")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--no-jvm-archives", action="store_true", help="start every JVM without an archive"
+    )
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="sparkeval-bench-"))
+    extra_env = {} if args.no_jvm_archives else prepare_jvm_archives(work)
     sizes = []
     for spec in args.sizes:
         q, d = (int(x) for x in spec.lower().split("x"))
         print(f"size {q}x{d}", flush=True)
-        sizes.append(bench_size(q, d, args.systems, args.repeat, work))
+        sizes.append(bench_size(q, d, args.systems, args.repeat, work, extra_env))
     lines = [
         "# sparkeval benchmark results",
         "",
@@ -266,7 +337,14 @@ def main() -> None:
         f"Python {platform.python_version()}; {args.repeat} alternating repetitions, medians. "
         "Wall = the whole process (JVM start included); inner = the system's own time after "
         "start-up (for sparkeval: reading, evaluating and writing the outputs); peak RSS = the "
-        "whole process tree.",
+        "whole process tree. "
+        + (
+            "Every JVM started cold (--no-jvm-archives)."
+            if args.no_jvm_archives
+            else "sparkeval and MLlib each map their driver JVM's classes from a class-data "
+            "archive written before timing (sparkeval: `sparkeval jvm-archive`; MLlib: one "
+            "written at the exit of a small MLlib run); the row without it shows the cold start."
+        ),
         "",
         "The LSH stage (similar-users against MLlib MinHashLSH, growth to 1M users, SimHash "
         "recall) has its own results: [RESULTS_LSH.md](RESULTS_LSH.md).",

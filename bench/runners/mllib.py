@@ -1,10 +1,14 @@
 """Spark MLlib RankingEvaluator, the usual way: collect_list per query, one evaluate() per metric.
 
-Usage: python -m runners.mllib RUN.parquet QRELS.parquet
+Usage: python -m runners.mllib RUN.parquet QRELS.parquet [--archive-at-exit FILE]
+
+``MLLIB_JAVA_OPTIONS`` adds driver JVM options (the harness maps a class-data archive
+with it); ``--archive-at-exit`` writes such an archive when the JVM exits.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -15,11 +19,15 @@ from pyspark.sql import functions as F
 from runners.common import report
 
 
-def main(run_path: str, qrels_path: str) -> None:
+def main(run_path: str, qrels_path: str, archive_at_exit: str | None = None) -> None:
+    java_options = os.environ.get("MLLIB_JAVA_OPTIONS", "")
+    if archive_at_exit:
+        java_options += f" -XX:ArchiveClassesAtExit={archive_at_exit} -Xlog:cds=off"
     spark = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.driver.extraJavaOptions", java_options.strip())
         .getOrCreate()
     )
     started = time.time()
@@ -49,8 +57,12 @@ def main(run_path: str, qrels_path: str) -> None:
             evaluator = evaluator.setK(k)
         values[metric] = evaluator.evaluate(data)
     report(time.time() - started, values=values)
+    gateway = spark.sparkContext._gateway
     spark.stop()
+    if archive_at_exit:  # the JVM writes the archive as it exits: wait for it
+        gateway.proc.stdin.close()
+        gateway.proc.wait()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[4] if sys.argv[3:4] == ["--archive-at-exit"] else None)

@@ -17,7 +17,7 @@ values as computed, e.g.::
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -175,25 +175,3 @@ def _value(partials: list[str], defined: int, aggregate: str) -> float:
 def _parse(text: str) -> tuple[int, int]:
     n, e = text.split(":")
     return int(n), int(e)
-
-
-def summary_stats(wide, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:
-    """Per-run statistics of the cached wide rows: one Python pass per partition."""
-    from pyspark.sql import types as T
-
-    measure_list = list(measures)
-
-    def reduce_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        batches = list(batches)
-        if batches:
-            yield partition_sums(pa.Table.from_batches(batches), measure_list)
-
-    schema = T.StructType(
-        [
-            T.StructField("run_id", T.StringType()),
-            T.StructField("key", T.StringType()),
-            T.StructField("count", T.LongType()),
-            T.StructField("total", T.StringType()),
-        ]
-    )
-    return combine(wide.mapInArrow(reduce_partition, schema=schema).collect(), measure_list)

@@ -5,7 +5,12 @@ Plan (one shuffle, one Python call per partition, all measures at once)::
     run rows   (_run code, query_id, doc_id, score) --+
                                                      union -> repartition(B, query_id)
     qrels rows (-1,        query_id, doc_id, grade) --+      -> mapInArrow(evaluate_tables)
-                                                                -> wide rows
+                                                                -> wide rows + partial sums
+
+Each partition yields one wide row per (run, query) and, after them, its exact
+per-run partial sums as a few rows marked by ``_key``; the frame is cached, the
+summary collects the marked rows only, and ``per_query.parquet`` is written from the
+evaluated wide rows (:mod:`sparkeval.engine.per_query_writer`).
 
 Every query lands in exactly one partition with all its run rows (of every run) and
 all its qrels rows, so the UDF sees complete queries.  ``evaluate_tables`` sorts,
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -61,16 +67,68 @@ class Evaluation:
             and the measures' order (what ``per_query.parquet`` holds).
         reader: who read the inputs: ``workers`` (Parquet row groups read by the
             Python workers, :mod:`sparkeval.io.direct`) or ``spark``.
+
+    The three DataFrames are built when first used (a job that only writes the files
+    never builds them).
     """
 
-    per_query: Any
-    summary: Any
     report: dict[str, Any]
     measures: list[Measure]
     names: list[str]
-    ordered_per_query: Any = None
     reader: str = "spark"
     _wide: Any = field(default=None, repr=False)
+
+    @cached_property
+    def summary(self):
+        spark = self._wide.sparkSession
+        rows = [
+            (
+                run_id,
+                name,
+                run["measures"][name],
+                run["queries"]["evaluated"] - run["undefined"][name],
+                run["undefined"][name],
+            )
+            for run_id, run in self.report["runs"].items()
+            for name in self.names
+        ]
+        schema = _schema(
+            ("run_id", "string"),
+            ("measure", "string"),
+            ("value", "double"),
+            ("queries", "long"),
+            ("undefined", "long"),
+        )
+        return spark.createDataFrame(rows, schema)
+
+    @cached_property
+    def per_query(self):
+        return self._exploded(self._wide.where("evaluated"))
+
+    @cached_property
+    def ordered_per_query(self):
+        # sorting the wide rows (one per query) is far cheaper than sorting the long rows;
+        # explode keeps the order within each partition, and entries come in measure order
+        evaluated = self._wide.where("evaluated").orderBy("run_id", "query_id")
+        return self._exploded(evaluated).drop("_order")
+
+    def _exploded(self, frame):
+        from pyspark.sql import functions as F
+
+        chosen = [i for i, m in enumerate(self.measures) if m.spec.per_query]
+        entries = F.array(
+            *(
+                F.struct(
+                    F.lit(self.names[i]).alias("measure"),
+                    F.lit(order).alias("_order"),
+                    F.col(measure_column(i)).alias("value"),
+                )
+                for order, i in enumerate(chosen)
+            )
+        )
+        return frame.select("run_id", "query_id", F.explode(entries).alias("_e")).select(
+            "run_id", "query_id", "_e.measure", "_e._order", "_e.value"
+        )
 
     def unpersist(self) -> None:
         """Release the cached per-query results."""
@@ -264,7 +322,6 @@ def evaluate(
         >>> ev = evaluate(spark, run_df, qrels_df, ["nDCG@10", "AP"])  # doctest: +SKIP
         >>> ev.summary.show()                                          # doctest: +SKIP
     """
-    from pyspark.sql import functions as F
 
     if names not in ("canonical", "trec"):
         raise ValueError(f"names must be 'canonical' or 'trec', got {names!r}")
@@ -296,49 +353,7 @@ def evaluate(
     report = _report(stats, measure_list, out_names, run_ids, options, names)
     if near_duplicates is not None:
         report["near_duplicates"] = flags.report
-    summary_rows = [
-        (
-            run_id,
-            out_names[i],
-            report["runs"][run_id]["measures"][out_names[i]],
-            report["runs"][run_id]["queries"]["evaluated"]
-            - report["runs"][run_id]["undefined"][out_names[i]],
-            report["runs"][run_id]["undefined"][out_names[i]],
-        )
-        for run_id in run_ids
-        for i in range(len(measure_list))
-    ]
-    summary_schema = _schema(
-        ("run_id", "string"),
-        ("measure", "string"),
-        ("value", "double"),
-        ("queries", "long"),
-        ("undefined", "long"),
-    )
-    summary = spark.createDataFrame(summary_rows, summary_schema)
-    per_query_measures = [i for i, m in enumerate(measure_list) if m.spec.per_query]
-    entries = F.array(
-        *(
-            F.struct(
-                F.lit(out_names[i]).alias("measure"),
-                F.lit(order).alias("_order"),
-                F.col(measure_column(i)).alias("value"),
-            )
-            for order, i in enumerate(per_query_measures)
-        )
-    )
-
-    def exploded(frame):
-        return frame.select("run_id", "query_id", F.explode(entries).alias("_e")).select(
-            "run_id", "query_id", "_e.measure", "_e._order", "_e.value"
-        )
-
-    evaluated = wide.where("evaluated")
-    per_query = exploded(evaluated)
-    # sorting the wide rows (one per query) is far cheaper than sorting the long rows;
-    # explode keeps the order within each partition, and entries come in measure order
-    ordered = exploded(evaluated.orderBy("run_id", "query_id")).drop("_order")
-    return Evaluation(per_query, summary, report, measure_list, out_names, ordered, reader, wide)
+    return Evaluation(report, measure_list, out_names, reader, wide)
 
 
 def _evaluate_frames(spark, run_df, qrels_df, measure_list, options, run_ids, buckets, pairs):
