@@ -7,6 +7,11 @@ The variable holds one fault, ``KIND`` or ``KIND:ARGUMENT``:
     ``os._exit`` (as a crash or an out-of-memory kill would).  It first creates the
     marker file ``DIR/killed`` atomically, so only one attempt of one task dies and
     Spark's task retry must finish the job.
+``kill-writer-once:DIR``
+    The first task that writes a part of ``per_query.parquet`` ends its Python worker
+    after writing the file under its attempt's name, before renaming it into place
+    (marker ``DIR/killed-writer``): the retry must leave one whole file and the driver
+    must remove the dead attempt's file.
 ``fail-task``
     Every bucket evaluation raises :class:`FaultInjected`: the job fails (exit code 1).
 ``fail-write``
@@ -33,7 +38,7 @@ from pathlib import Path
 #: name of the environment variable that selects a fault
 FAULT_ENV = "SPARKEVAL_FAULT"
 
-_TASK_KINDS = ("kill-worker-once", "fail-task", "slow-task")
+_TASK_KINDS = ("kill-worker-once", "kill-writer-once", "fail-task", "slow-task")
 _DRIVER_KINDS = ("fail-write",)
 
 
@@ -52,7 +57,7 @@ def _fault() -> tuple[str, str] | None:
             f"{FAULT_ENV}={raw!r}: unknown fault {kind!r}; expected one of "
             f"{', '.join(_TASK_KINDS + _DRIVER_KINDS)}"
         )
-    if kind in ("kill-worker-once", "slow-task") and not argument:
+    if kind in ("kill-worker-once", "kill-writer-once", "slow-task") and not argument:
         raise ValueError(f"{FAULT_ENV}={raw!r}: fault {kind!r} needs an argument")
     return kind, argument
 
@@ -64,14 +69,7 @@ def in_task() -> None:
         return
     kind, argument = fault
     if kind == "kill-worker-once":
-        marker = Path(argument) / "killed"
-        try:
-            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
-        os._exit(17)
+        _die_once(Path(argument) / "killed")
     elif kind == "fail-task":
         raise FaultInjected(f"injected task failure ({FAULT_ENV}=fail-task)")
     elif kind == "slow-task":
@@ -86,6 +84,24 @@ def in_task() -> None:
             name = f"started-{os.getpid()}-{time.monotonic_ns()}"
             (Path(marker_dir) / name).write_text("")
         time.sleep(seconds)
+
+
+def in_write_task() -> None:
+    """Apply a writer fault; called between writing a part file and renaming it."""
+    fault = _fault()
+    if fault is not None and fault[0] == "kill-writer-once":
+        _die_once(Path(fault[1]) / "killed-writer")
+
+
+def _die_once(marker: Path) -> None:
+    """End this process (as a crash would) unless ``marker`` exists; create it first."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    os._exit(17)
 
 
 def in_driver(stage: str) -> None:

@@ -179,6 +179,22 @@ def test_crashed_python_worker_is_retried_with_identical_results(clean, tmp_path
     assert tree(tmp_path / "out") == tree(clean.out)
 
 
+@pytest.mark.spark
+@pytest.mark.slow
+def test_writer_killed_before_its_rename_is_retried_with_identical_files(clean, tmp_path) -> None:
+    """A dead writer leaves its attempt's file: the output holds only the retry's."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    proc = run_job(
+        evaluate_cmd(clean.config, tmp_path / "out", master="local[2,3]"),
+        tmp_path,
+        **{FAULT_ENV: f"kill-writer-once:{marks}"},
+    )
+    assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
+    assert (marks / "killed-writer").is_file(), "the fault did not fire"
+    assert tree(tmp_path / "out") == tree(clean.out)
+
+
 # --- SIGKILL at random moments -------------------------------------------------------------
 
 

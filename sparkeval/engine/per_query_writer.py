@@ -93,6 +93,8 @@ def write_per_query(wide, measures, names: Sequence[str], directory: Path, rows:
     target = str(directory)
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from sparkeval.faults import in_write_task
+
         table = pa.Table.from_batches(list(batches))
         if table.num_rows == 0:
             return
@@ -102,6 +104,7 @@ def write_per_query(wide, measures, names: Sequence[str], directory: Path, rows:
         final = os.path.join(target, f"part-{partition:05d}.parquet")
         partial = os.path.join(target, f".part-{partition:05d}.{attempt}.partial")
         pq.write_table(long_rows(table, columns, out_names), partial, **_WRITE_OPTIONS)
+        in_write_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
         os.replace(partial, final)
         yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
 
