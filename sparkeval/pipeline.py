@@ -9,7 +9,6 @@ from typing import TextIO
 from sparkeval import faults
 from sparkeval.compat import CompatPlan
 from sparkeval.config import EvaluateConfig
-from sparkeval.engine.per_query_writer import write_per_query
 from sparkeval.engine.recommend import evaluate_plan
 from sparkeval.engine.spark_engine import Evaluation
 from sparkeval.io import read_runs
@@ -41,31 +40,12 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
     started = time.time()
     target = check_output_path(config.out, config.inputs(), config.overwrite)
     plan = config.plan()
-    evaluation = None
     direct = _direct_plan(spark, config, plan)
+    evaluation = None
     if direct is not None:
-        log(f"evaluating {len(direct.run_ids)} run(s): {', '.join(direct.run_ids)}")
-        try:
-            evaluation = _evaluate(spark, config, plan, direct=direct, run_ids=direct.run_ids)
-        except NotDirect as exc:
-            log(f"{exc.reason}; the inputs are read by Spark instead")
+        evaluation = _evaluate_direct(spark, config, plan, direct)
     if evaluation is None:
-        run_df, run_ids = read_runs(
-            spark, config.run, config.run_format or config.format, config.run_columns
-        )
-        qrels_format = config.qrels_format or config.format
-        qrels_df = read_truth(
-            spark, config.qrels, plan.relevance, qrels_format, config.qrels_columns
-        )
-        pairs_df = None
-        if config.near_duplicates:
-            pairs_format = config.near_duplicates_format or config.format
-            pairs_df = read_pairs(spark, config.near_duplicates, pairs_format)
-        if direct is None:
-            log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
-        evaluation = _evaluate(
-            spark, config, plan, run_df, qrels_df, run_ids=run_ids, near_duplicates=pairs_df
-        )
+        evaluation = _evaluate_spark_read(spark, config, plan, announce=direct is None)
     try:
         report = dict(evaluation.report)
         report["inputs"] = {"runs": list(config.run), "qrels": config.qrels}
@@ -74,13 +54,7 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
             counts = report.pop("near_duplicates")
             report["near_duplicates"] = {"path": config.near_duplicates, **counts}
         with atomic_output_dir(target) as staging:
-            write_per_query(
-                evaluation._wide,
-                evaluation.measures,
-                evaluation.names,
-                staging / "per_query.parquet",
-                rows=_per_query_rows(report, evaluation),
-            )
+            evaluation.write_per_query(staging / "per_query.parquet")
             faults.in_driver("write")
             write_json(staging / "summary.json", report)
         rows = []
@@ -95,10 +69,36 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
     return evaluation
 
 
-def _per_query_rows(report: dict, evaluation: Evaluation) -> int:
-    """The number of rows of ``per_query.parquet``: evaluated queries × per-query measures."""
-    queries = sum(run["queries"]["evaluated"] for run in report["runs"].values())
-    return queries * sum(1 for m in evaluation.measures if m.spec.per_query)
+def _evaluate_direct(
+    spark, config: EvaluateConfig, plan: CompatPlan, direct: DirectPlan
+) -> Evaluation | None:
+    """Evaluate inputs the Python workers read; None when a value needs Spark's readers."""
+    log(f"evaluating {len(direct.run_ids)} run(s): {', '.join(direct.run_ids)}")
+    try:
+        return _evaluate(spark, config, plan, direct=direct, run_ids=direct.run_ids)
+    except NotDirect as exc:
+        log(f"{exc.reason}; the inputs are read by Spark instead")
+        return None
+
+
+def _evaluate_spark_read(
+    spark, config: EvaluateConfig, plan: CompatPlan, announce: bool
+) -> Evaluation:
+    """Evaluate inputs read by Spark's readers (every format, every check)."""
+    run_df, run_ids = read_runs(
+        spark, config.run, config.run_format or config.format, config.run_columns
+    )
+    qrels_format = config.qrels_format or config.format
+    qrels_df = read_truth(spark, config.qrels, plan.relevance, qrels_format, config.qrels_columns)
+    pairs_df = None
+    if config.near_duplicates:
+        pairs_format = config.near_duplicates_format or config.format
+        pairs_df = read_pairs(spark, config.near_duplicates, pairs_format)
+    if announce:
+        log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
+    return _evaluate(
+        spark, config, plan, run_df, qrels_df, run_ids=run_ids, near_duplicates=pairs_df
+    )
 
 
 def _direct_plan(spark, config: EvaluateConfig, plan: CompatPlan) -> DirectPlan | None:

@@ -58,9 +58,7 @@ def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
         expected = [tuple(r) for r in evaluation.ordered_per_query.collect()]
         monkeypatch.setattr(per_query_writer, "ROWS_PER_FILE", 20)
         out = tmp_path / "per_query.parquet"
-        per_query_writer.write_per_query(
-            evaluation._wide, evaluation.measures, evaluation.names, out, rows=len(expected)
-        )
+        evaluation.write_per_query(out)
     finally:
         evaluation.unpersist()
     parts = sorted(p.name for p in out.iterdir())

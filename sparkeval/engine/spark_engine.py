@@ -42,6 +42,7 @@ from sparkeval.engine.assemble import (
 )
 from sparkeval.engine.exact_summary import combine, partition_sums
 from sparkeval.engine.near_duplicates import check_flags_available, flag_near_duplicates
+from sparkeval.engine.per_query_writer import write_per_query
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
 from sparkeval.io.direct import NOT_DIRECT_MARK, DirectPlan, NotDirect
 from sparkeval.io.locate import with_line_number
@@ -129,6 +130,13 @@ class Evaluation:
         return frame.select("run_id", "query_id", F.explode(entries).alias("_e")).select(
             "run_id", "query_id", "_e.measure", "_e._order", "_e.value"
         )
+
+    def write_per_query(self, directory) -> None:
+        """Write the per-query values to the new directory ``directory`` as sorted
+        ``part-NNNNN.parquet`` files (:mod:`sparkeval.engine.per_query_writer`)."""
+        chosen = sum(1 for m in self.measures if m.spec.per_query)
+        queries = sum(run["queries"]["evaluated"] for run in self.report["runs"].values())
+        write_per_query(self._wide, self.measures, self.names, directory, queries * chosen)
 
     def unpersist(self) -> None:
         """Release the cached per-query results."""
