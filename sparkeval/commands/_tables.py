@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.io.columns import match_columns
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import read_trec_run
 
@@ -114,18 +115,9 @@ def normalise_columns(
     Raises:
         InputError: a required column is missing (the message lists what was found).
     """
-    present = {c.lower(): c for c in df.columns}
-    selected = []
-    for canonical, aliases in columns.items():
-        found = next((present[a] for a in aliases if a in present), None)
-        if found is not None:
-            selected.append(F.col(f"`{found}`").alias(canonical))
-        elif canonical in required:
-            raise InputError(
-                f"{source}: no column for {canonical!r} (accepted names: {', '.join(aliases)}); "
-                f"found columns {', '.join(df.columns)}"
-            )
-    return df.select(*selected)
+    optional = [c for c in columns if c not in required]
+    found = match_columns(df.columns, columns, required, {}, source, "this table", None, optional)
+    return df.select(*(F.col(f"`{found[c]}`").alias(c) for c in columns if c in found))
 
 
 def read_run(

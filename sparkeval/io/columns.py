@@ -63,22 +63,44 @@ def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, 
     return pairs
 
 
-def resolve_columns(
-    available: Sequence[str], kind: str, mapping: Mapping[str, str], source: str
+def match_columns(
+    available: Sequence[str],
+    aliases: Mapping[str, Sequence[str]],
+    required: Sequence[str],
+    mapping: Mapping[str, str],
+    source: str,
+    table: str,
+    option: str | None,
+    optional: Sequence[str] = (),
 ) -> dict[str, str]:
-    """Find the source column of every canonical column.
+    """Find the source column of every canonical column: mapped, else the first alias.
+
+    Aliases match case-insensitively, and a source column serves one canonical column.
+
+    Args:
+        available: the table's columns.
+        aliases: accepted names of each canonical column, in preference order.
+        required, optional: the canonical columns to find (optional ones only if present).
+        mapping: explicit {canonical: source column}, from ``option``.
+        source: the input path, for errors.
+        table: what the table is, for errors (``"a run table"``).
+        option: the command-line option that maps columns, or None when there is none.
 
     Returns:
-        {canonical: source column}; optional columns only when present.
+        {canonical: source column}.
 
     Raises:
-        InputError: a required column is missing, naming the file, what was
-            expected and what the file has.
+        InputError: a mapped column is absent or a required column is missing, naming
+            the file, what was expected and what the file has.
+
+    Example:
+        >>> match_columns(["UID", "iid"], {"user_id": ("uid",), "item_id": ("item_id",)},
+        ...               ("user_id", "item_id"), {"item_id": "iid"}, "t.csv", "a table", None)
+        {'user_id': 'UID', 'item_id': 'iid'}
     """
-    aliases = RUN_ALIASES if kind == "run" else QRELS_ALIASES
     by_lower = {c.lower(): c for c in available}
     found: dict[str, str] = {}
-    for canonical in REQUIRED[kind] + OPTIONAL[kind]:
+    for canonical in (*required, *optional):
         if canonical in mapping:
             if mapping[canonical] not in available:
                 raise InputError(
@@ -91,10 +113,32 @@ def resolve_columns(
             if alias in by_lower and by_lower[alias] not in found.values():
                 found[canonical] = by_lower[alias]
                 break
-        if canonical not in found and canonical in REQUIRED[kind]:
+        if canonical not in found and canonical in required:
+            hint = f"; or map one with {option} {canonical}=NAME" if option else ""
             raise InputError(
-                f"{source}: missing column {canonical!r} for a {kind} table "
-                f"(accepted names: {', '.join(aliases[canonical])}; or map one with "
-                f"--{kind}-columns {canonical}=NAME); columns are: {', '.join(available)}"
+                f"{source}: missing column {canonical!r} for {table} "
+                f"(accepted names: {', '.join(aliases[canonical])}{hint}); "
+                f"columns are: {', '.join(available)}"
             )
     return found
+
+
+def resolve_columns(
+    available: Sequence[str], kind: str, mapping: Mapping[str, str], source: str
+) -> dict[str, str]:
+    """Find the source column of every canonical run or qrels column (:func:`match_columns`).
+
+    Returns:
+        {canonical: source column}; optional columns only when present.
+    """
+    aliases = RUN_ALIASES if kind == "run" else QRELS_ALIASES
+    return match_columns(
+        available,
+        aliases,
+        REQUIRED[kind],
+        mapping,
+        source,
+        f"a {kind} table",
+        f"--{kind}-columns",
+        OPTIONAL[kind],
+    )

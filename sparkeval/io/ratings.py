@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.io.columns import split_mapping
+from sparkeval.io.columns import match_columns, split_mapping
 from sparkeval.io.readers import _read_table, _trec_lines, check_exists, detect_format
 
 KINDS = ("predictions", "truth")
@@ -57,28 +57,10 @@ def parse_columns(text: str | Mapping[str, str] | None) -> dict[str, str]:
 
 def resolve(available: list[str], kind: str, mapping: Mapping[str, str], source: str) -> dict:
     """{canonical: source column} for ``user_id``, ``item_id`` and the kind's value column."""
-    by_lower = {c.lower(): c for c in available}
-    found: dict[str, str] = {}
-    for canonical in ("user_id", "item_id", VALUE_COLUMN[kind]):
-        if canonical in mapping:
-            if mapping[canonical] not in available:
-                raise InputError(
-                    f"{source}: mapped column {mapping[canonical]!r} (for {canonical}) not "
-                    f"found; columns are: {', '.join(available)}"
-                )
-            found[canonical] = mapping[canonical]
-            continue
-        for alias in ALIASES[canonical]:
-            if alias in by_lower and by_lower[alias] not in found.values():
-                found[canonical] = by_lower[alias]
-                break
-        if canonical not in found:
-            raise InputError(
-                f"{source}: missing column {canonical!r} for a {kind} table (accepted names: "
-                f"{', '.join(ALIASES[canonical])}; or map one with --columns "
-                f"{canonical}=NAME); columns are: {', '.join(available)}"
-            )
-    return found
+    required = ("user_id", "item_id", VALUE_COLUMN[kind])
+    return match_columns(
+        available, ALIASES, required, mapping, source, f"a {kind} table", "--columns"
+    )
 
 
 def _value(source: str, raw, user, item, column: str):
