@@ -34,7 +34,14 @@ def test_long_rows_keep_measure_order_and_nulls() -> None:
 
 @pytest.mark.parametrize(
     ("rows", "cores", "files"),
-    [(0, 2, 1), (1_000_000, 2, 1), (10_000_000, 2, 2), (50_000_000, 4, 8), (9_000_000, 8, 2)],
+    [
+        (0, 2, 1),
+        (1_000_000, 2, 1),
+        (10_000_000, 2, 1),
+        (50_000_000, 4, 4),
+        (70_000_000, 4, 8),
+        (40_000_000, 8, 3),
+    ],
 )
 def test_file_count(rows, cores, files) -> None:
     assert _file_count(rows, cores) == files

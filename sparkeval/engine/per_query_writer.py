@@ -6,9 +6,14 @@ range partitioning on ``run_id, query_id``: one row per query, so ten times fewe
 than the output at ten measures) and each Python task turns its sorted range into long
 rows with numpy and writes one Parquet file with pyarrow::
 
-    wide rows (evaluated) -> repartitionByRange(P, run_id, query_id)
+    wide rows (evaluated) -> repartitionByRange(P, run_id, query_id)   (P > 1 files)
+                             or coalesce(1)                           (one file)
                           -> sortWithinPartitions(run_id, query_id)
-                          -> mapInArrow: explode to long rows, write part-<P>.parquet
+                          -> mapInArrow: explode each sorted batch to long rows and
+                             append it to part-<P>.parquet as one row group
+
+Each batch is written as it arrives, so the JVM's sorting and Arrow conversion run
+beside the worker's expansion and writing.
 
 Spark's own writer would convert all the long rows to its row format and back to
 Parquet; here they never exist outside the worker that writes them.  Files are
@@ -41,7 +46,7 @@ PER_QUERY_SCHEMA = pa.schema(
     ]
 )
 #: long rows per output file at most, about (a writing task holds its file's rows)
-ROWS_PER_FILE = 8_000_000
+ROWS_PER_FILE = 16_000_000
 _WRITE_OPTIONS = {"compression": "snappy", "store_schema": False, "write_statistics": True}
 
 
@@ -95,24 +100,33 @@ def write_per_query(wide, measures, names: Sequence[str], directory: Path, rows:
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from sparkeval.faults import in_write_task
 
-        table = pa.Table.from_batches(list(batches))
-        if table.num_rows == 0:
-            return
         context = TaskContext.get()
         partition = context.partitionId() if context else 0
         attempt = context.taskAttemptId() if context else 0
         final = os.path.join(target, f"part-{partition:05d}.parquet")
         partial = os.path.join(target, f".part-{partition:05d}.{attempt}.partial")
-        pq.write_table(long_rows(table, columns, out_names), partial, **_WRITE_OPTIONS)
+        writer = None
+        # batch by batch, as Spark sorts and sends them: one row group per batch
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            if writer is None:
+                writer = pq.ParquetWriter(partial, PER_QUERY_SCHEMA, **_WRITE_OPTIONS)
+            writer.write_table(long_rows(pa.Table.from_batches([batch]), columns, out_names))
+        if writer is None:
+            return
+        writer.close()
         in_write_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
         os.replace(partial, final)
         yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
 
     files = _file_count(rows, wide.sparkSession.sparkContext.defaultParallelism)
     evaluated = wide.where("evaluated").select("run_id", "query_id", *columns)
-    ordered = evaluated.repartitionByRange(files, "run_id", "query_id").sortWithinPartitions(
-        "run_id", "query_id"
-    )
+    if files == 1:  # one task takes everything: no sampling job, no exchange
+        ranges = evaluated.coalesce(1)
+    else:
+        ranges = evaluated.repartitionByRange(files, "run_id", "query_id")
+    ordered = ranges.sortWithinPartitions("run_id", "query_id")
     schema = T.StructType([T.StructField("partition", T.IntegerType())])
     written = sorted(r[0] for r in ordered.mapInArrow(write, schema=schema).collect())
     for path in directory.iterdir():
@@ -128,7 +142,7 @@ def write_per_query(wide, measures, names: Sequence[str], directory: Path, rows:
 def _file_count(rows: int, parallelism: int) -> int:
     """Files of at most :data:`ROWS_PER_FILE` rows, in whole waves of ``parallelism`` tasks.
 
-    Example: 10M rows on 2 cores make 2 files; 50M rows on 4 cores make 8.
+    Example: 10M rows make 1 file; 70M rows on 4 cores make 8 (5 rounded up to 2 waves).
     """
     files = max(1, -(-rows // ROWS_PER_FILE))
     if files > parallelism > 0:
