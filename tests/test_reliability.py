@@ -165,33 +165,29 @@ def test_failures_while_reading_or_writing_keep_the_previous_output(
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_crashed_python_worker_is_retried_with_identical_results(clean, tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("fault", "marker"),
+    [
+        # a bucket evaluation dies
+        ("kill-worker-once", "killed"),
+        # a writer dies after writing its attempt's file, before renaming it: the output
+        # must hold only the retry's file
+        ("kill-writer-once", "killed-writer"),
+    ],
+)
+def test_crashed_python_worker_is_retried_with_identical_results(
+    clean, tmp_path, fault, marker
+) -> None:
     marks = tmp_path / "marks"
     marks.mkdir()
     proc = run_job(
         # local[2,3]: two threads, a task may fail three times (spark.task.maxFailures)
         evaluate_cmd(clean.config, tmp_path / "out", master="local[2,3]"),
         tmp_path,
-        **{FAULT_ENV: f"kill-worker-once:{marks}"},
+        **{FAULT_ENV: f"{fault}:{marks}"},
     )
     assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
-    assert (marks / "killed").is_file(), "the fault did not fire"
-    assert tree(tmp_path / "out") == tree(clean.out)
-
-
-@pytest.mark.spark
-@pytest.mark.slow
-def test_writer_killed_before_its_rename_is_retried_with_identical_files(clean, tmp_path) -> None:
-    """A dead writer leaves its attempt's file: the output holds only the retry's."""
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    proc = run_job(
-        evaluate_cmd(clean.config, tmp_path / "out", master="local[2,3]"),
-        tmp_path,
-        **{FAULT_ENV: f"kill-writer-once:{marks}"},
-    )
-    assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
-    assert (marks / "killed-writer").is_file(), "the fault did not fire"
+    assert (marks / marker).is_file(), "the fault did not fire"
     assert tree(tmp_path / "out") == tree(clean.out)
 
 
