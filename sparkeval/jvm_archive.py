@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,17 +44,10 @@ def cache_dir() -> Path:
     return Path(base) / "sparkeval"
 
 
-def java_binary() -> Path | None:
-    """The ``java`` that Spark's launcher runs (``$JAVA_HOME/bin/java``, else ``PATH``)."""
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return (Path(home) / "bin" / "java").resolve()
-    found = shutil.which("java")
-    return Path(found).resolve() if found else None
-
-
 def archive_key() -> str | None:
     """A digest of what the archive depends on: the Java build, pyspark and its jars."""
+    from sparkeval.spark import java_binary
+
     java = java_binary()
     if java is None:
         return None

@@ -20,12 +20,18 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
+def java_binary() -> Path | None:
+    """The ``java`` that Spark's launcher runs (``$JAVA_HOME/bin/java``, else ``PATH``)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return (Path(home) / "bin" / "java").resolve()
+    found = shutil.which("java")
+    return Path(found).resolve() if found else None
+
+
 def check_java() -> None:
     """Fail early, with an install hint, when no Java runtime can be found."""
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and os.path.exists(os.path.join(java_home, "bin", "java")):
-        return
-    if shutil.which("java"):
+    if java_binary() is not None:
         return
     raise EnvironmentProblem(
         "Java was not found (no 'java' on PATH and no JAVA_HOME). Spark needs Java 17 or "

@@ -157,8 +157,9 @@ def _schema(*fields: tuple[str, str]):
     return T.StructType([T.StructField(name, kinds[kind]) for name, kind in fields])
 
 
-#: columns of the rows that carry a partition's partial sums (null on the wide rows)
-_PARTIAL_COLUMNS = (("_key", pa.string()), ("_count", pa.int64()), ("_total", pa.string()))
+#: columns of the rows that carry a partition's partial sums (key, count, total of
+#: :func:`~sparkeval.engine.exact_summary.partition_sums`; null on the wide rows)
+_PARTIAL_COLUMNS = ("_key", "_count", "_total")
 
 
 def _wide_schema(n_measures: int):
@@ -173,7 +174,7 @@ def _wide_schema(n_measures: int):
         ("qrels_rows", "long"),
     ]
     measures = ((measure_column(i), "double") for i in range(n_measures))
-    partials = (("_key", "string"), ("_count", "long"), ("_total", "string"))
+    partials = zip(_PARTIAL_COLUMNS, ("string", "long", "string"), strict=True)
     return _schema(*meta, *measures, *partials)
 
 
@@ -419,19 +420,21 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
             run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
         )
         result = _undefined_as_null(result, n_measures)
-        partials = partition_sums(result, measure_list)
-        yield from _with_partial_columns(result).to_batches()
-        yield _partial_rows(partials, result.schema)
+        partials = pa.Table.from_batches([partition_sums(result, measure_list)])
+        partials = partials.rename_columns(["run_id", *_PARTIAL_COLUMNS])
+        # one schema: the wide rows get null partial columns, the partial rows null
+        # everything else (``evaluated`` too, so no per-query output sees them)
+        yield from pa.concat_tables([result, partials], promote_options="default").to_batches()
 
     wide = rows.mapInArrow(evaluate_partition, schema=_wide_schema(n_measures)).persist()
     try:
+        key, count, total = (F.col(c) for c in _PARTIAL_COLUMNS)
         partials = (
-            wide.where(F.col("_key").isNotNull())
-            .select("run_id", F.col("_key").alias("key"), "_count", "_total")
+            wide.where(key.isNotNull())
+            .select("run_id", key.alias("key"), count.alias("count"), total.alias("total"))
             .collect()
         )
-        keyed = [{"run_id": r[0], "key": r[1], "count": r[2], "total": r[3]} for r in partials]
-        return wide, combine(keyed, measure_list)
+        return wide, combine(partials, measure_list)
     except Exception as exc:
         wide.unpersist()
         if NOT_DIRECT_MARK in str(exc):
@@ -450,33 +453,6 @@ def _undefined_as_null(result: pa.Table, n_measures: int) -> pa.Table:
         cleaned = pc.if_else(keep, values, pa.scalar(None, pa.float64()))
         result = result.set_column(result.schema.get_field_index(name), name, cleaned)
     return result
-
-
-def _with_partial_columns(result: pa.Table) -> pa.Table:
-    """The wide rows with the (null) partial-sum columns of :data:`_PARTIAL_COLUMNS`."""
-    for name, kind in _PARTIAL_COLUMNS:
-        result = result.append_column(name, pa.nulls(result.num_rows, kind))
-    return result
-
-
-def _partial_rows(partials: pa.RecordBatch, wide: pa.Schema) -> pa.RecordBatch:
-    """``partials`` in the wide schema: run_id and the ``_key, _count, _total`` columns set,
-    no query, flags false, counts zero, measures null (so no per-query output sees them)."""
-    n = partials.num_rows
-    columns = {}
-    for column in wide:
-        if column.name == "run_id":
-            columns[column.name] = partials.column("run_id")
-        elif pa.types.is_boolean(column.type):
-            columns[column.name] = pa.array([False] * n)
-        elif pa.types.is_integer(column.type):
-            columns[column.name] = pa.array([0] * n, column.type)
-        else:
-            columns[column.name] = pa.nulls(n, column.type)
-    columns["_key"] = partials.column("key")
-    columns["_count"] = partials.column("count")
-    columns["_total"] = partials.column("total")
-    return pa.record_batch(columns)
 
 
 def _report(
