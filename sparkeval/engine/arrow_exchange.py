@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.worker_memory import keep_freed_memory
 from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan, read_unit
 
 #: the ``kind`` of a payload holding run rows / qrels rows
@@ -136,6 +137,7 @@ def direct_payloads(spark, plan: DirectPlan, run_ids: Sequence[str], buckets: in
     run_ids = list(run_ids)
 
     def read_and_split(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        keep_freed_memory()
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 source, unit = units[index]

@@ -43,6 +43,7 @@ from sparkeval.engine.assemble import (
 from sparkeval.engine.exact_summary import combine, partition_sums
 from sparkeval.engine.near_duplicates import check_flags_available, flag_near_duplicates
 from sparkeval.engine.per_query_writer import write_per_query
+from sparkeval.engine.worker_memory import keep_freed_memory
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
 from sparkeval.io.direct import NOT_DIRECT_MARK, DirectPlan, NotDirect
 from sparkeval.io.locate import with_line_number
@@ -412,6 +413,7 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
         from sparkeval.faults import in_task
 
         in_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT is set
+        keep_freed_memory()
         batches = list(batches)
         if not batches:
             return

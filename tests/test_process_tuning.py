@@ -1,0 +1,89 @@
+"""Process tuning of local runs: the driver JVM's quick-start options and the Python
+workers' malloc thresholds (:mod:`sparkeval.engine.worker_memory`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# allocate 400 MB, touch it, free it; report whether the resident size came back down
+_FREE_AND_MEASURE = textwrap.dedent(
+    """
+    import sys
+    from sparkeval.engine.worker_memory import keep_freed_memory
+
+    def rss_mb():
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+
+    raised = keep_freed_memory()
+    import numpy as np
+    before = rss_mb()
+    block = np.ones(50_000_000)  # 400 MB
+    del block
+    print(raised, rss_mb() - before)
+    """
+)
+
+
+def _run(env_value: str | None) -> tuple[bool, float]:
+    env = {k: v for k, v in os.environ.items() if k != "SPARKEVAL_KEEP_FREED_MEMORY"}
+    if env_value is not None:
+        env["SPARKEVAL_KEEP_FREED_MEMORY"] = env_value
+    done = subprocess.run(
+        [sys.executable, "-c", _FREE_AND_MEASURE],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    raised, kept = done.stdout.split()
+    return raised == "True", float(kept)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mallopt is glibc's (Linux)")
+def test_worker_keeps_freed_memory_for_reuse():
+    raised, kept_mb = _run(None)
+    if not raised:
+        pytest.skip("this C library has no mallopt (not glibc)")
+    # the 400 MB block came from the heap and stays there for the next batch
+    assert kept_mb > 300
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_switched_off_malloc_returns_big_blocks():
+    raised, kept_mb = _run("off")
+    assert raised is False
+    # glibc's default: a block this big is mapped on its own and unmapped when freed
+    assert kept_mb < 100
+
+
+def test_keep_freed_memory_runs_once(monkeypatch):
+    from sparkeval.engine import worker_memory
+
+    monkeypatch.setattr(worker_memory, "_done", False)
+    monkeypatch.setenv("SPARKEVAL_KEEP_FREED_MEMORY", "off")
+    assert worker_memory.keep_freed_memory() is False
+    # once decided, a worker does not call mallopt again for every batch
+    assert worker_memory.keep_freed_memory() is True
+
+
+def test_local_driver_jvm_starts_quick_unless_switched_off(monkeypatch):
+    from sparkeval.spark import QUICK_START_OPTIONS, _local_defaults, local_java_options
+
+    monkeypatch.delenv("SPARKEVAL_JVM_QUICK_START", raising=False)
+    options = local_java_options()
+    assert "-XX:TieredStopAtLevel=1" in options
+    assert set(QUICK_START_OPTIONS) <= set(options)
+    java = _local_defaults()["spark.driver.extraJavaOptions"]
+    assert "-XX:TieredStopAtLevel=1" in java
+    assert _local_defaults()["spark.ui.enabled"] == "false"
+
+    monkeypatch.setenv("SPARKEVAL_JVM_QUICK_START", "off")
+    assert not set(QUICK_START_OPTIONS) & set(local_java_options())
