@@ -73,10 +73,29 @@ def build_session(
     return session
 
 
+#: HotSpot options for the short-lived driver JVM of a local session.  In local mode the
+#: JVM mostly moves Arrow batches between the Python workers while its own start-up,
+#: class loading and warm-up compete with the workers for the cores.  C1 alone
+#: (``TieredStopAtLevel=1``) compiles fast enough and leaves the C2 compiler's CPU
+#: to the workers; the parallel collector starts with less machinery than G1.
+#: Measured on 2 cores, 10M run rows: whole job 16.5 s → 13.4 s (median of 2).
+QUICK_START_OPTIONS: tuple[str, ...] = ("-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC")
+
+
 def local_java_options() -> list[str]:
-    """Driver JVM options of local sessions: quiet logs (the class archive comes on top)."""
+    """Driver JVM options of local sessions: quiet logs and a quick start
+    (:data:`QUICK_START_OPTIONS`; the class archive comes on top).
+
+    ``SPARKEVAL_JVM_QUICK_START=off`` leaves HotSpot's own compiler and collector
+    choice, which may pay off in long local runs where the JVM itself does the heavy
+    work (Spark's own readers, large joins).
+    """
     log_config = Path(__file__).with_name("log4j2.properties")
-    return [f"-Dlog4j.configurationFile={log_config.as_uri()}"]
+    quick = os.environ.get("SPARKEVAL_JVM_QUICK_START", "").lower() != "off"
+    return [
+        f"-Dlog4j.configurationFile={log_config.as_uri()}",
+        *(QUICK_START_OPTIONS if quick else ()),
+    ]
 
 
 def _local_defaults() -> dict[str, str]:
@@ -86,6 +105,8 @@ def _local_defaults() -> dict[str, str]:
 
     return {
         **DEFAULT_CONF,
+        # the web UI costs ~0.3 s of start-up; a local batch job is watched from its log
+        "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2)),
         "spark.driver.extraJavaOptions": " ".join([*local_java_options(), *java_options()]),
     }
