@@ -47,9 +47,16 @@ def test_file_count(rows, cores, files) -> None:
     assert _file_count(rows, cores) == files
 
 
+def test_file_count_bounds_the_queries_one_task_sorts() -> None:
+    # 16M long rows fit one file, but at one measure they are 16M queries to sort
+    assert _file_count(16_000_000, 2, wide_rows=16_000_000) == 4
+    assert _file_count(16_000_000, 2, wide_rows=1_600_000) == 1
+
+
 @pytest.mark.spark
+@pytest.mark.parametrize("rows_per_file", [20, per_query_writer.ROWS_PER_FILE])
 def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
-    spark, tmp_path, monkeypatch
+    spark, tmp_path, monkeypatch, rows_per_file
 ) -> None:
     import sparkeval
 
@@ -63,13 +70,14 @@ def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
     )
     try:
         expected = [tuple(r) for r in evaluation.ordered_per_query.collect()]
-        monkeypatch.setattr(per_query_writer, "ROWS_PER_FILE", 20)
+        # 20: many range-sorted files; the default: one file sorted by its one task
+        monkeypatch.setattr(per_query_writer, "ROWS_PER_FILE", rows_per_file)
         out = tmp_path / "per_query.parquet"
         evaluation.write_per_query(out)
     finally:
         evaluation.unpersist()
     parts = sorted(p.name for p in out.iterdir())
-    assert len(parts) > 3
+    assert len(parts) > 3 if rows_per_file == 20 else len(parts) == 1
     assert parts == [f"part-{i:05d}.parquet" for i in range(len(parts))]
     written = [
         tuple(row.values()) for name in parts for row in pq.read_table(out / name).to_pylist()

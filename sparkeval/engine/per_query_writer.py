@@ -1,19 +1,22 @@
 """Write ``per_query.parquet`` from the wide rows, in the Python workers.
 
 The evaluation keeps one wide row per (run, query) with one column per measure; the
-output holds one long row per (run, query, measure).  Spark sorts the wide rows (a
-range partitioning on ``run_id, query_id``: one row per query, so ten times fewer rows
-than the output at ten measures) and each Python task turns its sorted range into long
-rows with numpy and writes one Parquet file with pyarrow::
+output holds one long row per (run, query, measure).  The wide rows are sorted (one
+row per query, so ten times fewer rows than the output at ten measures) and each
+Python task turns its sorted rows into long rows with numpy and writes one Parquet
+file with pyarrow, one row group per :data:`WIDE_ROWS_PER_GROUP` wide rows::
 
-    wide rows (evaluated) -> repartitionByRange(P, run_id, query_id)   (P > 1 files)
-                             or coalesce(1)                           (one file)
-                          -> sortWithinPartitions(run_id, query_id)
-                          -> mapInArrow: explode each sorted batch to long rows and
-                             append it to part-<P>.parquet as one row group
+    one file:    cached result blobs -> coalesce(1)
+                 -> mapInArrow: decode, keep the evaluated rows, sort them with
+                    pyarrow, explode and write part-00000.parquet
+    P > 1 files: wide rows (evaluated) -> repartitionByRange(P, run_id, query_id)
+                 -> sortWithinPartitions(run_id, query_id)
+                 -> mapInArrow: explode each sorted batch and append it to
+                    part-<P>.parquet as it arrives
 
-Each batch is written as it arrives, so the JVM's sorting and Arrow conversion run
-beside the worker's expansion and writing.
+The one-file path (up to :data:`ROWS_PER_FILE` long rows from up to
+:data:`WIDE_ROWS_PER_FILE` queries) never turns a wide row into a Spark row: the
+blobs (:mod:`sparkeval.engine.result_blobs`) go to the writing task as bytes.
 
 Spark's own writer would convert all the long rows to its row format and back to
 Parquet; here they never exist outside the worker that writes them.  Files are
@@ -34,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sparkeval.engine import result_blobs
 from sparkeval.engine.assemble import measure_column
 
 #: the columns of ``per_query.parquet``
@@ -47,6 +51,10 @@ PER_QUERY_SCHEMA = pa.schema(
 )
 #: long rows per output file at most, about (a writing task holds its file's rows)
 ROWS_PER_FILE = 16_000_000
+#: wide rows (queries) per output file at most: the task writing one file sorts them
+WIDE_ROWS_PER_FILE = 4_000_000
+#: wide rows expanded and written as one row group (1M long rows at 10 measures)
+WIDE_ROWS_PER_GROUP = 100_000
 _WRITE_OPTIONS = {"compression": "snappy", "store_schema": False, "write_statistics": True}
 
 
@@ -78,17 +86,20 @@ def long_rows(wide: pa.Table, columns: Sequence[str], names: Sequence[str]) -> p
     )
 
 
-def write_per_query(wide, measures, names: Sequence[str], directory: Path, rows: int) -> None:
+def write_per_query(
+    blobs, wide, measures, names: Sequence[str], directory: Path, rows: int
+) -> None:
     """Write the evaluated wide rows to ``directory`` as sorted long-row Parquet files.
 
     Args:
-        wide: the cached wide frame of an evaluation (``run_id, query_id, evaluated, m<i>``).
+        blobs: the cached result blobs of an evaluation (:mod:`sparkeval.engine.result_blobs`).
+        wide: the same wide rows as a DataFrame (``run_id, query_id, evaluated, m<i>``).
         measures: the evaluated measures; those without per-query values are left out.
         names: the output name of every measure.
         directory: the new output directory (created here); executors must see its path.
         rows: the number of long rows to expect (sets the number of files).
     """
-    from pyspark import TaskContext
+    from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     chosen = [i for i, m in enumerate(measures) if m.spec.per_query]
@@ -96,39 +107,40 @@ def write_per_query(wide, measures, names: Sequence[str], directory: Path, rows:
     out_names = [names[i] for i in chosen]
     directory.mkdir(parents=True)
     target = str(directory)
+    kept = ["run_id", "query_id", *columns]
 
-    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from sparkeval.faults import in_write_task
-
-        context = TaskContext.get()
-        partition = context.partitionId() if context else 0
-        attempt = context.taskAttemptId() if context else 0
-        final = os.path.join(target, f"part-{partition:05d}.parquet")
-        partial = os.path.join(target, f".part-{partition:05d}.{attempt}.partial")
-        writer = None
-        # batch by batch, as Spark sorts and sends them: one row group per batch
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            if writer is None:
-                writer = pq.ParquetWriter(partial, PER_QUERY_SCHEMA, **_WRITE_OPTIONS)
-            writer.write_table(long_rows(pa.Table.from_batches([batch]), columns, out_names))
-        if writer is None:
+    def write_blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # every blob of the evaluation: gather the evaluated rows, sort, write
+        parts = [
+            t.filter(t.column("evaluated")).select(kept)
+            for t in result_blobs.tables(batches, result_blobs.WIDE)
+        ]
+        if not parts or not (evaluated := pa.concat_tables(parts)).num_rows:
             return
-        writer.close()
-        in_write_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
-        os.replace(partial, final)
-        yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
+        # byte-wise string order, as Spark's range partitioning sorts
+        ordered = evaluated.sort_by([("run_id", "ascending"), ("query_id", "ascending")])
+        chunks = (
+            ordered.slice(start, WIDE_ROWS_PER_GROUP)
+            for start in range(0, ordered.num_rows, WIDE_ROWS_PER_GROUP)
+        )
+        yield from _write_file(target, chunks, columns, out_names)
 
-    files = _file_count(rows, wide.sparkSession.sparkContext.defaultParallelism)
-    evaluated = wide.where("evaluated").select("run_id", "query_id", *columns)
-    if files == 1:  # one task takes everything: no sampling job, no exchange
-        ranges = evaluated.coalesce(1)
-    else:
-        ranges = evaluated.repartitionByRange(files, "run_id", "query_id")
-    ordered = ranges.sortWithinPartitions("run_id", "query_id")
+    def write_sorted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # batch by batch, as Spark sorts and sends them: one row group per batch
+        chunks = (pa.Table.from_batches([b]) for b in batches if b.num_rows)
+        yield from _write_file(target, chunks, columns, out_names)
+
+    parallelism = wide.sparkSession.sparkContext.defaultParallelism
+    files = _file_count(rows, parallelism, wide_rows=rows // max(1, len(chosen)))
     schema = T.StructType([T.StructField("partition", T.IntegerType())])
-    written = sorted(r[0] for r in ordered.mapInArrow(write, schema=schema).collect())
+    if files == 1:  # one task takes every blob: no sampling job, no exchange, no JVM sort
+        one = blobs.where(F.col("kind") == result_blobs.WIDE).coalesce(1)
+        done = one.mapInArrow(write_blobs, schema=schema)
+    else:
+        evaluated = wide.where("evaluated").select(*kept)
+        ranges = evaluated.repartitionByRange(files, "run_id", "query_id")
+        done = ranges.sortWithinPartitions("run_id", "query_id").mapInArrow(write_sorted, schema)
+    written = sorted(r[0] for r in done.collect())
     for path in directory.iterdir():
         if path.name.startswith("."):
             path.unlink()  # what a failed attempt left
@@ -139,12 +151,43 @@ def write_per_query(wide, measures, names: Sequence[str], directory: Path, rows:
         pq.write_table(PER_QUERY_SCHEMA.empty_table(), directory / "part-00000.parquet")
 
 
-def _file_count(rows: int, parallelism: int) -> int:
-    """Files of at most :data:`ROWS_PER_FILE` rows, in whole waves of ``parallelism`` tasks.
+def _write_file(
+    target: str, chunks: Iterator[pa.Table], columns: Sequence[str], names: Sequence[str]
+) -> Iterator[pa.RecordBatch]:
+    """Write the task's sorted wide ``chunks`` as long rows, one row group per chunk, to
+    the task's partition file; yields the partition number when a file was written.
+
+    The file is written under the attempt's own name and renamed when complete.
+    """
+    from pyspark import TaskContext
+
+    from sparkeval.faults import in_write_task
+
+    context = TaskContext.get()
+    partition = context.partitionId() if context else 0
+    attempt = context.taskAttemptId() if context else 0
+    final = os.path.join(target, f"part-{partition:05d}.parquet")
+    partial = os.path.join(target, f".part-{partition:05d}.{attempt}.partial")
+    writer = None
+    for chunk in chunks:
+        if writer is None:
+            writer = pq.ParquetWriter(partial, PER_QUERY_SCHEMA, **_WRITE_OPTIONS)
+        writer.write_table(long_rows(chunk, columns, names))
+    if writer is None:
+        return
+    writer.close()
+    in_write_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
+    os.replace(partial, final)
+    yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
+
+
+def _file_count(rows: int, parallelism: int, wide_rows: int = 0) -> int:
+    """Files of at most :data:`ROWS_PER_FILE` rows made from at most
+    :data:`WIDE_ROWS_PER_FILE` wide rows, in whole waves of ``parallelism`` tasks.
 
     Example: 10M rows make 1 file; 70M rows on 4 cores make 8 (5 rounded up to 2 waves).
     """
-    files = max(1, -(-rows // ROWS_PER_FILE))
+    files = max(1, -(-rows // ROWS_PER_FILE), -(-wide_rows // WIDE_ROWS_PER_FILE))
     if files > parallelism > 0:
         files = -(-files // parallelism) * parallelism
     return files

@@ -5,12 +5,13 @@ Plan (one shuffle, one Python call per partition, all measures at once)::
     run rows   (_run code, query_id, doc_id, score) --+
                                                      union -> repartition(B, query_id)
     qrels rows (-1,        query_id, doc_id, grade) --+      -> mapInArrow(evaluate_tables)
-                                                                -> wide rows + partial sums
+                                                                -> result blobs (cached)
 
-Each partition yields one wide row per (run, query) and, after them, its exact
-per-run partial sums as a few rows marked by ``_key``; the frame is cached, the
-summary collects the marked rows only, and ``per_query.parquet`` is written from the
-evaluated wide rows (:mod:`sparkeval.engine.per_query_writer`).
+Each partition yields its wide rows (one per (run, query)) and then its exact per-run
+partial sums, as Arrow IPC blobs (:mod:`sparkeval.engine.result_blobs`) that Spark
+caches without converting them to rows.  The summary collects the partial-sum blobs
+only, and ``per_query.parquet`` is written from the evaluated wide rows
+(:mod:`sparkeval.engine.per_query_writer`).
 
 Every query lands in exactly one partition with all its run rows (of every run) and
 all its qrels rows, so the UDF sees complete queries.  ``evaluate_tables`` sorts,
@@ -33,6 +34,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine import result_blobs
 from sparkeval.engine.arrow_exchange import buckets_for, direct_payloads, unpack_partition
 from sparkeval.engine.assemble import (
     RUN_CODE,
@@ -78,11 +80,16 @@ class Evaluation:
     measures: list[Measure]
     names: list[str]
     reader: str = "spark"
-    _wide: Any = field(default=None, repr=False)
+    _blobs: Any = field(default=None, repr=False)
+
+    @cached_property
+    def _wide(self):
+        """The wide rows as a DataFrame, decoded from the cached blobs when used."""
+        return wide_frame(self._blobs, len(self.measures))
 
     @cached_property
     def summary(self):
-        spark = self._wide.sparkSession
+        spark = self._blobs.sparkSession
         rows = [
             (
                 run_id,
@@ -137,12 +144,14 @@ class Evaluation:
         ``part-NNNNN.parquet`` files (:mod:`sparkeval.engine.per_query_writer`)."""
         chosen = sum(1 for m in self.measures if m.spec.per_query)
         queries = sum(run["queries"]["evaluated"] for run in self.report["runs"].values())
-        write_per_query(self._wide, self.measures, self.names, directory, queries * chosen)
+        write_per_query(
+            self._blobs, self._wide, self.measures, self.names, directory, queries * chosen
+        )
 
     def unpersist(self) -> None:
         """Release the cached per-query results."""
-        if self._wide is not None:
-            self._wide.unpersist()
+        if self._blobs is not None:
+            self._blobs.unpersist()
 
 
 def _schema(*fields: tuple[str, str]):
@@ -158,11 +167,6 @@ def _schema(*fields: tuple[str, str]):
     return T.StructType([T.StructField(name, kinds[kind]) for name, kind in fields])
 
 
-#: columns of the rows that carry a partition's partial sums (key, count, total of
-#: :func:`~sparkeval.engine.exact_summary.partition_sums`; null on the wide rows)
-_PARTIAL_COLUMNS = ("_key", "_count", "_total")
-
-
 def _wide_schema(n_measures: int):
     meta = [
         ("run_id", "string"),
@@ -175,8 +179,17 @@ def _wide_schema(n_measures: int):
         ("qrels_rows", "long"),
     ]
     measures = ((measure_column(i), "double") for i in range(n_measures))
-    partials = zip(_PARTIAL_COLUMNS, ("string", "long", "string"), strict=True)
-    return _schema(*meta, *measures, *partials)
+    return _schema(*meta, *measures)
+
+
+def wide_frame(blobs, n_measures: int):
+    """The wide rows held by the cached ``blobs`` frame, as a DataFrame."""
+
+    def decode(batches):
+        for table in result_blobs.tables(batches, result_blobs.WIDE):
+            yield from table.to_batches()
+
+    return blobs.mapInArrow(decode, schema=_wide_schema(n_measures))
 
 
 def _as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
@@ -395,12 +408,13 @@ def _evaluate_frames(spark, run_df, qrels_df, measure_list, options, run_ids, bu
 
 
 def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
-    """(cached wide rows, summary statistics) of shipped ``rows`` (one partition per bucket).
+    """(cached result blobs, summary statistics) of shipped ``rows`` (one partition per bucket).
 
     ``unpack`` turns a partition's Arrow rows into (run table, qrels table).  Each
     partition emits its wide rows and then its partial sums
-    (:func:`~sparkeval.engine.exact_summary.partition_sums`) as extra rows marked by a
-    ``_key``; the summary reads only those rows back from the cache.
+    (:func:`~sparkeval.engine.exact_summary.partition_sums`) as blobs
+    (:mod:`sparkeval.engine.result_blobs`); the summary reads only the partial sums
+    back from the cache.
 
     Raises:
         NotDirect: a directly-read input holds a value for the Spark readers to judge.
@@ -422,23 +436,17 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
             run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
         )
         result = _undefined_as_null(result, n_measures)
+        yield from result_blobs.wide_blobs(result)
         partials = pa.Table.from_batches([partition_sums(result, measure_list)])
-        partials = partials.rename_columns(["run_id", *_PARTIAL_COLUMNS])
-        # one schema: the wide rows get null partial columns, the partial rows null
-        # everything else (``evaluated`` too, so no per-query output sees them)
-        yield from pa.concat_tables([result, partials], promote_options="default").to_batches()
+        yield result_blobs.blob_batch(result_blobs.PARTIAL, partials)
 
-    wide = rows.mapInArrow(evaluate_partition, schema=_wide_schema(n_measures)).persist()
+    blobs = rows.mapInArrow(evaluate_partition, schema=result_blobs.blob_schema()).persist()
     try:
-        key, count, total = (F.col(c) for c in _PARTIAL_COLUMNS)
-        partials = (
-            wide.where(key.isNotNull())
-            .select("run_id", key.alias("key"), count.alias("count"), total.alias("total"))
-            .collect()
-        )
-        return wide, combine(partials, measure_list)
+        collected = blobs.where(F.col("kind") == result_blobs.PARTIAL).collect()
+        partials = [row for r in collected for row in result_blobs.decode(r.blob).to_pylist()]
+        return blobs, combine(partials, measure_list)
     except Exception as exc:
-        wide.unpersist()
+        blobs.unpersist()
         if NOT_DIRECT_MARK in str(exc):
             reason = str(exc).split(NOT_DIRECT_MARK, 1)[1].splitlines()[0]
             raise NotDirect(reason) from exc
