@@ -14,6 +14,7 @@ from sparkeval.engine.spark_engine import Evaluation
 from sparkeval.io import read_runs
 from sparkeval.io.direct import DirectPlan, NotDirect, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
+from sparkeval.io.readers import detect_format
 from sparkeval.io.truth import read_truth
 from sparkeval.output import atomic_output_dir, check_output_path, write_json
 from sparkeval.trec_table import write_table
@@ -101,9 +102,24 @@ def _evaluate_spark_read(
     )
 
 
+def jvm_profile(config: EvaluateConfig) -> str:
+    """Who will do the job's heavy work, judged before Spark starts (no file is read):
+    ``workers`` when the Python workers may read the inputs, else ``spark``
+    (:data:`sparkeval.spark.JVM_PROFILES`)."""
+    formats = [config.run_format or config.format] * len(config.run)
+    paths = [*config.run, config.qrels]
+    formats.append(config.qrels_format or config.format)
+    parquet = all(detect_format(p, f) == "parquet" for p, f in zip(paths, formats, strict=True))
+    return "workers" if parquet and _workers_may_read(config, config.plan()) else "spark"
+
+
+def _workers_may_read(config: EvaluateConfig, plan: CompatPlan) -> bool:
+    return config.reader == "auto" and not config.near_duplicates and plan.relevance.kind == "grade"
+
+
 def _direct_plan(spark, config: EvaluateConfig, plan: CompatPlan) -> DirectPlan | None:
     """The inputs as Parquet row groups for the workers, when they all qualify."""
-    if config.reader != "auto" or config.near_duplicates or plan.relevance.kind != "grade":
+    if not _workers_may_read(config, plan):
         return None
     return plan_direct_inputs(
         spark,

@@ -74,16 +74,37 @@ def test_keep_freed_memory_runs_once(monkeypatch):
     assert worker_memory.keep_freed_memory() is True
 
 
-def test_local_driver_jvm_starts_quick_unless_switched_off(monkeypatch):
-    from sparkeval.spark import QUICK_START_OPTIONS, _local_defaults, local_java_options
+def test_local_driver_jvm_profiles(monkeypatch):
+    from sparkeval.spark import JVM_PROFILES, _local_defaults, local_java_options
 
-    monkeypatch.delenv("SPARKEVAL_JVM_QUICK_START", raising=False)
-    options = local_java_options()
-    assert "-XX:TieredStopAtLevel=1" in options
-    assert set(QUICK_START_OPTIONS) <= set(options)
-    java = _local_defaults()["spark.driver.extraJavaOptions"]
+    monkeypatch.delenv("SPARKEVAL_JVM_PROFILE", raising=False)
+    assert "-XX:TieredStopAtLevel=1" in local_java_options("workers")
+    assert "-XX:Tier4InvocationThreshold=100000" in local_java_options("spark")
+    assert not any(o.startswith("-XX:") for o in local_java_options())
+    java = _local_defaults("workers")["spark.driver.extraJavaOptions"]
     assert "-XX:TieredStopAtLevel=1" in java
     assert _local_defaults()["spark.ui.enabled"] == "false"
+    with pytest.raises(ValueError, match="JVM profile"):
+        local_java_options("fast")
 
-    monkeypatch.setenv("SPARKEVAL_JVM_QUICK_START", "off")
-    assert not set(QUICK_START_OPTIONS) & set(local_java_options())
+    monkeypatch.setenv("SPARKEVAL_JVM_PROFILE", "off")
+    for profile in JVM_PROFILES:
+        assert not set(JVM_PROFILES[profile]) & set(local_java_options(profile))
+
+
+@pytest.mark.parametrize(
+    ("inputs", "expected"),
+    [
+        ({"run": ["run.parquet"], "qrels": "qrels.parquet"}, "workers"),
+        ({"run": ["run.parquet"], "qrels": "qrels.parquet", "reader": "spark"}, "spark"),
+        ({"run": ["run.txt"], "qrels": "qrels.parquet"}, "spark"),
+        ({"run": ["a.parquet", "b.csv"], "qrels": "qrels.parquet"}, "spark"),
+        ({"run": ["run.parquet"], "qrels": "qrels.test"}, "spark"),
+    ],
+)
+def test_evaluate_jobs_pick_the_jvm_profile_of_who_reads(inputs, expected):
+    from sparkeval.config import build_config
+    from sparkeval.pipeline import jvm_profile
+
+    config = build_config({}, {"measures": ["AP"], "out": "out", **inputs})
+    assert jvm_profile(config) == expected

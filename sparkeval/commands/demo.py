@@ -47,9 +47,10 @@ def run(args: argparse.Namespace) -> int:
             "overwrite": True,
         },
     )
-    from sparkeval.pipeline import run_evaluate
+    from sparkeval.pipeline import jvm_profile, run_evaluate
     from sparkeval.spark import build_session
 
-    spark = build_session(config.master, "sparkeval-demo", {"spark.sql.shuffle.partitions": "8"})
+    partitions = {"spark.sql.shuffle.partitions": "8"}
+    spark = build_session(config.master, "sparkeval-demo", partitions, jvm_profile(config))
     run_evaluate(spark, config)
     return 0

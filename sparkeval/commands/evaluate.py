@@ -172,9 +172,9 @@ def config_from_args(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)  # validated before Spark starts
-    from sparkeval.pipeline import run_evaluate
+    from sparkeval.pipeline import jvm_profile, run_evaluate
     from sparkeval.spark import build_session
 
-    spark = build_session(config.master, config.app_name, config.spark)
+    spark = build_session(config.master, config.app_name, config.spark, jvm_profile(config))
     run_evaluate(spark, config)
     return 0
