@@ -88,6 +88,12 @@ def measure_column(i: int) -> str:
     return f"m{i}"
 
 
+def per_query_indexes(measures: Sequence[Measure]) -> list[int]:
+    """Indexes of the measures with a value per query, the per-query output's measures
+    (``gm_map`` and other measures defined only over all queries have none)."""
+    return [i for i, m in enumerate(measures) if m.spec.per_query]
+
+
 def _raise(message: str, in_worker: bool) -> None:
     raise (worker_input_error(message) if in_worker else InputError(message))
 

@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sparkeval.engine import result_blobs
-from sparkeval.engine.assemble import measure_column
+from sparkeval.engine.assemble import measure_column, per_query_indexes
 
 #: the columns of ``per_query.parquet``
 PER_QUERY_SCHEMA = pa.schema(
@@ -102,7 +102,7 @@ def write_per_query(
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    chosen = [i for i, m in enumerate(measures) if m.spec.per_query]
+    chosen = per_query_indexes(measures)
     columns = [measure_column(i) for i in chosen]
     out_names = [names[i] for i in chosen]
     directory.mkdir(parents=True)

@@ -41,6 +41,7 @@ from sparkeval.engine.assemble import (
     EvalOptions,
     evaluate_tables,
     measure_column,
+    per_query_indexes,
 )
 from sparkeval.engine.exact_summary import combine, partition_sums
 from sparkeval.engine.near_duplicates import check_flags_available, flag_near_duplicates
@@ -124,7 +125,7 @@ class Evaluation:
     def _exploded(self, frame):
         from pyspark.sql import functions as F
 
-        chosen = [i for i, m in enumerate(self.measures) if m.spec.per_query]
+        chosen = per_query_indexes(self.measures)
         entries = F.array(
             *(
                 F.struct(
@@ -142,7 +143,7 @@ class Evaluation:
     def write_per_query(self, directory) -> None:
         """Write the per-query values to the new directory ``directory`` as sorted
         ``part-NNNNN.parquet`` files (:mod:`sparkeval.engine.per_query_writer`)."""
-        chosen = sum(1 for m in self.measures if m.spec.per_query)
+        chosen = len(per_query_indexes(self.measures))
         queries = sum(run["queries"]["evaluated"] for run in self.report["runs"].values())
         write_per_query(
             self._blobs, self._wide, self.measures, self.names, directory, queries * chosen
