@@ -17,9 +17,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparkeval.engine.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import match_columns
 from sparkeval.io.locate import with_line_number
@@ -161,10 +162,7 @@ def top_k(run: DataFrame, k: int | None) -> DataFrame:
     """Each user's first k rows by score descending, ties by item id descending."""
     if k is None:
         return run
-    order = Window.partitionBy("query_id").orderBy(F.col("score").desc(), F.col("doc_id").desc())
-    return (
-        run.withColumn("_rank", F.row_number().over(order)).where(F.col("_rank") <= k).drop("_rank")
-    )
+    return with_rank(run, ["query_id"], k, column="_rank").drop("_rank")
 
 
 def positive_int(name: str):

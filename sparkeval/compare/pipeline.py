@@ -44,6 +44,7 @@ from sparkeval.compare.stats import (
     randomization_test,
     wins_ties_losses,
 )
+from sparkeval.engine.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 
 PER_QUERY_COLUMNS: tuple[str, ...] = ("run_id", "query_id", "measure", "value")
@@ -481,20 +482,11 @@ def run_summaries(per_query: Any, baseline: str, runs: Sequence[str],
 def with_tie_broken_rank(runs: Any, depth: int | None = None) -> Any:
     """Add ``rank`` (1-based) per (run_id, query_id): score desc, then doc_id desc.
 
-    The Spark form of :func:`sparkeval.compare.rank_distance.order_by_score_then_docid_desc`;
-    Spark compares strings byte-wise, as trec_eval does. ``depth`` keeps the first
+    The Spark form of :func:`sparkeval.compare.rank_distance.order_by_score_then_docid_desc`
+    (:func:`sparkeval.engine.spark_order.with_rank`). ``depth`` keeps the first
     ``depth`` docs of each ranking.
     """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    window = Window.partitionBy("run_id", "query_id").orderBy(
-        F.col("score").desc(), F.col("doc_id").desc()
-    )
-    ranked = runs.withColumn("rank", F.row_number().over(window))
-    if depth is not None:
-        ranked = ranked.filter(F.col("rank") <= depth)
-    return ranked
+    return with_rank(runs, ["run_id", "query_id"], depth)
 
 
 def _bucket_count(spark: Any) -> int:
