@@ -12,9 +12,8 @@ from sparkeval.config import EvaluateConfig
 from sparkeval.engine.recommend import evaluate_plan
 from sparkeval.engine.spark_engine import Evaluation
 from sparkeval.io import read_runs
-from sparkeval.io.direct import DirectPlan, NotDirect, plan_direct_inputs
+from sparkeval.io.direct import DirectPlan, NotDirect, all_parquet, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
-from sparkeval.io.readers import detect_format
 from sparkeval.io.truth import read_truth
 from sparkeval.output import atomic_output_dir, check_output_path, write_json
 from sparkeval.trec_table import write_table
@@ -106,10 +105,12 @@ def jvm_profile(config: EvaluateConfig) -> str:
     """Who will do the job's heavy work, judged before Spark starts (no file is read):
     ``workers`` when the Python workers may read the inputs, else ``spark``
     (:data:`sparkeval.spark.JVM_PROFILES`)."""
-    formats = [config.run_format or config.format] * len(config.run)
-    paths = [*config.run, config.qrels]
-    formats.append(config.qrels_format or config.format)
-    parquet = all(detect_format(p, f) == "parquet" for p, f in zip(paths, formats, strict=True))
+    parquet = all_parquet(
+        config.run,
+        config.qrels,
+        config.run_format or config.format,
+        config.qrels_format or config.format,
+    )
     return "workers" if parquet and _workers_may_read(config, config.plan()) else "spark"
 
 

@@ -67,11 +67,12 @@ def test_switched_off_malloc_returns_big_blocks():
 def test_keep_freed_memory_runs_once(monkeypatch):
     from sparkeval.engine import worker_memory
 
-    monkeypatch.setattr(worker_memory, "_done", False)
+    monkeypatch.setattr(worker_memory, "_raised", None)
     monkeypatch.setenv("SPARKEVAL_KEEP_FREED_MEMORY", "off")
     assert worker_memory.keep_freed_memory() is False
-    # once decided, a worker does not call mallopt again for every batch
-    assert worker_memory.keep_freed_memory() is True
+    # once decided, a worker keeps the decision (and calls mallopt no more) for every batch
+    monkeypatch.delenv("SPARKEVAL_KEEP_FREED_MEMORY")
+    assert worker_memory.keep_freed_memory() is False
 
 
 def test_local_driver_jvm_profiles(monkeypatch):

@@ -87,7 +87,7 @@ def long_rows(wide: pa.Table, columns: Sequence[str], names: Sequence[str]) -> p
 
 
 def write_per_query(
-    blobs, wide, measures, names: Sequence[str], directory: Path, rows: int
+    blobs, wide, measures, names: Sequence[str], directory: Path, queries: int
 ) -> None:
     """Write the evaluated wide rows to ``directory`` as sorted long-row Parquet files.
 
@@ -97,7 +97,7 @@ def write_per_query(
         measures: the evaluated measures; those without per-query values are left out.
         names: the output name of every measure.
         directory: the new output directory (created here); executors must see its path.
-        rows: the number of long rows to expect (sets the number of files).
+        queries: the number of evaluated (run, query) rows (sets the number of files).
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -131,7 +131,7 @@ def write_per_query(
         yield from _write_file(target, chunks, columns, out_names)
 
     parallelism = wide.sparkSession.sparkContext.defaultParallelism
-    files = _file_count(rows, parallelism, wide_rows=rows // max(1, len(chosen)))
+    files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
     schema = T.StructType([T.StructField("partition", T.IntegerType())])
     if files == 1:  # one task takes every blob: no sampling job, no exchange, no JVM sort
         one = blobs.where(F.col("kind") == result_blobs.WIDE).coalesce(1)

@@ -52,9 +52,7 @@ def wide_blobs(wide: pa.Table) -> Iterator[pa.RecordBatch]:
 
 def decode(blob: bytes | bytearray | pa.Buffer) -> pa.Table:
     """The table held by one blob."""
-    return pa.ipc.open_stream(
-        pa.py_buffer(blob) if not isinstance(blob, pa.Buffer) else blob
-    ).read_all()
+    return pa.ipc.open_stream(blob).read_all()
 
 
 def tables(batches: Iterable[pa.RecordBatch], kind: int) -> Iterator[pa.Table]:

@@ -143,11 +143,8 @@ class Evaluation:
     def write_per_query(self, directory) -> None:
         """Write the per-query values to the new directory ``directory`` as sorted
         ``part-NNNNN.parquet`` files (:mod:`sparkeval.engine.per_query_writer`)."""
-        chosen = len(per_query_indexes(self.measures))
         queries = sum(run["queries"]["evaluated"] for run in self.report["runs"].values())
-        write_per_query(
-            self._blobs, self._wide, self.measures, self.names, directory, queries * chosen
-        )
+        write_per_query(self._blobs, self._wide, self.measures, self.names, directory, queries)
 
     def unpersist(self) -> None:
         """Release the cached per-query results."""

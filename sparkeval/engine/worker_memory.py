@@ -27,15 +27,22 @@ _M_MMAP_THRESHOLD = -3
 #: Largest value ``mallopt`` takes (an ``int``): 2 GiB - 1.
 _LARGEST = 2**31 - 1
 
-_done = False
+#: the outcome of this process's first call (None before it)
+_raised: bool | None = None
 
 
 def keep_freed_memory() -> bool:
-    """Raise this process's malloc thresholds once; True if they are raised now."""
-    global _done
-    if _done:
-        return True
-    _done = True
+    """Raise this process's malloc thresholds on the first call; whether they are raised.
+
+    Later calls (every batch of a reused worker) return the first call's outcome.
+    """
+    global _raised
+    if _raised is None:
+        _raised = _raise_thresholds()
+    return _raised
+
+
+def _raise_thresholds() -> bool:
     if os.environ.get("SPARKEVAL_KEEP_FREED_MEMORY", "").lower() == "off":
         return False
     if not sys.platform.startswith("linux"):

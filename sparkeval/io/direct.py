@@ -241,6 +241,14 @@ class DirectPlan:
         return sum(source.size for source in self.inputs)
 
 
+def all_parquet(
+    runs: Sequence[str], qrels: str, run_format: str | None, qrels_format: str | None
+) -> bool:
+    """Whether every input is Parquet (by its format or name; no file is read)."""
+    formats = {detect_format(path, run_format) for path in runs}
+    return formats == {"parquet"} and detect_format(qrels, qrels_format) == "parquet"
+
+
 def plan_direct_inputs(
     spark,
     runs: Sequence[str],
@@ -256,8 +264,7 @@ def plan_direct_inputs(
     readers name them); a run id column is read by one Spark job over that column.
     Two inputs holding the same run id are left to the Spark readers to report.
     """
-    formats = [detect_format(path, run_format) for path in runs]
-    if detect_format(qrels, qrels_format) != "parquet" or set(formats) != {"parquet"}:
+    if not all_parquet(runs, qrels, run_format, qrels_format):
         return None
     run_plans = []
     for path in runs:
