@@ -20,6 +20,12 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
+#: the Spark setting naming the module that runs the Python worker daemon
+PYTHON_DAEMON_KEY = "spark.python.daemon.module"
+#: sparkeval's daemon for local sessions (:mod:`sparkeval.worker_daemon`)
+PYTHON_DAEMON_MODULE = "sparkeval.worker_daemon"
+
+
 def java_binary() -> Path | None:
     """The ``java`` that Spark's launcher runs (``$JAVA_HOME/bin/java``, else ``PATH``)."""
     home = os.environ.get("JAVA_HOME")
@@ -65,7 +71,12 @@ def build_session(
     builder = SparkSession.builder.appName(app_name)
     submitted = _submitted()
     # Under spark-submit the submitter's settings stand; only the caller's own win.
-    settings = {**({} if submitted else _local_defaults(jvm_profile)), **(conf or {})}
+    defaults = {} if submitted else _local_defaults(jvm_profile)
+    if not submitted and (master is None or master.startswith("local")):
+        # workers on this machine run the installed sparkeval: its daemon imports
+        # pyspark compiled (on a cluster, sparkeval may reach executors only with a task)
+        defaults[PYTHON_DAEMON_KEY] = PYTHON_DAEMON_MODULE
+    settings = {**defaults, **(conf or {})}
     if master:
         builder = builder.master(master)
     elif not submitted:
