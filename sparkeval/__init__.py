@@ -14,9 +14,15 @@ The Python API::
     errors.report["measures"]   # RMSE, RMSE_per_user, MAE, MAE_per_user, ...
 """
 
-from sparkeval.engine.rating_engine import RatingEvaluation, rating_errors
-from sparkeval.engine.recommend import evaluate_recommendations
-from sparkeval.engine.spark_engine import Evaluation, evaluate
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sparkeval.engine.rating_engine import RatingEvaluation, rating_errors
+    from sparkeval.engine.recommend import evaluate_recommendations
+    from sparkeval.engine.spark_engine import Evaluation, evaluate
 
 __version__ = "0.1.0"
 __all__ = [
@@ -27,3 +33,25 @@ __all__ = [
     "evaluate_recommendations",
     "rating_errors",
 ]
+
+#: where each name of the API lives; imported on first use, so that importing one
+#: submodule (as every Python worker does) does not import pandas and the whole API
+_API = {
+    "Evaluation": "sparkeval.engine.spark_engine",
+    "evaluate": "sparkeval.engine.spark_engine",
+    "RatingEvaluation": "sparkeval.engine.rating_engine",
+    "rating_errors": "sparkeval.engine.rating_engine",
+    "evaluate_recommendations": "sparkeval.engine.recommend",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        value = getattr(import_module(_API[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sparkeval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})
