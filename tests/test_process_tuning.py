@@ -109,3 +109,65 @@ def test_evaluate_jobs_pick_the_jvm_profile_of_who_reads(inputs, expected):
 
     config = build_config({}, {"measures": ["AP"], "out": "out", **inputs})
     assert jvm_profile(config) == expected
+
+
+def _fake_pyspark(root) -> tuple[str, str]:
+    """An installed-looking pyspark under ``root/site`` with its zip inside the package."""
+    package = root / "site" / "pyspark"
+    (package / "python" / "lib").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    inner = package / "python" / "lib" / "pyspark.zip"
+    inner.write_bytes(b"")
+    return str(root / "site"), str(inner)
+
+
+def test_daemon_moves_the_installed_pysparks_zips_behind_it(tmp_path):
+    from sparkeval.worker_daemon import archives_behind_installed_pyspark
+
+    site, inner = _fake_pyspark(tmp_path)
+    jar = str(tmp_path / "spark-core.jar")
+    stdlib_zip = str(tmp_path / "python311.zip")
+    path = [inner, jar, "/stdlib", stdlib_zip, site]
+    assert archives_behind_installed_pyspark(path) == ["/stdlib", stdlib_zip, site, inner, jar]
+
+
+def test_daemon_keeps_another_sparks_pyspark_first(tmp_path):
+    from sparkeval.worker_daemon import archives_behind_installed_pyspark
+
+    site, _ = _fake_pyspark(tmp_path)
+    foreign = str(tmp_path / "spark-home" / "python" / "lib" / "pyspark.zip")
+    jar = str(tmp_path / "spark-core.jar")
+    # only the jar moves: the foreign zip stays ahead of the installed package
+    assert archives_behind_installed_pyspark([foreign, jar, site]) == [foreign, site, jar]
+    # no pyspark outside archives at all: nothing moves
+    assert archives_behind_installed_pyspark([foreign, "/stdlib"]) == [foreign, "/stdlib"]
+
+
+def test_local_workers_import_compiled_pyspark(spark):
+    """The local session's Python workers import pyspark from the installed package
+    (cached bytecode), not from the zip Spark puts first on their path."""
+    import pyspark
+
+    from sparkeval.spark import PYTHON_DAEMON_KEY, PYTHON_DAEMON_MODULE
+
+    assert spark.conf.get(PYTHON_DAEMON_KEY) == PYTHON_DAEMON_MODULE
+
+    def where(_):
+        import pyspark as worker_pyspark
+
+        return worker_pyspark.__file__
+
+    found = spark.sparkContext.parallelize([0, 1], 2).map(where).collect()
+    assert found == [pyspark.__file__] * 2
+    assert ".zip" not in found[0]
+
+
+def test_importing_a_submodule_leaves_pandas_out():
+    """Python workers import single engine modules; the package's API is loaded lazily."""
+    code = (
+        "import sys, sparkeval, sparkeval.engine.arrow_exchange\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+        "assert callable(sparkeval.evaluate) and 'pandas' in sys.modules\n"
+        "assert 'rating_errors' in dir(sparkeval)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
