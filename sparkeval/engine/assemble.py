@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.doc_match import match_docs
 from sparkeval.engine.near_duplicates import check_flags_available
 from sparkeval.errors import InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
@@ -172,13 +173,6 @@ def _codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], pa.Array]:
     return out, encoded.dictionary
 
 
-def _first_duplicate(keys: np.ndarray) -> int | None:
-    """Index of the first repeated key, or None."""
-    if len(keys) < 2 or pd.Index(keys).is_unique:
-        return None
-    return int(np.argmax(pd.Series(keys).duplicated().to_numpy()))
-
-
 def _run_codes(run: pa.Table, run_ids: Sequence[str]) -> np.ndarray:
     """Index into ``run_ids`` of every run row."""
     if RUN_CODE in run.column_names:
@@ -271,20 +265,7 @@ def evaluate_tables(
     # --- integer codes: runs, queries and docs (hash encoding, no string sorting) ---
     run_code = _run_codes(run, run_ids)
     (q_run, q_qrels), q_dict = _codes(run.column("query_id"), qrels.column("query_id"))
-    (d_run, d_qrels), _ = _codes(run.column("doc_id"), qrels.column("doc_id"))
     n_q = max(len(q_dict), 1)
-    n_d = np.int64(max(int(d_run.max(initial=-1)), int(d_qrels.max(initial=-1))) + 1)
-
-    # --- qrels: one judgement per (query, doc); a hash index for the lookups below --
-    qrels_key = q_qrels * n_d + d_qrels
-    qrels_index = pd.Index(qrels_key)
-    if not qrels_index.is_unique:
-        row = qrels.slice(_first_duplicate(qrels_key), 1).to_pylist()[0]
-        _raise(
-            f"qrels: query {row['query_id']}: duplicate doc {row['doc_id']} "
-            "(each doc may be judged once per query)",
-            in_worker,
-        )
 
     # --- segments: (run, query) pairs seen in a run or owed by the qrels ----------
     q_seen = np.zeros(n_q, dtype=bool)
@@ -305,10 +286,17 @@ def evaluate_tables(
     else:
         evaluated = in_run
 
-    # --- run: each doc once per ranking ---------------------------------------------
-    repeated = _first_duplicate(seg_code * n_d + d_run)
-    if repeated is not None:
-        row = _first_row(run, np.arange(run.num_rows) == repeated, run_ids)
+    # --- judgements: one per (query, doc); each doc once per ranking ---------------
+    matched = match_docs(run.column("doc_id"), qrels.column("doc_id"), q_run, q_qrels, seg_code)
+    if matched.qrels_duplicate is not None:
+        row = qrels.slice(matched.qrels_duplicate, 1).to_pylist()[0]
+        _raise(
+            f"qrels: query {row['query_id']}: duplicate doc {row['doc_id']} "
+            "(each doc may be judged once per query)",
+            in_worker,
+        )
+    if matched.run_duplicate is not None:
+        row = _first_row(run, np.arange(run.num_rows) == matched.run_duplicate, run_ids)
         _raise(
             f"run {row['run_id']}: query {row['query_id']}: duplicate doc {row['doc_id']} "
             "(each doc may appear once per query)",
@@ -332,7 +320,7 @@ def evaluate_tables(
 
     # --- relevance of each kept retrieved doc ---------------------------------------
     grades = qrels.column("relevance").to_numpy().astype(np.int64)
-    at = qrels_index.get_indexer(q_run[kept] * n_d + d_run[kept])
+    at = matched.qrels_row[kept]
     hit = at >= 0
     found = grades[np.where(hit, at, 0)] if len(grades) else np.zeros(len(at), np.int64)
     rel = np.where(hit, np.where(found < 0, UNJUDGED, found), NONPOOL)
