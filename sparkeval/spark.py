@@ -73,8 +73,9 @@ def build_session(
     # Under spark-submit the submitter's settings stand; only the caller's own win.
     defaults = {} if submitted else _local_defaults(jvm_profile)
     if not submitted and (master is None or master.startswith("local")):
-        # workers on this machine run the installed sparkeval: its daemon imports
-        # pyspark compiled (on a cluster, sparkeval may reach executors only with a task)
+        # workers on this machine import the installed sparkeval, so its daemon can
+        # start them (a cluster's executors may get sparkeval only from --py-files,
+        # which arrive with the first task, after the daemon started)
         defaults[PYTHON_DAEMON_KEY] = PYTHON_DAEMON_MODULE
     settings = {**defaults, **(conf or {})}
     if master:

@@ -5,8 +5,9 @@ Spark starts its Python workers with ``pyspark.zip`` and the py4j zip first on t
 so the daemon and every worker it forks compile pyspark's sources anew: about 0.7 s
 before the first Python task of a job can start.  When the zip is the copy inside the
 installed ``pyspark`` package (a pip-installed pyspark, as in local sessions), the
-same modules are on ``sys.path`` as compiled files; this daemon moves the zips and
-jars to the end of ``sys.path`` and then runs ``pyspark.daemon`` unchanged.
+same modules are on ``sys.path`` as compiled files; this daemon moves those zips (and
+the jars Spark adds) to the end of ``sys.path`` and then runs ``pyspark.daemon``
+unchanged.
 
 Local sessions sparkeval starts itself select it with ``spark.python.daemon.module``
 (:func:`sparkeval.spark.build_session`).  Nothing else is imported before the daemon
