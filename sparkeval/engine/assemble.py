@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from sparkeval.engine.doc_match import match_docs
 from sparkeval.engine.near_duplicates import check_flags_available
+from sparkeval.engine.string_codes import joint_codes
 from sparkeval.errors import InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
 from sparkeval.measures.near_dup import demote_near_duplicates
@@ -161,24 +162,12 @@ def _check_nulls(
         )
 
 
-def _codes(*columns: pa.ChunkedArray) -> tuple[list[np.ndarray], pa.Array]:
-    """Dictionary-encode several string columns together: (codes per column, dictionary)."""
-    joined = pa.chunked_array([chunk for col in columns for chunk in col.chunks], pa.string())
-    encoded = pc.dictionary_encode(joined).combine_chunks()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    out, at = [], 0
-    for col in columns:
-        out.append(codes[at : at + len(col)])
-        at += len(col)
-    return out, encoded.dictionary
-
-
 def _run_codes(run: pa.Table, run_ids: Sequence[str]) -> np.ndarray:
     """Index into ``run_ids`` of every run row."""
     if RUN_CODE in run.column_names:
         return run.column(RUN_CODE).to_numpy().astype(np.int64)
     run_index = {r: i for i, r in enumerate(run_ids)}
-    (local,), names = _codes(run.column("run_id"))
+    (local,), names = joint_codes(run.column("run_id"))
     local_to_global = np.array([run_index.get(r, -1) for r in names.to_pylist()], np.int64)
     if (local_to_global < 0).any():
         unknown = [r for r in names.to_pylist() if r not in run_index]
@@ -264,7 +253,7 @@ def evaluate_tables(
 
     # --- integer codes: runs, queries and docs (hash encoding, no string sorting) ---
     run_code = _run_codes(run, run_ids)
-    (q_run, q_qrels), q_dict = _codes(run.column("query_id"), qrels.column("query_id"))
+    (q_run, q_qrels), q_dict = joint_codes(run.column("query_id"), qrels.column("query_id"))
     n_q = max(len(q_dict), 1)
 
     # --- segments: (run, query) pairs seen in a run or owed by the qrels ----------

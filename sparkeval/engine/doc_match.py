@@ -30,6 +30,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.string_codes import joint_codes
+
 #: doc ids longer than this are matched with exact codes (bounds the padded blocks)
 MAX_FINGERPRINT_BYTES = 256
 #: rows hashed per block (a block is padded to its longest doc id)
@@ -146,41 +148,45 @@ def match_docs(
     """
     run_fp = fingerprints(run_docs)
     qrels_fp = fingerprints(qrels_docs) if run_fp is not None else None
-    if run_fp is None or qrels_fp is None:
-        return _match_exact(run_docs, qrels_docs, run_query, qrels_query, run_ranking)
-    qrels_key = _combine(qrels_query, qrels_fp)
-    index = pd.Index(qrels_key)
-    if not index.is_unique or _first_duplicate(_combine(run_ranking, run_fp)) is not None:
-        return _match_exact(run_docs, qrels_docs, run_query, qrels_query, run_ranking)
-    at = index.get_indexer(_combine(run_query, run_fp))
-    hits = np.flatnonzero(at >= 0)
-    same_query = np.array_equal(run_query[hits], qrels_query[at[hits]])
-    if not same_query or not _same_strings(run_docs, hits, qrels_docs, at[hits]):
-        return _match_exact(run_docs, qrels_docs, run_query, qrels_query, run_ranking)
-    return DocMatch(at)
-
-
-def _same_strings(a: pa.ChunkedArray, a_rows, b: pa.ChunkedArray, b_rows) -> bool:
-    if not len(a_rows):
-        return True
-    equal = pc.equal(a.take(pa.array(a_rows)), b.take(pa.array(b_rows)))
-    return bool(pc.all(equal).as_py())
-
-
-def _match_exact(run_docs, qrels_docs, run_query, qrels_query, run_ranking) -> DocMatch:
-    """:func:`match_docs` by a dictionary encoding of all doc ids (no hashing doubts)."""
-    joined = pa.chunked_array(
-        [chunk for col in (run_docs, qrels_docs) for chunk in col.chunks], pa.string()
+    if run_fp is not None and qrels_fp is not None:
+        found = _match_keys(
+            _combine(qrels_query, qrels_fp),
+            _combine(run_ranking, run_fp),
+            _combine(run_query, run_fp),
+        )
+        if found.qrels_row is not None and _checked(
+            found.qrels_row, run_docs, qrels_docs, run_query, qrels_query
+        ):
+            return found
+    # long doc ids, a repeated fingerprint or a match the strings deny: exact codes
+    (run_doc, qrels_doc), names = joint_codes(run_docs, qrels_docs)
+    n_docs = np.int64(max(len(names), 1))
+    return _match_keys(
+        qrels_query * n_docs + qrels_doc,
+        run_ranking * n_docs + run_doc,
+        run_query * n_docs + run_doc,
     )
-    codes = pc.dictionary_encode(joined).combine_chunks().indices
-    codes = codes.to_numpy(zero_copy_only=False).astype(np.int64)
-    run_doc, qrels_doc = codes[: len(run_docs)], codes[len(run_docs) :]
-    n_docs = np.int64(len(codes) and int(codes.max()) + 1)
-    qrels_key = qrels_query * n_docs + qrels_doc
+
+
+def _match_keys(qrels_key: np.ndarray, ranking_key: np.ndarray, run_key: np.ndarray) -> DocMatch:
+    """The match by (query, doc) keys: ``qrels_key`` per qrels row, ``ranking_key`` and
+    ``run_key`` per run row, keyed by its ranking and by its query."""
     index = pd.Index(qrels_key)
     if not index.is_unique:
         return DocMatch(None, qrels_duplicate=_first_duplicate(qrels_key))
-    repeated = _first_duplicate(run_ranking * n_docs + run_doc)
+    repeated = _first_duplicate(ranking_key)
     if repeated is not None:
         return DocMatch(None, run_duplicate=repeated)
-    return DocMatch(index.get_indexer(run_query * n_docs + run_doc))
+    return DocMatch(index.get_indexer(run_key))
+
+
+def _checked(qrels_row, run_docs, qrels_docs, run_query, qrels_query) -> bool:
+    """Whether every run row matched to a qrels row has its query and doc id."""
+    hits = np.flatnonzero(qrels_row >= 0)
+    if not len(hits):
+        return True
+    if not np.array_equal(run_query[hits], qrels_query[qrels_row[hits]]):
+        return False
+    run_ids = run_docs.take(pa.array(hits))
+    qrels_ids = qrels_docs.take(pa.array(qrels_row[hits]))
+    return bool(pc.all(pc.equal(run_ids, qrels_ids)).as_py())
