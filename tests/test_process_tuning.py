@@ -167,7 +167,25 @@ def test_importing_a_submodule_leaves_pandas_out():
     code = (
         "import sys, sparkeval, sparkeval.engine.arrow_exchange\n"
         "assert 'pandas' not in sys.modules, 'pandas imported'\n"
-        "assert callable(sparkeval.evaluate) and 'pandas' in sys.modules\n"
+        "assert callable(sparkeval.evaluate) and 'sparkeval.engine.spark_engine' in sys.modules\n"
         "assert 'rating_errors' in dir(sparkeval)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_command_builds_only_its_own_parser():
+    """``sparkeval evaluate`` imports no other command's module (nor pandas) before Spark."""
+    code = (
+        "import sys\n"
+        "from sparkeval.cli import build_parser\n"
+        "from sparkeval.commands import COMMAND_MODULES\n"
+        "args = build_parser('evaluate').parse_args(['evaluate', '--measures', 'AP'])\n"
+        "assert args.command == 'evaluate'\n"
+        "loaded = [m for m in COMMAND_MODULES if m in sys.modules]\n"
+        "assert loaded == ['sparkeval.commands.evaluate'], loaded\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+        "everything = build_parser().format_help()\n"
+        "assert 'similar-users' in everything and 'rank-distance' in everything\n"
+        "assert all(m in sys.modules for m in COMMAND_MODULES)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -25,6 +24,9 @@ from sparkeval.engine.string_codes import joint_codes
 from sparkeval.errors import InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
 from sparkeval.measures.near_dup import demote_near_duplicates
+
+if TYPE_CHECKING:  # pandas is imported by the callers that pass DataFrames
+    import pandas as pd
 
 QueryPolicy = Literal["qrels", "both", "run", "union"]
 QUERY_POLICIES: tuple[str, ...] = ("qrels", "both", "run", "union")
@@ -102,7 +104,7 @@ def _raise(message: str, in_worker: bool) -> None:
 
 def _as_table(data: pd.DataFrame | pa.Table, columns: dict[str, pa.DataType]) -> pa.Table:
     """An Arrow table with exactly ``columns`` (cast; a missing ``_bad`` becomes null)."""
-    if isinstance(data, pd.DataFrame):
+    if not isinstance(data, pa.Table):  # a pandas DataFrame
         data = pa.Table.from_pandas(data, preserve_index=False)
     if data.num_rows == 0:  # an empty input may carry no columns at all
         return pa.table({name: pa.array([], kind) for name, kind in columns.items()})
@@ -240,7 +242,7 @@ def evaluate_tables(
     coded = isinstance(run, pa.Table) and RUN_CODE in run.column_names
     if coded and run_ids is None:
         raise ValueError(f"a {RUN_CODE!r} column needs run_ids")
-    has_dup = "_dup" in (run.columns if isinstance(run, pd.DataFrame) else run.column_names)
+    has_dup = "_dup" in (run.column_names if isinstance(run, pa.Table) else run.columns)
     types = _CODED_RUN_TYPES if coded else _RUN_TYPES
     run = _as_table(run, {**types, "_dup": pa.bool_()} if has_dup else types)
     if not has_dup and run.num_rows:
@@ -373,6 +375,7 @@ def evaluate_frames(
     """:func:`evaluate_tables` as a pandas DataFrame, rows sorted by run and query.
 
     Example:
+        >>> import pandas as pd
         >>> run = pd.DataFrame({"run_id": ["r", "r"], "query_id": ["q", "q"],
         ...                     "doc_id": ["a", "b"], "score": [2.0, 1.0]})
         >>> qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})

@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -124,6 +123,8 @@ def _combine(code: np.ndarray, fingerprint: np.ndarray) -> np.ndarray:
 
 def _first_duplicate(keys: np.ndarray) -> int | None:
     """Index of the first key equal to an earlier one, or None."""
+    import pandas as pd
+
     if len(keys) < 2 or pd.Index(keys).is_unique:
         return None
     return int(np.argmax(pd.Series(keys).duplicated().to_numpy()))
@@ -171,6 +172,8 @@ def match_docs(
 def _match_keys(qrels_key: np.ndarray, ranking_key: np.ndarray, run_key: np.ndarray) -> DocMatch:
     """The match by (query, doc) keys: ``qrels_key`` per qrels row, ``ranking_key`` and
     ``run_key`` per run row, keyed by its ranking and by its query."""
+    import pandas as pd  # here, not at import: the driver imports this module too
+
     index = pd.Index(qrels_key)
     if not index.is_unique:
         return DocMatch(None, qrels_duplicate=_first_duplicate(qrels_key))

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -48,6 +47,8 @@ def grouped_cumsum(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
         >>> grouped_cumsum(np.array([0.1, 0.2, 0.3]), np.array([0, 0, 1])).tolist()
         [0.1, 0.30000000000000004, 0.3]
     """
+    import pandas as pd  # here, not at import: the driver only parses measure names
+
     values = np.asarray(values, dtype=np.float64)
     if len(values) == 0:
         return values.copy()
