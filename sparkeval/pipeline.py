@@ -19,7 +19,7 @@ from sparkeval.output import atomic_output_dir, check_output_path, write_json
 from sparkeval.trec_table import write_table
 
 READ_BY = {
-    "workers": "the Python workers (Parquet row groups, Arrow exchange)",
+    "workers": "the Python workers (Parquet row groups, as Arrow)",
     "spark": "Spark's readers",
 }
 

@@ -9,9 +9,10 @@ Plan (two Python stages, one Spark exchange of a few large rows)::
       -> the evaluation UDF unpacks the payloads of its partition (unpack_partition)
 
 Spark moves a few hundred binary rows instead of converting millions of rows
-between its row format and Arrow.  Every query lands in exactly one partition with
-all its run and qrels rows, as on the Spark read path, and per-query values do not
-depend on which path read the data.
+between its row format and Arrow.  Local masters skip the exchange and hand the same
+buckets over as files (:mod:`sparkeval.engine.local_handoff`).  Every query lands
+in exactly one partition with all its run and qrels rows, as on the Spark read path,
+and per-query values do not depend on which path read the data.
 """
 
 from __future__ import annotations
@@ -100,20 +101,27 @@ def _payload(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def split_by_bucket(
-    table: pa.Table, kind: int, unit: int, buckets: int, labels: Sequence[int]
-) -> pa.RecordBatch:
-    """One ``(label, kind, unit, payload)`` row per non-empty bucket of ``table``."""
+def bucket_slices(table: pa.Table, buckets: int) -> Iterator[tuple[int, pa.Table]]:
+    """``(bucket, rows)`` for every non-empty bucket of ``table``, in bucket order; the
+    rows keep their order within a bucket."""
     bucket = bucket_of_rows(table.column("query_id"), buckets)
     order = np.argsort(bucket, kind="stable")
     bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
     grouped = table.take(pa.array(order))
-    out_labels, payloads = [], []
     for b in range(buckets):
         start, stop = int(bounds[b]), int(bounds[b + 1])
         if stop > start:
-            out_labels.append(labels[b])
-            payloads.append(_payload(grouped.slice(start, stop - start)))
+            yield b, grouped.slice(start, stop - start)
+
+
+def split_by_bucket(
+    table: pa.Table, kind: int, unit: int, buckets: int, labels: Sequence[int]
+) -> pa.RecordBatch:
+    """One ``(label, kind, unit, payload)`` row per non-empty bucket of ``table``."""
+    out_labels, payloads = [], []
+    for b, rows in bucket_slices(table, buckets):
+        out_labels.append(labels[b])
+        payloads.append(_payload(rows))
     return pa.record_batch(
         {
             "label": pa.array(out_labels, pa.int32()),

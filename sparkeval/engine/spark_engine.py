@@ -13,6 +13,11 @@ caches without converting them to rows.  The summary collects the partial-sum bl
 only, and ``per_query.parquet`` is written from the evaluated wide rows
 (:mod:`sparkeval.engine.per_query_writer`).
 
+Directly-read Parquet inputs skip the union and the row exchange: the workers split
+their rows by bucket and ship them as Arrow IPC payloads
+(:mod:`sparkeval.engine.arrow_exchange`) or, on a local master, as local files
+(:mod:`sparkeval.engine.local_handoff`); each bucket is one partition of the UDF.
+
 Every query lands in exactly one partition with all its run rows (of every run) and
 all its qrels rows, so the UDF sees complete queries.  ``evaluate_tables`` sorts,
 cuts, joins and computes with vectorised numpy over all queries of the partition.
@@ -26,6 +31,7 @@ pathological queries.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,7 +40,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine import result_blobs
+from sparkeval.engine import local_handoff, result_blobs
 from sparkeval.engine.arrow_exchange import buckets_for, direct_payloads, unpack_partition
 from sparkeval.engine.assemble import (
     RUN_CODE,
@@ -362,8 +368,16 @@ def evaluate(
         if near_duplicates is not None or run_ids is None:
             raise ValueError("direct inputs take run_ids and no near_duplicates")
         run_ids = list(run_ids)
-        payloads = direct_payloads(spark, direct, run_ids, buckets_for(direct, buckets))
-        wide, stats = _evaluate_shipped(payloads, unpack_partition, measure_list, options, run_ids)
+        buckets = buckets_for(direct, buckets)
+        if local_handoff.handoff_enabled(spark):
+            wide, stats = _evaluate_handed_over(
+                spark, direct, run_ids, buckets, measure_list, options
+            )
+        else:
+            payloads = direct_payloads(spark, direct, run_ids, buckets)
+            wide, stats = _evaluate_shipped(
+                payloads, unpack_partition, measure_list, options, run_ids
+            )
         reader = "workers"
     else:
         wide, stats, flags, run_ids = _evaluate_frames(
@@ -403,6 +417,33 @@ def _evaluate_frames(spark, run_df, qrels_df, measure_list, options, run_ids, bu
         if flags is not None:
             flags.release()
     return wide, stats, flags, run_ids
+
+
+def _evaluate_handed_over(spark, direct, run_ids, buckets, measure_list, options):
+    """(cached result blobs, summary statistics) of directly-read inputs whose buckets
+    are handed to the evaluation as local files (:mod:`sparkeval.engine.local_handoff`).
+
+    The files are removed once the results are cached, or the evaluation failed.
+    """
+    directory = local_handoff.new_directory(spark)
+    try:
+        try:
+            pieces = local_handoff.write_pieces(spark, direct, run_ids, buckets, directory)
+        except Exception as exc:
+            raise _task_failure(exc) from exc
+        tasks, unpack = local_handoff.bucket_tasks(spark, direct, pieces, directory)
+        return _evaluate_shipped(tasks, unpack, measure_list, options, run_ids)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _task_failure(exc: BaseException) -> BaseException:
+    """What to raise for a failed job: :class:`NotDirect` when a directly-read value
+    needs the Spark readers, an :class:`InputError` for a bad input row, else ``exc``."""
+    if NOT_DIRECT_MARK in str(exc):
+        reason = str(exc).split(NOT_DIRECT_MARK, 1)[1].splitlines()[0]
+        return NotDirect(reason)
+    return _recover(exc)
 
 
 def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
@@ -445,10 +486,7 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
         return blobs, combine(partials, measure_list)
     except Exception as exc:
         blobs.unpersist()
-        if NOT_DIRECT_MARK in str(exc):
-            reason = str(exc).split(NOT_DIRECT_MARK, 1)[1].splitlines()[0]
-            raise NotDirect(reason) from exc
-        raise _recover(exc) from exc
+        raise _task_failure(exc) from exc
 
 
 def _undefined_as_null(result: pa.Table, n_measures: int) -> pa.Table:
