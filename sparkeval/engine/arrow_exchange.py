@@ -18,7 +18,7 @@ and per-query values do not depend on which path read the data.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +27,8 @@ import pyarrow.compute as pc
 from sparkeval.engine.worker_memory import keep_freed_memory
 from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan, read_unit
 
+#: what a read task makes of a unit's rows: (unit index, ``run`` or ``qrels``, rows) -> batch
+Emit = Callable[[int, str, pa.Table], pa.RecordBatch]
 #: the ``kind`` of a payload holding run rows / qrels rows
 RUN_PAYLOAD, QRELS_PAYLOAD = 0, 1
 #: payload compression: the exchange writes every byte to disk and reads it back
@@ -132,6 +134,24 @@ def split_by_bucket(
     )
 
 
+def map_units(spark, plan: DirectPlan, run_ids: Sequence[str], emit: Emit, schema):
+    """One Spark task per Parquet row group (a *unit*) of ``plan``; each task reads its
+    rows (:func:`read_unit`) and yields ``emit(unit index, input kind, rows)``, a batch
+    of ``schema``."""
+    units = [(s, u) for s in plan.inputs for u in range(len(s.units))]
+    run_ids = list(run_ids)
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        keep_freed_memory()
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                source, unit = units[index]
+                yield emit(index, source.kind, read_unit(source, unit, run_ids))
+
+    tasks = spark.range(0, len(units), 1, numPartitions=max(1, len(units)))
+    return tasks.mapInArrow(read, schema=schema)
+
+
 def direct_payloads(spark, plan: DirectPlan, run_ids: Sequence[str], buckets: int):
     """The payload frame of ``plan``, hash-partitioned by query into ``buckets`` partitions.
 
@@ -141,19 +161,11 @@ def direct_payloads(spark, plan: DirectPlan, run_ids: Sequence[str], buckets: in
     from pyspark.sql import types as T
 
     labels = partition_labels(buckets)
-    units = [(s, u) for s in plan.inputs for u in range(len(s.units))]
-    run_ids = list(run_ids)
 
-    def read_and_split(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        keep_freed_memory()
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                source, unit = units[index]
-                kind = RUN_PAYLOAD if source.kind == "run" else QRELS_PAYLOAD
-                table = read_unit(source, unit, run_ids)
-                yield split_by_bucket(table, kind, index, buckets, labels)
+    def split(index: int, kind: str, table: pa.Table) -> pa.RecordBatch:
+        code = RUN_PAYLOAD if kind == "run" else QRELS_PAYLOAD
+        return split_by_bucket(table, code, index, buckets, labels)
 
-    tasks = spark.range(0, len(units), 1, numPartitions=max(1, len(units)))
     schema = T.StructType(
         [
             T.StructField("label", T.IntegerType()),
@@ -162,7 +174,7 @@ def direct_payloads(spark, plan: DirectPlan, run_ids: Sequence[str], buckets: in
             T.StructField("payload", T.BinaryType()),
         ]
     )
-    return tasks.mapInArrow(read_and_split, schema=schema).repartition(buckets, "label")
+    return map_units(spark, plan, run_ids, split, schema).repartition(buckets, "label")
 
 
 def unpack_partition(rows: pa.Table) -> tuple[pa.Table, pa.Table]:

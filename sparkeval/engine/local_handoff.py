@@ -32,14 +32,13 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
 
-from sparkeval.engine.arrow_exchange import bucket_slices
-from sparkeval.engine.worker_memory import keep_freed_memory
-from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan, read_unit
+from sparkeval.engine.arrow_exchange import bucket_slices, map_units
+from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan
 
 #: the Spark setting that turns the handoff off (``false``) on a local master
 HANDOFF_KEY = "spark.sparkeval.localHandoff"
@@ -93,32 +92,25 @@ def write_pieces(
     """
     from pyspark.sql import types as T
 
-    units = [(s, u) for s in plan.inputs for u in range(len(s.units))]
-    run_ids = list(run_ids)
     target = str(directory)
 
-    def read_and_write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        keep_freed_memory()
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                source, unit = units[index]
-                written = []
-                for bucket, rows in bucket_slices(read_unit(source, unit, run_ids), buckets):
-                    _write_piece(rows, piece_path(target, index, bucket))
-                    written.append(bucket)
-                yield pa.record_batch(
-                    {
-                        "unit": pa.array([index] * len(written), pa.int32()),
-                        "bucket": pa.array(written, pa.int32()),
-                    }
-                )
+    def write(index: int, kind: str, table: pa.Table) -> pa.RecordBatch:
+        written = []
+        for bucket, rows in bucket_slices(table, buckets):
+            _write_piece(rows, piece_path(target, index, bucket))
+            written.append(bucket)
+        return pa.record_batch(
+            {
+                "unit": pa.array([index] * len(written), pa.int32()),
+                "bucket": pa.array(written, pa.int32()),
+            }
+        )
 
     schema = T.StructType(
         [T.StructField("unit", T.IntegerType()), T.StructField("bucket", T.IntegerType())]
     )
-    tasks = spark.range(0, len(units), 1, numPartitions=max(1, len(units)))
     found: dict[int, list[int]] = defaultdict(list)
-    for row in tasks.mapInArrow(read_and_write, schema=schema).collect():
+    for row in map_units(spark, plan, run_ids, write, schema).collect():
         found[row.bucket].append(row.unit)
     return {bucket: sorted(found[bucket]) for bucket in sorted(found)}
 
