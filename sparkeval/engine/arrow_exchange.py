@@ -18,7 +18,7 @@ and per-query values do not depend on which path read the data.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -138,7 +138,7 @@ def map_units(spark, plan: DirectPlan, run_ids: Sequence[str], emit: Emit, schem
     """One Spark task per Parquet row group (a *unit*) of ``plan``; each task reads its
     rows (:func:`read_unit`) and yields ``emit(unit index, input kind, rows)``, a batch
     of ``schema``."""
-    units = [(s, u) for s in plan.inputs for u in range(len(s.units))]
+    units = plan.row_groups
     run_ids = list(run_ids)
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -184,14 +184,24 @@ def unpack_partition(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     them in, so that a partition's rows (and everything computed from them) are the
     same from run to run.
     """
-    parts: dict[int, list[pa.Table]] = {
-        RUN_PAYLOAD: [RUN_SCHEMA.empty_table()],
-        QRELS_PAYLOAD: [QRELS_SCHEMA.empty_table()],
-    }
     rows = rows.sort_by("unit")
-    for kind, payload in zip(rows.column("kind").to_pylist(), _buffers(rows), strict=True):
-        parts[kind].append(pa.ipc.open_stream(payload).read_all())
-    return pa.concat_tables(parts[RUN_PAYLOAD]), pa.concat_tables(parts[QRELS_PAYLOAD])
+    kinds = rows.column("kind").to_pylist()
+    return run_and_qrels(
+        (kind == RUN_PAYLOAD, pa.ipc.open_stream(payload).read_all())
+        for kind, payload in zip(kinds, _buffers(rows), strict=True)
+    )
+
+
+def run_and_qrels(pieces: Iterable[tuple[bool, pa.Table]]) -> tuple[pa.Table, pa.Table]:
+    """(run rows, qrels rows): the ``(is run, rows)`` pieces of a bucket concatenated in
+    the order given, each kind in :func:`read_unit`'s form (empty when it has none)."""
+    parts: dict[bool, list[pa.Table]] = {
+        True: [RUN_SCHEMA.empty_table()],
+        False: [QRELS_SCHEMA.empty_table()],
+    }
+    for is_run, table in pieces:
+        parts[is_run].append(table)
+    return pa.concat_tables(parts[True]), pa.concat_tables(parts[False])
 
 
 def _buffers(rows: pa.Table) -> Iterator[pa.Buffer]:

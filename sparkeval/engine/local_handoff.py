@@ -37,14 +37,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from sparkeval.engine.arrow_exchange import bucket_slices, map_units
-from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan
+from sparkeval.engine.arrow_exchange import bucket_slices, map_units, run_and_qrels
+from sparkeval.io.direct import DirectPlan
 
 #: the Spark setting that turns the handoff off (``false``) on a local master
 HANDOFF_KEY = "spark.sparkeval.localHandoff"
-
-#: one file: (unit, bucket)
-Piece = tuple[int, int]
 
 
 def handoff_enabled(spark) -> bool:
@@ -81,6 +78,11 @@ def _write_piece(table: pa.Table, path: str) -> None:
     with pa.OSFile(partial, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
     os.replace(partial, path)
+
+
+def _read_piece(path: str) -> pa.Table:
+    """The rows of one file, memory-mapped (not copied)."""
+    return pa.ipc.open_file(pa.memory_map(path)).read_all()
 
 
 def write_pieces(
@@ -120,20 +122,15 @@ def bucket_tasks(
 ) -> tuple[object, Callable[[pa.Table], tuple[pa.Table, pa.Table]]]:
     """Job 2's input: one partition per non-empty bucket, and the function that turns a
     partition's one row into the bucket's (run rows, qrels rows)."""
-    kinds = [s.kind for s in plan.inputs for _ in s.units]
+    is_run = [source.kind == "run" for source, _ in plan.row_groups]
     order = list(pieces.items())
     target = str(directory)
 
     def unpack(task: pa.Table) -> tuple[pa.Table, pa.Table]:
         bucket, units = order[task.column(0)[0].as_py()]
-        parts: dict[str, list[pa.Table]] = {
-            "run": [RUN_SCHEMA.empty_table()],
-            "qrels": [QRELS_SCHEMA.empty_table()],
-        }
-        for unit in units:
-            source = pa.memory_map(piece_path(target, unit, bucket))
-            parts[kinds[unit]].append(pa.ipc.open_file(source).read_all())
-        return pa.concat_tables(parts["run"]), pa.concat_tables(parts["qrels"])
+        return run_and_qrels(
+            (is_run[unit], _read_piece(piece_path(target, unit, bucket))) for unit in units
+        )
 
     tasks = spark.range(0, len(order), 1, numPartitions=max(1, len(order)))
     return tasks, unpack

@@ -240,6 +240,12 @@ class DirectPlan:
     def size(self) -> int:
         return sum(source.size for source in self.inputs)
 
+    @property
+    def row_groups(self) -> list[tuple[DirectInput, int]]:
+        """Every row group of every input as ``(input, unit)``, in a fixed order: the
+        *unit index* of a row group is its position here."""
+        return [(source, unit) for source in self.inputs for unit in range(len(source.units))]
+
 
 def all_parquet(
     runs: Sequence[str], qrels: str, run_format: str | None, qrels_format: str | None
