@@ -20,9 +20,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sparkeval.engine.rating_engine import RatingEvaluation, rating_errors
-    from sparkeval.engine.recommend import evaluate_recommendations
-    from sparkeval.engine.spark_engine import Evaluation, evaluate
+    from sparkeval.engine.plans.rating_engine import RatingEvaluation, rating_errors
+    from sparkeval.engine.plans.recommend import evaluate_recommendations
+    from sparkeval.engine.plans.spark_engine import Evaluation, evaluate
 
 __version__ = "0.1.0"
 __all__ = [
@@ -37,11 +37,11 @@ __all__ = [
 #: where each name of the API lives; imported on first use, so that importing one
 #: submodule (as every Python worker does) does not import pandas and the whole API
 _API = {
-    "Evaluation": "sparkeval.engine.spark_engine",
-    "evaluate": "sparkeval.engine.spark_engine",
-    "RatingEvaluation": "sparkeval.engine.rating_engine",
-    "rating_errors": "sparkeval.engine.rating_engine",
-    "evaluate_recommendations": "sparkeval.engine.recommend",
+    "Evaluation": "sparkeval.engine.plans.spark_engine",
+    "evaluate": "sparkeval.engine.plans.spark_engine",
+    "RatingEvaluation": "sparkeval.engine.plans.rating_engine",
+    "rating_errors": "sparkeval.engine.plans.rating_engine",
+    "evaluate_recommendations": "sparkeval.engine.plans.recommend",
 }
 
 

@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 
 from sparkeval.compat import CompatPlan, plan_compat
-from sparkeval.engine.assemble import QUERY_POLICIES, EvalOptions
-from sparkeval.engine.near_duplicates import check_flags_available
+from sparkeval.engine.plans.near_dup_flags import check_flags_available
+from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions
 from sparkeval.errors import ConfigError
 from sparkeval.io.columns import parse_mapping
 from sparkeval.io.readers import FORMATS

@@ -9,8 +9,8 @@ from typing import TextIO
 from sparkeval import faults
 from sparkeval.compat import CompatPlan
 from sparkeval.config import EvaluateConfig
-from sparkeval.engine.recommend import evaluate_plan
-from sparkeval.engine.spark_engine import Evaluation
+from sparkeval.engine.plans.recommend import evaluate_plan
+from sparkeval.engine.plans.spark_engine import Evaluation
 from sparkeval.io import read_runs
 from sparkeval.io.direct import DirectPlan, NotDirect, all_parquet, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from runners.common import SPARKEVAL_MEASURES, report
-from sparkeval.engine.assemble import evaluate_tables
+from sparkeval.engine.worker.assemble import evaluate_tables
 from sparkeval.measures.names import parse_measures
 
 

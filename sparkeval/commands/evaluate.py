@@ -6,7 +6,7 @@ import argparse
 
 from sparkeval.compat import COMPAT_PROFILES
 from sparkeval.config import READERS, build_config, load_config_file
-from sparkeval.engine.assemble import QUERY_POLICIES
+from sparkeval.engine.worker.assemble import QUERY_POLICIES
 from sparkeval.io.readers import FORMATS
 
 

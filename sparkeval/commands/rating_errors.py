@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TextIO
 
-from sparkeval.engine.rating_engine import MISSING_POLICIES, RatingEvaluation
+from sparkeval.engine.plans.rating_engine import MISSING_POLICIES, RatingEvaluation
 from sparkeval.errors import ConfigError
 from sparkeval.io.readers import FORMATS
 from sparkeval.measures.rating_names import DEFAULT_RATING_MEASURES, parse_rating_measures
@@ -88,7 +88,7 @@ def run_rating_errors(
     spark, args: argparse.Namespace, measures: list[str], target, stdout: TextIO
 ) -> RatingEvaluation:
     """Read, evaluate and write ``per_user.parquet`` and ``summary.json`` all or nothing."""
-    from sparkeval.engine.rating_engine import rating_errors
+    from sparkeval.engine.plans.rating_engine import rating_errors
     from sparkeval.io.ratings import parse_columns, read_ratings
     from sparkeval.output import atomic_output_dir, write_json
 

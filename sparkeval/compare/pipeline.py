@@ -44,7 +44,7 @@ from sparkeval.compare.stats import (
     randomization_test,
     wins_ties_losses,
 )
-from sparkeval.engine.spark_order import with_rank
+from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 
 PER_QUERY_COLUMNS: tuple[str, ...] = ("run_id", "query_id", "measure", "value")
@@ -483,7 +483,7 @@ def with_tie_broken_rank(runs: Any, depth: int | None = None) -> Any:
     """Add ``rank`` (1-based) per (run_id, query_id): score desc, then doc_id desc.
 
     The Spark form of :func:`sparkeval.compare.rank_distance.order_by_score_then_docid_desc`
-    (:func:`sparkeval.engine.spark_order.with_rank`). ``depth`` keeps the first
+    (:func:`sparkeval.engine.plans.spark_order.with_rank`). ``depth`` keeps the first
     ``depth`` docs of each ranking.
     """
     return with_rank(runs, ["run_id", "query_id"], depth)

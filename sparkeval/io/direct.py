@@ -4,7 +4,7 @@ Spark hands rows to a Python UDF by converting them, row by row, into Arrow
 batches; for a 10M-row run that conversion costs several seconds.  When an input
 is plain Parquet on a filesystem the workers can open, there is no need for it:
 each task reads one Parquet row group with pyarrow, already columnar, and only
-Arrow IPC payloads travel through Spark (see :mod:`sparkeval.engine.arrow_exchange`).
+Arrow IPC payloads travel through Spark (see :mod:`sparkeval.engine.transport.arrow_exchange`).
 
 An input qualifies when, judged from the Parquet footers alone:
 

@@ -1,7 +1,7 @@
 """Near-duplicate-aware evaluation: the ``NearDup@k`` measure and the demotion rule.
 
 With near-duplicate pairs, a retrieved doc is *flagged* when it near-duplicates a
-higher-ranked doc of the same ranking (see :mod:`sparkeval.engine.near_duplicates`).
+higher-ranked doc of the same ranking (see :mod:`sparkeval.engine.plans.near_dup_flags`).
 
 Dedup-aware measures: a flagged doc judged relevant (grade > 0) is evaluated as
 judged non-relevant (grade 0), so a copy of a higher result gains nothing in

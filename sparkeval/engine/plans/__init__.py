@@ -1,0 +1,1 @@
+"""Spark plans built on the driver: the evaluation pass, ratings, recommendations."""

@@ -1,0 +1,547 @@
+"""The Spark evaluation pass: one hash exchange of run and qrels rows, one Arrow UDF.
+
+Plan (one shuffle, one Python call per partition, all measures at once)::
+
+    run rows   (_run code, query_id, doc_id, score) --+
+                                                     union -> repartition(B, query_id)
+    qrels rows (-1,        query_id, doc_id, grade) --+      -> mapInArrow(evaluate_tables)
+                                                                -> result blobs (cached)
+
+Each partition yields its wide rows (one per (run, query)) and then its exact per-run
+partial sums, as Arrow IPC blobs (:mod:`sparkeval.engine.transport.result_blobs`) that Spark
+caches without converting them to rows.  The summary collects the partial-sum blobs
+only, and ``per_query.parquet`` is written from the evaluated wide rows
+(:mod:`sparkeval.engine.transport.per_query_writer`).
+
+Directly-read Parquet inputs skip the union and the row exchange: the workers split
+their rows by bucket and ship them as Arrow IPC payloads
+(:mod:`sparkeval.engine.transport.arrow_exchange`) or, on a local master, as local files
+(:mod:`sparkeval.engine.transport.local_handoff`); each bucket is one partition of the UDF.
+
+Every query lands in exactly one partition with all its run rows (of every run) and
+all its qrels rows, so the UDF sees complete queries.  ``evaluate_tables`` sorts,
+cuts, joins and computes with vectorised numpy over all queries of the partition.
+Rows are not sorted by key before the UDF (a grouped cogroup would sort them).
+
+Memory: a partition is loaded whole into one Python worker.  With B partitions
+(``buckets``) a worker holds about rows/B rows; raise ``buckets`` (default
+``spark.sql.shuffle.partitions``) for very large inputs, and use ``depth`` to cap
+pathological queries.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
+from sparkeval.engine.transport import local_handoff, result_blobs
+from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
+from sparkeval.engine.transport.per_query_writer import write_per_query
+from sparkeval.engine.worker.assemble import (
+    RUN_CODE,
+    EvalOptions,
+    evaluate_tables,
+    measure_column,
+    per_query_indexes,
+)
+from sparkeval.engine.worker.exact_summary import combine, partition_sums
+from sparkeval.engine.worker.worker_memory import keep_freed_memory
+from sparkeval.errors import InputError, input_error_from_spark, marked_message
+from sparkeval.io.direct import NOT_DIRECT_MARK, DirectPlan, NotDirect
+from sparkeval.io.locate import with_line_number
+from sparkeval.io.readers import id_column, numeric_column
+from sparkeval.measures import Measure
+from sparkeval.measures.names import parse_measures
+
+_RUN_COLUMNS = ("run_id", "query_id", "doc_id", "score", "_bad")
+_QRELS_COLUMNS = ("query_id", "doc_id", "relevance", "_bad")
+
+
+@dataclass
+class Evaluation:
+    """The result of :func:`evaluate`.
+
+    Attributes:
+        per_query: ``run_id, query_id, measure, value`` (value null where undefined).
+        summary: ``run_id, measure, value, queries, undefined`` — the ``all`` values.
+        report: the summary as a JSON-ready dict (the content of ``summary.json``).
+        measures: the evaluated measures, in output order.
+        names: output name of every measure (canonical or trec_eval).
+        ordered_per_query: ``run_id, query_id, measure, value`` sorted by run, query
+            and the measures' order (what ``per_query.parquet`` holds).
+        reader: who read the inputs: ``workers`` (Parquet row groups read by the
+            Python workers, :mod:`sparkeval.io.direct`) or ``spark``.
+
+    The three DataFrames are built when first used (a job that only writes the files
+    never builds them).
+    """
+
+    report: dict[str, Any]
+    measures: list[Measure]
+    names: list[str]
+    reader: str = "spark"
+    _blobs: Any = field(default=None, repr=False)
+
+    @cached_property
+    def _wide(self):
+        """The wide rows as a DataFrame, decoded from the cached blobs when used."""
+        return wide_frame(self._blobs, len(self.measures))
+
+    @cached_property
+    def summary(self):
+        spark = self._blobs.sparkSession
+        rows = [
+            (
+                run_id,
+                name,
+                run["measures"][name],
+                run["queries"]["evaluated"] - run["undefined"][name],
+                run["undefined"][name],
+            )
+            for run_id, run in self.report["runs"].items()
+            for name in self.names
+        ]
+        schema = _schema(
+            ("run_id", "string"),
+            ("measure", "string"),
+            ("value", "double"),
+            ("queries", "long"),
+            ("undefined", "long"),
+        )
+        return spark.createDataFrame(rows, schema)
+
+    @cached_property
+    def per_query(self):
+        return self._exploded(self._wide.where("evaluated"))
+
+    @cached_property
+    def ordered_per_query(self):
+        # sorting the wide rows (one per query) is far cheaper than sorting the long rows;
+        # explode keeps the order within each partition, and entries come in measure order
+        evaluated = self._wide.where("evaluated").orderBy("run_id", "query_id")
+        return self._exploded(evaluated).drop("_order")
+
+    def _exploded(self, frame):
+        from pyspark.sql import functions as F
+
+        chosen = per_query_indexes(self.measures)
+        entries = F.array(
+            *(
+                F.struct(
+                    F.lit(self.names[i]).alias("measure"),
+                    F.lit(order).alias("_order"),
+                    F.col(measure_column(i)).alias("value"),
+                )
+                for order, i in enumerate(chosen)
+            )
+        )
+        return frame.select("run_id", "query_id", F.explode(entries).alias("_e")).select(
+            "run_id", "query_id", "_e.measure", "_e._order", "_e.value"
+        )
+
+    def write_per_query(self, directory) -> None:
+        """Write the per-query values to the new directory ``directory`` as sorted
+        ``part-NNNNN.parquet`` files (:mod:`sparkeval.engine.transport.per_query_writer`)."""
+        queries = sum(run["queries"]["evaluated"] for run in self.report["runs"].values())
+        write_per_query(self._blobs, self._wide, self.measures, self.names, directory, queries)
+
+    def unpersist(self) -> None:
+        """Release the cached per-query results."""
+        if self._blobs is not None:
+            self._blobs.unpersist()
+
+
+def _schema(*fields: tuple[str, str]):
+    """A StructType built in Python (a DDL string would be parsed by the JVM)."""
+    from pyspark.sql import types as T
+
+    kinds = {
+        "string": T.StringType(),
+        "boolean": T.BooleanType(),
+        "long": T.LongType(),
+        "double": T.DoubleType(),
+    }
+    return T.StructType([T.StructField(name, kinds[kind]) for name, kind in fields])
+
+
+def _wide_schema(n_measures: int):
+    meta = [
+        ("run_id", "string"),
+        ("query_id", "string"),
+        ("in_run", "boolean"),
+        ("in_qrels", "boolean"),
+        ("evaluated", "boolean"),
+        ("ret_rows", "long"),
+        ("beyond_depth", "long"),
+        ("qrels_rows", "long"),
+    ]
+    measures = ((measure_column(i), "double") for i in range(n_measures))
+    return _schema(*meta, *measures)
+
+
+def wide_frame(blobs, n_measures: int):
+    """The wide rows held by the cached ``blobs`` frame, as a DataFrame."""
+
+    def decode(batches):
+        for table in result_blobs.tables(batches, result_blobs.WIDE):
+            yield from table.to_batches()
+
+    return blobs.mapInArrow(decode, schema=_wide_schema(n_measures))
+
+
+def _as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
+    if isinstance(measures, str):
+        return parse_measures(measures)
+    items = list(measures)
+    if all(isinstance(m, Measure) for m in items):
+        return list(items)  # type: ignore[arg-type]
+    return parse_measures([m.name if isinstance(m, Measure) else m for m in items])
+
+
+def _normalised(df, kind: str, value: str, integer: bool):
+    """Canonical columns and types; rows from the readers already carry ``_bad``.
+
+    DataFrames handed to the Python API get the same checks as files: ids become
+    strings, and a value that is not a number (or not an integer grade) is reported.
+    """
+    columns = _RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS
+    if "_bad" in df.columns:
+        return df.select(*columns)
+    missing = [c for c in columns if c != "_bad" and c not in df.columns]
+    if missing:
+        raise InputError(
+            f"{kind} DataFrame: missing column(s) {', '.join(missing)}; "
+            f"columns are: {', '.join(df.columns)}"
+        )
+    number, bad = numeric_column(df, f"{kind} DataFrame", value, ("query_id", "doc_id"), integer)
+    ids = [id_column(c).alias(c) for c in columns if c not in ("_bad", value)]
+    typed = number.cast("long") if integer else number
+    return df.select(*ids, typed.alias(value), bad.alias("_bad")).select(*columns)
+
+
+def _failing_bad_rows(value: str):
+    """``value``, or a task failure carrying the row's ``_bad`` message where it is set.
+
+    Bad rows stop the job in the stage that reads them, so their messages never
+    travel through the shuffle; the driver recovers the message (see :func:`_recover`).
+    """
+    from pyspark.sql import functions as F
+
+    bad = F.col("_bad")
+    return F.when(bad.isNotNull(), F.raise_error(marked_message(bad))).otherwise(F.col(value))
+
+
+#: the ``_run`` code of shipped qrels rows
+_QRELS_ROW = -1
+#: the one value column of the shipped rows: the score of a run row, the grade of a qrels row
+_VALUE = "_value"
+
+
+def _shipped(run_df, qrels_df, run_ids: Sequence[str]):
+    """Run and qrels rows as one frame, the way the UDF gets them.
+
+    Columns ``_run`` (int code into ``run_ids``; -1 marks a qrels row, null a run row
+    whose run is not among ``run_ids``),
+    ``query_id``, ``doc_id``, ``_value`` (score, or the grade as a double: grades are
+    whole numbers within ±1e9, exact in a double) and ``_dup`` when near-duplicate
+    flags are present.  No run names and no ``_bad`` messages travel: bad rows fail
+    in the stage that reads them.
+    """
+    from pyspark.sql import functions as F
+
+    if len(run_ids) == 1:
+        code = F.when(F.col("run_id") == F.lit(run_ids[0]), F.lit(0))
+    else:
+        lookup = F.create_map(*(F.lit(x) for i, r in enumerate(run_ids) for x in (r, i)))
+        code = F.try_element_at(lookup, F.col("run_id"))
+    flags = "_dup" in run_df.columns
+    run_rows = run_df.select(
+        code.cast("int").alias(RUN_CODE),
+        "query_id",
+        "doc_id",
+        _failing_bad_rows("score").cast("double").alias(_VALUE),
+        *([F.col("_dup")] if flags else []),
+    )
+    qrels_rows = qrels_df.select(
+        F.lit(_QRELS_ROW).cast("int").alias(RUN_CODE),
+        "query_id",
+        "doc_id",
+        _failing_bad_rows("relevance").cast("double").alias(_VALUE),
+        *([F.lit(None).cast("boolean").alias("_dup")] if flags else []),
+    )
+    return run_rows.unionByName(qrels_rows)
+
+
+def _split_shipped(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """(run table, qrels table) from the shipped rows of one partition."""
+    import pyarrow.compute as pc
+
+    is_qrels = pc.fill_null(pc.equal(rows.column(RUN_CODE), _QRELS_ROW), False)
+    run = rows.filter(pc.invert(is_qrels)).rename_columns(
+        ["score" if c == _VALUE else c for c in rows.column_names]
+    )
+    qrels = rows.filter(is_qrels)
+    qrels = pa.table(
+        {
+            "query_id": qrels.column("query_id"),
+            "doc_id": qrels.column("doc_id"),
+            "relevance": qrels.column(_VALUE).cast(pa.int64()),
+        }
+    )
+    return run, qrels
+
+
+def _recover(exc: BaseException) -> BaseException:
+    found = input_error_from_spark(exc)
+    if found is None:
+        return exc
+    return InputError(with_line_number(str(found)))
+
+
+def evaluate(
+    spark,
+    run_df,
+    qrels_df,
+    measures: Sequence[str | Measure] | str,
+    *,
+    queries: str = "qrels",
+    rel_level: int = 1,
+    depth: int | None = None,
+    names: str = "canonical",
+    run_ids: Sequence[str] | None = None,
+    buckets: int | None = None,
+    near_duplicates=None,
+    direct: DirectPlan | None = None,
+) -> Evaluation:
+    """Evaluate runs against qrels on Spark; nothing is written.
+
+    Args:
+        spark: the SparkSession.
+        run_df: ``[run_id,] query_id, doc_id, score`` (a missing run_id means one run, "run").
+        qrels_df: ``query_id, doc_id, relevance``.
+        measures: names (``["nDCG@10", "map"]``, ``"official"``) or parsed measures.
+        queries: ``qrels`` (default), ``both`` or ``run`` — which queries are averaged.
+        rel_level: grade >= rel_level is relevant (trec_eval ``-l``).
+        depth: keep the first ``depth`` docs of each ranking (trec_eval ``-M``).
+        names: ``canonical`` or ``trec`` (trec_eval names wherever trec_eval has the measure).
+        run_ids: all run ids, when already known (saves a pass over the run).
+        buckets: number of hash buckets (default: ``spark.sql.shuffle.partitions``).
+        near_duplicates: ``doc_a, doc_b`` pairs; a doc that near-duplicates a higher-ranked
+            doc gains nothing, ``NearDup@k`` becomes available and the report gets a
+            ``near_duplicates`` entry (see :mod:`sparkeval.engine.plans.near_dup_flags`).
+        direct: instead of ``run_df`` and ``qrels_df`` (pass None), the inputs as Parquet
+            row groups for the workers to read themselves (:mod:`sparkeval.io.direct`);
+            needs ``run_ids``.  Raises :class:`~sparkeval.io.direct.NotDirect` when a
+            value needs the checks of the Spark readers: read the inputs with them and
+            call again.
+
+    Returns:
+        An :class:`Evaluation`; its per-query results are cached until ``unpersist()``.
+
+    Example:
+        >>> ev = evaluate(spark, run_df, qrels_df, ["nDCG@10", "AP"])  # doctest: +SKIP
+        >>> ev.summary.show()                                          # doctest: +SKIP
+    """
+
+    if names not in ("canonical", "trec"):
+        raise ValueError(f"names must be 'canonical' or 'trec', got {names!r}")
+    options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
+    measure_list = _as_measures(measures)
+    out_names = [
+        (m.trec_name(rel_level) or m.name) if names == "trec" else m.name for m in measure_list
+    ]
+    if near_duplicates is None:
+        check_flags_available(measure_list)
+
+    if buckets is None:
+        buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    if buckets < 1:
+        raise ValueError(f"buckets must be >= 1, got {buckets}")
+    if direct is not None:
+        if near_duplicates is not None or run_ids is None:
+            raise ValueError("direct inputs take run_ids and no near_duplicates")
+        run_ids = list(run_ids)
+        buckets = buckets_for(direct, buckets)
+        if local_handoff.handoff_enabled(spark):
+            wide, stats = _evaluate_handed_over(
+                spark, direct, run_ids, buckets, measure_list, options
+            )
+        else:
+            payloads = direct_payloads(spark, direct, run_ids, buckets)
+            wide, stats = _evaluate_shipped(
+                payloads, unpack_partition, measure_list, options, run_ids
+            )
+        reader = "workers"
+    else:
+        wide, stats, flags, run_ids = _evaluate_frames(
+            spark, run_df, qrels_df, measure_list, options, run_ids, buckets, near_duplicates
+        )
+        reader = "spark"
+
+    report = _report(stats, measure_list, out_names, run_ids, options, names)
+    if near_duplicates is not None:
+        report["near_duplicates"] = flags.report
+    return Evaluation(report, measure_list, out_names, reader, wide)
+
+
+def _evaluate_frames(spark, run_df, qrels_df, measure_list, options, run_ids, buckets, pairs):
+    """(wide rows, statistics, near-duplicate flags or None, run ids) of Spark-read inputs."""
+    from pyspark.sql import functions as F
+
+    if "run_id" not in run_df.columns:
+        run_df = run_df.withColumn("run_id", F.lit("run"))
+    run_df = _normalised(run_df, "run", "score", integer=False)
+    qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
+    if run_ids is None:
+        run_ids = sorted(
+            r[0] for r in run_df.select("run_id").distinct().collect() if r[0] is not None
+        )
+    run_ids = list(run_ids)
+    flags = None
+    if pairs is not None:
+        flags = flag_near_duplicates(run_df, pairs, run_ids)
+        run_df = flags.run_df
+    try:
+        # one exchange: every query's run and qrels rows land in the same partition,
+        # whole (no sort by key, unlike a grouped cogroup)
+        rows = _shipped(run_df, qrels_df, run_ids).repartition(buckets, "query_id")
+        wide, stats = _evaluate_shipped(rows, _split_shipped, measure_list, options, run_ids)
+    finally:
+        if flags is not None:
+            flags.release()
+    return wide, stats, flags, run_ids
+
+
+def _evaluate_handed_over(spark, direct, run_ids, buckets, measure_list, options):
+    """(cached result blobs, summary statistics) of directly-read inputs whose buckets
+    are handed to the evaluation as local files (:mod:`sparkeval.engine.transport.local_handoff`).
+
+    The files are removed once the results are cached, or the evaluation failed.
+    """
+    directory = local_handoff.new_directory(spark)
+    try:
+        try:
+            pieces = local_handoff.write_pieces(spark, direct, run_ids, buckets, directory)
+        except Exception as exc:
+            raise _task_failure(exc) from exc
+        tasks, unpack = local_handoff.bucket_tasks(spark, direct, pieces, directory)
+        return _evaluate_shipped(tasks, unpack, measure_list, options, run_ids)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _task_failure(exc: BaseException) -> BaseException:
+    """What to raise for a failed job: :class:`NotDirect` when a directly-read value
+    needs the Spark readers, an :class:`InputError` for a bad input row, else ``exc``."""
+    if NOT_DIRECT_MARK in str(exc):
+        reason = str(exc).split(NOT_DIRECT_MARK, 1)[1].splitlines()[0]
+        return NotDirect(reason)
+    return _recover(exc)
+
+
+def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
+    """(cached result blobs, summary statistics) of shipped ``rows`` (one partition per bucket).
+
+    ``unpack`` turns a partition's Arrow rows into (run table, qrels table).  Each
+    partition emits its wide rows and then its partial sums
+    (:func:`~sparkeval.engine.worker.exact_summary.partition_sums`) as blobs
+    (:mod:`sparkeval.engine.transport.result_blobs`); the summary reads only the partial sums
+    back from the cache.
+
+    Raises:
+        NotDirect: a directly-read input holds a value for the Spark readers to judge.
+    """
+    from pyspark.sql import functions as F
+
+    n_measures = len(measure_list)
+
+    def evaluate_partition(batches):
+        from sparkeval.faults import in_task
+
+        in_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT is set
+        keep_freed_memory()
+        batches = list(batches)
+        if not batches:
+            return
+        run_table, qrels_table = unpack(pa.Table.from_batches(batches))
+        result = evaluate_tables(
+            run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
+        )
+        result = _undefined_as_null(result, n_measures)
+        yield from result_blobs.wide_blobs(result)
+        partials = pa.Table.from_batches([partition_sums(result, measure_list)])
+        yield result_blobs.blob_batch(result_blobs.PARTIAL, partials)
+
+    blobs = rows.mapInArrow(evaluate_partition, schema=result_blobs.blob_schema()).persist()
+    try:
+        collected = blobs.where(F.col("kind") == result_blobs.PARTIAL).collect()
+        partials = [row for r in collected for row in result_blobs.decode(r.blob).to_pylist()]
+        return blobs, combine(partials, measure_list)
+    except Exception as exc:
+        blobs.unpersist()
+        raise _task_failure(exc) from exc
+
+
+def _undefined_as_null(result: pa.Table, n_measures: int) -> pa.Table:
+    """Measure values of unevaluated queries and undefined (NaN) values become null."""
+    evaluated = result.column("evaluated")
+    for i in range(n_measures):
+        name = measure_column(i)
+        values = result.column(name)
+        keep = pc.and_kleene(evaluated, pc.invert(pc.is_nan(values)))
+        cleaned = pc.if_else(keep, values, pa.scalar(None, pa.float64()))
+        result = result.set_column(result.schema.get_field_index(name), name, cleaned)
+    return result
+
+
+def _report(
+    stats: dict[str, dict[str, Any]],
+    measures: Sequence[Measure],
+    out_names: Sequence[str],
+    run_ids: Sequence[str],
+    options: EvalOptions,
+    names: str,
+) -> dict[str, Any]:
+    runs: dict[str, Any] = {}
+    for run_id in run_ids:
+        s = stats.get(run_id)
+        if s is None or not s["rows_read"]:
+            raise InputError(f"run {run_id!r} has no rows")
+        runs[run_id] = {
+            "measures": {out_names[i]: s[f"v{i}"] for i in range(len(measures))},
+            "undefined": {out_names[i]: int(s[f"u{i}"]) for i in range(len(measures))},
+            "queries": {
+                "evaluated": int(s["evaluated"]),
+                "in_both": int(s["in_both"]),
+                "in_run_only": int(s["in_run_only"]),
+                "in_qrels_only": int(s["in_qrels_only"]),
+            },
+            "rows": {
+                "read": int(s["rows_read"]),
+                "rejected": 0,
+                "beyond_depth": int(s["rows_beyond_depth"]),
+                "in_unevaluated_queries": int(s["rows_in_unevaluated_queries"]),
+            },
+        }
+    first = stats[run_ids[0]]
+    return {
+        "runs": runs,
+        "qrels": {
+            "rows": int(first["qrels_rows"]),
+            "queries": int(first["in_both"] + first["in_qrels_only"]),
+        },
+        "parameters": {
+            "measures": [m.name for m in measures],
+            "queries": options.queries,
+            "rel_level": options.rel_level,
+            "depth": options.depth,
+            "names": names,
+        },
+    }

@@ -1,0 +1,1 @@
+"""Moving rows and results between Spark and the workers (Arrow payloads and files)."""

@@ -1,0 +1,136 @@
+"""Hand directly-read inputs to the evaluation through local files (local masters).
+
+With a local master every Python worker runs on the driver's machine.  The read
+tasks can then leave each bucket's rows in a file for the task that evaluates the
+bucket, instead of sending them through Spark's exchange, where the JVM copies,
+compresses, checksums, writes, reads back and copies every payload again::
+
+    job 1: one task per Parquet row group (sparkeval.io.direct.read_unit)
+             -> rows split by bucket = crc32(query_id) mod B (arrow_exchange.bucket_slices)
+             -> one Arrow IPC file per (row group, bucket), uncompressed
+             -> returns (unit, bucket) of every file it wrote
+    job 2: one task per non-empty bucket
+             -> maps its files, concatenated in unit order -> the evaluation UDF
+
+A bucket holds the rows, in the order, that the exchange would deliver to its
+partition (:func:`~sparkeval.engine.transport.arrow_exchange.unpack_partition` also concatenates
+in unit order), so per-query values are identical either way.  A task writes each
+file under its attempt's name and renames it when complete, so a retried task leaves
+whole files.  The files live in a new directory under ``spark.local.dir`` that the
+caller removes once the evaluation's results are cached.
+
+Measured on 2 cores, whole job, handoff against exchange in alternation (medians of
+3–4): 100k queries × 100 docs 11.4 s → 9.2 s (CPU 19.2 s → 15.0 s); 1M queries × 10
+docs 14.1 s → 12.2 s.
+
+``spark.sparkeval.localHandoff=false`` sends the payloads through Spark's exchange
+on local masters too; other masters always use the exchange.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+from sparkeval.engine.transport.arrow_exchange import bucket_slices, map_units, run_and_qrels
+from sparkeval.io.direct import DirectPlan
+
+#: the Spark setting that turns the handoff off (``false``) on a local master
+HANDOFF_KEY = "spark.sparkeval.localHandoff"
+
+
+def handoff_enabled(spark) -> bool:
+    """Whether this session's tasks share the driver's filesystem (a ``local`` master)
+    and :data:`HANDOFF_KEY` does not turn the handoff off.
+
+    A Spark Connect session never hands over files: its workers run beside the server.
+    """
+    if "connect" in type(spark).__module__.split("."):
+        return False
+    if not spark.sparkContext.master.startswith("local"):
+        return False
+    return spark.conf.get(HANDOFF_KEY, "true").strip().lower() != "false"
+
+
+def new_directory(spark) -> Path:
+    """A new directory for the files, under the first of ``spark.local.dir`` (or the
+    system's temporary directory)."""
+    local_dirs = spark.conf.get("spark.local.dir", "") or os.environ.get("SPARK_LOCAL_DIRS", "")
+    parent = local_dirs.split(",")[0].strip() or None
+    return Path(tempfile.mkdtemp(prefix="sparkeval-handoff-", dir=parent))
+
+
+def piece_path(directory: str | Path, unit: int, bucket: int) -> str:
+    """The file holding the rows of row group ``unit`` that fall in ``bucket``."""
+    return os.path.join(directory, f"unit-{unit:06d}-bucket-{bucket:05d}.arrow")
+
+
+def _write_piece(table: pa.Table, path: str) -> None:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    partial = f"{path}.{context.taskAttemptId() if context else 0}.partial"
+    with pa.OSFile(partial, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    os.replace(partial, path)
+
+
+def _read_piece(path: str) -> pa.Table:
+    """The rows of one file, memory-mapped (not copied)."""
+    return pa.ipc.open_file(pa.memory_map(path)).read_all()
+
+
+def write_pieces(
+    spark, plan: DirectPlan, run_ids: Sequence[str], buckets: int, directory: Path
+) -> dict[int, list[int]]:
+    """Job 1: read every row group and write its buckets' rows to ``directory``.
+
+    Returns the units that wrote a file for each non-empty bucket, in unit order.
+    """
+    from pyspark.sql import types as T
+
+    target = str(directory)
+
+    def write(index: int, kind: str, table: pa.Table) -> pa.RecordBatch:
+        written = []
+        for bucket, rows in bucket_slices(table, buckets):
+            _write_piece(rows, piece_path(target, index, bucket))
+            written.append(bucket)
+        return pa.record_batch(
+            {
+                "unit": pa.array([index] * len(written), pa.int32()),
+                "bucket": pa.array(written, pa.int32()),
+            }
+        )
+
+    schema = T.StructType(
+        [T.StructField("unit", T.IntegerType()), T.StructField("bucket", T.IntegerType())]
+    )
+    found: dict[int, list[int]] = defaultdict(list)
+    for row in map_units(spark, plan, run_ids, write, schema).collect():
+        found[row.bucket].append(row.unit)
+    return {bucket: sorted(found[bucket]) for bucket in sorted(found)}
+
+
+def bucket_tasks(
+    spark, plan: DirectPlan, pieces: dict[int, list[int]], directory: Path
+) -> tuple[object, Callable[[pa.Table], tuple[pa.Table, pa.Table]]]:
+    """Job 2's input: one partition per non-empty bucket, and the function that turns a
+    partition's one row into the bucket's (run rows, qrels rows)."""
+    is_run = [source.kind == "run" for source, _ in plan.row_groups]
+    order = list(pieces.items())
+    target = str(directory)
+
+    def unpack(task: pa.Table) -> tuple[pa.Table, pa.Table]:
+        bucket, units = order[task.column(0)[0].as_py()]
+        return run_and_qrels(
+            (is_run[unit], _read_piece(piece_path(target, unit, bucket))) for unit in units
+        )
+
+    tasks = spark.range(0, len(order), 1, numPartitions=max(1, len(order)))
+    return tasks, unpack

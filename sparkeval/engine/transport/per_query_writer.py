@@ -1,0 +1,194 @@
+"""Write ``per_query.parquet`` from the wide rows, in the Python workers.
+
+The evaluation keeps one wide row per (run, query) with one column per measure; the
+output holds one long row per (run, query, measure).  The wide rows are sorted (one
+row per query, so ten times fewer rows than the output at ten measures) and each
+Python task turns its sorted rows into long rows with numpy and writes one Parquet
+file with pyarrow, one row group per :data:`WIDE_ROWS_PER_GROUP` wide rows::
+
+    one file:    cached result blobs -> coalesce(1)
+                 -> mapInArrow: decode, keep the evaluated rows, sort them with
+                    pyarrow, explode and write part-00000.parquet
+    P > 1 files: wide rows (evaluated) -> repartitionByRange(P, run_id, query_id)
+                 -> sortWithinPartitions(run_id, query_id)
+                 -> mapInArrow: explode each sorted batch and append it to
+                    part-<P>.parquet as it arrives
+
+The one-file path (up to :data:`ROWS_PER_FILE` long rows from up to
+:data:`WIDE_ROWS_PER_FILE` queries) never turns a wide row into a Spark row: the
+blobs (:mod:`sparkeval.engine.transport.result_blobs`) go to the writing task as bytes.
+
+Spark's own writer would convert all the long rows to its row format and back to
+Parquet; here they never exist outside the worker that writes them.  Files are
+renamed to ``part-00000.parquet``, ``part-00001.parquet``, ... in range order, so
+reading them in name order gives the rows sorted by run, query and measure order.
+
+Writes are idempotent: a task writes to a name of its own attempt and renames it to
+the partition's name, so a retried or speculative task leaves one whole file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sparkeval.engine.transport import result_blobs
+from sparkeval.engine.worker.assemble import measure_column, per_query_indexes
+
+#: the columns of ``per_query.parquet``
+PER_QUERY_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("query_id", pa.string()),
+        ("measure", pa.string()),
+        ("value", pa.float64()),
+    ]
+)
+#: long rows per output file at most, about (a writing task holds its file's rows)
+ROWS_PER_FILE = 16_000_000
+#: wide rows (queries) per output file at most: the task writing one file sorts them
+WIDE_ROWS_PER_FILE = 4_000_000
+#: wide rows expanded and written as one row group (1M long rows at 10 measures)
+WIDE_ROWS_PER_GROUP = 100_000
+_WRITE_OPTIONS = {"compression": "snappy", "store_schema": False, "write_statistics": True}
+
+
+def long_rows(wide: pa.Table, columns: Sequence[str], names: Sequence[str]) -> pa.Table:
+    """One row per (wide row, measure), the measures in the given order.
+
+    Example: wide rows ``(r, q1, m0=0.5, m1=null)`` and ``(r, q2, m0=1.0, m1=0.25)`` with
+    names ``AP, RR`` give ``(r,q1,AP,0.5) (r,q1,RR,null) (r,q2,AP,1.0) (r,q2,RR,0.25)``.
+    """
+    n, k = wide.num_rows, len(columns)
+    repeat = np.repeat(np.arange(n, dtype=np.int64), k)
+    values = np.empty((n, k), dtype=np.float64)
+    valid = np.empty((n, k), dtype=bool)
+    for j, column in enumerate(columns):
+        data = wide.column(column)
+        valid[:, j] = data.is_valid().to_numpy(zero_copy_only=False)
+        values[:, j] = data.fill_null(0.0).to_numpy(zero_copy_only=False)
+    measure = pa.DictionaryArray.from_arrays(
+        pa.array(np.tile(np.arange(k, dtype=np.int32), n)), pa.array(list(names), pa.string())
+    )
+    return pa.table(
+        {
+            "run_id": wide.column("run_id").take(repeat),
+            "query_id": wide.column("query_id").take(repeat),
+            "measure": measure.cast(pa.string()),
+            "value": pa.array(values.ravel(), mask=~valid.ravel()),
+        },
+        schema=PER_QUERY_SCHEMA,
+    )
+
+
+def write_per_query(
+    blobs, wide, measures, names: Sequence[str], directory: Path, queries: int
+) -> None:
+    """Write the evaluated wide rows to ``directory`` as sorted long-row Parquet files.
+
+    Args:
+        blobs: the cached result blobs of an evaluation
+            (:mod:`sparkeval.engine.transport.result_blobs`).
+        wide: the same wide rows as a DataFrame (``run_id, query_id, evaluated, m<i>``).
+        measures: the evaluated measures; those without per-query values are left out.
+        names: the output name of every measure.
+        directory: the new output directory (created here); executors must see its path.
+        queries: the number of evaluated (run, query) rows (sets the number of files).
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    chosen = per_query_indexes(measures)
+    columns = [measure_column(i) for i in chosen]
+    out_names = [names[i] for i in chosen]
+    directory.mkdir(parents=True)
+    target = str(directory)
+    kept = ["run_id", "query_id", *columns]
+
+    def write_blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # every blob of the evaluation: gather the evaluated rows, sort, write
+        parts = [
+            t.filter(t.column("evaluated")).select(kept)
+            for t in result_blobs.tables(batches, result_blobs.WIDE)
+        ]
+        if not parts or not (evaluated := pa.concat_tables(parts)).num_rows:
+            return
+        # byte-wise string order, as Spark's range partitioning sorts
+        ordered = evaluated.sort_by([("run_id", "ascending"), ("query_id", "ascending")])
+        chunks = (
+            ordered.slice(start, WIDE_ROWS_PER_GROUP)
+            for start in range(0, ordered.num_rows, WIDE_ROWS_PER_GROUP)
+        )
+        yield from _write_file(target, chunks, columns, out_names)
+
+    def write_sorted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # batch by batch, as Spark sorts and sends them: one row group per batch
+        chunks = (pa.Table.from_batches([b]) for b in batches if b.num_rows)
+        yield from _write_file(target, chunks, columns, out_names)
+
+    parallelism = wide.sparkSession.sparkContext.defaultParallelism
+    files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
+    schema = T.StructType([T.StructField("partition", T.IntegerType())])
+    if files == 1:  # one task takes every blob: no sampling job, no exchange, no JVM sort
+        one = blobs.where(F.col("kind") == result_blobs.WIDE).coalesce(1)
+        done = one.mapInArrow(write_blobs, schema=schema)
+    else:
+        evaluated = wide.where("evaluated").select(*kept)
+        ranges = evaluated.repartitionByRange(files, "run_id", "query_id")
+        done = ranges.sortWithinPartitions("run_id", "query_id").mapInArrow(write_sorted, schema)
+    written = sorted(r[0] for r in done.collect())
+    for path in directory.iterdir():
+        if path.name.startswith("."):
+            path.unlink()  # what a failed attempt left
+    for index, partition in enumerate(written):
+        source = directory / f"part-{partition:05d}.parquet"
+        source.rename(directory / f"part-{index:05d}.parquet")
+    if not written:
+        pq.write_table(PER_QUERY_SCHEMA.empty_table(), directory / "part-00000.parquet")
+
+
+def _write_file(
+    target: str, chunks: Iterator[pa.Table], columns: Sequence[str], names: Sequence[str]
+) -> Iterator[pa.RecordBatch]:
+    """Write the task's sorted wide ``chunks`` as long rows, one row group per chunk, to
+    the task's partition file; yields the partition number when a file was written.
+
+    The file is written under the attempt's own name and renamed when complete.
+    """
+    from pyspark import TaskContext
+
+    from sparkeval.faults import in_write_task
+
+    context = TaskContext.get()
+    partition = context.partitionId() if context else 0
+    attempt = context.taskAttemptId() if context else 0
+    final = os.path.join(target, f"part-{partition:05d}.parquet")
+    partial = os.path.join(target, f".part-{partition:05d}.{attempt}.partial")
+    writer = None
+    for chunk in chunks:
+        if writer is None:
+            writer = pq.ParquetWriter(partial, PER_QUERY_SCHEMA, **_WRITE_OPTIONS)
+        writer.write_table(long_rows(chunk, columns, names))
+    if writer is None:
+        return
+    writer.close()
+    in_write_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
+    os.replace(partial, final)
+    yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
+
+
+def _file_count(rows: int, parallelism: int, wide_rows: int = 0) -> int:
+    """Files of at most :data:`ROWS_PER_FILE` rows made from at most
+    :data:`WIDE_ROWS_PER_FILE` wide rows, in whole waves of ``parallelism`` tasks.
+
+    Example: 10M rows make 1 file; 70M rows on 4 cores make 8 (5 rounded up to 2 waves).
+    """
+    files = max(1, -(-rows // ROWS_PER_FILE), -(-wide_rows // WIDE_ROWS_PER_FILE))
+    if files > parallelism > 0:
+        files = -(-files // parallelism) * parallelism
+    return files

@@ -1,0 +1,1 @@
+"""Worker-side numpy: kernels glue, doc matching, exact sums (no pyspark imports)."""

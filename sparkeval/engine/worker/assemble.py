@@ -1,0 +1,413 @@
+"""Turn run and qrels rows (pandas) into a :class:`RankedBatch` and compute measures.
+
+This is the body of the Spark UDF and, unchanged, the single-process evaluator:
+``evaluate_frames`` takes all rows of some queries (every run's rows and the qrels
+rows of those queries) and returns one *wide* row per ``(run_id, query_id)``.
+
+Ordering is decided here and only here: score descending, ties broken by doc_id
+descending in code-point order (equal to trec_eval's byte-wise ``strcmp`` on UTF-8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sparkeval.engine.plans.near_dup_flags import check_flags_available
+from sparkeval.engine.worker.doc_match import match_docs
+from sparkeval.engine.worker.string_codes import joint_codes
+from sparkeval.errors import InputError, worker_input_error
+from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
+from sparkeval.measures.near_dup import demote_near_duplicates
+
+if TYPE_CHECKING:  # pandas is imported by the callers that pass DataFrames
+    import pandas as pd
+
+QueryPolicy = Literal["qrels", "both", "run", "union"]
+QUERY_POLICIES: tuple[str, ...] = ("qrels", "both", "run", "union")
+
+#: columns of the wide per-segment frame before the measure columns
+META_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "query_id",
+    "in_run",
+    "in_qrels",
+    "evaluated",
+    "ret_rows",
+    "beyond_depth",
+    "qrels_rows",
+)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How rows become rankings.
+
+    Attributes:
+        queries: which queries are evaluated: ``qrels`` (every
+            judged query; missing from the run scores 0), ``both``, ``run`` or
+            ``union`` (every query of the run or the qrels; Spark MLlib's
+            RankingMetrics, where an empty ranking or empty truth scores 0).
+        rel_level: grade >= rel_level counts as relevant (trec_eval ``-l``).
+        depth: keep the first ``depth`` docs per query after sorting (trec_eval ``-M``).
+    """
+
+    queries: QueryPolicy = "qrels"
+    rel_level: int = 1
+    depth: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.queries not in QUERY_POLICIES:
+            raise ValueError(
+                f"queries must be one of {', '.join(QUERY_POLICIES)}, got {self.queries!r}"
+            )
+        if not isinstance(self.rel_level, int) or self.rel_level < 0:
+            raise ValueError(f"rel_level must be a whole number >= 0, got {self.rel_level!r}")
+        if self.depth is not None and (not isinstance(self.depth, int) or self.depth < 1):
+            raise ValueError(f"depth must be a whole number >= 1, got {self.depth!r}")
+
+
+_RUN_TYPES = {
+    "run_id": pa.string(),
+    "query_id": pa.string(),
+    "doc_id": pa.string(),
+    "score": pa.float64(),
+    "_bad": pa.string(),
+}
+_QRELS_TYPES = {
+    "query_id": pa.string(),
+    "doc_id": pa.string(),
+    "relevance": pa.int64(),
+    "_bad": pa.string(),
+}
+
+
+def measure_column(i: int) -> str:
+    """Internal column name of the i-th requested measure in the wide frame."""
+    return f"m{i}"
+
+
+def per_query_indexes(measures: Sequence[Measure]) -> list[int]:
+    """Indexes of the measures with a value per query, the per-query output's measures
+    (``gm_map`` and other measures defined only over all queries have none)."""
+    return [i for i, m in enumerate(measures) if m.spec.per_query]
+
+
+def _raise(message: str, in_worker: bool) -> None:
+    raise (worker_input_error(message) if in_worker else InputError(message))
+
+
+def _as_table(data: pd.DataFrame | pa.Table, columns: dict[str, pa.DataType]) -> pa.Table:
+    """An Arrow table with exactly ``columns`` (cast; a missing ``_bad`` becomes null)."""
+    if not isinstance(data, pa.Table):  # a pandas DataFrame
+        data = pa.Table.from_pandas(data, preserve_index=False)
+    if data.num_rows == 0:  # an empty input may carry no columns at all
+        return pa.table({name: pa.array([], kind) for name, kind in columns.items()})
+    arrays = []
+    for name, kind in columns.items():
+        if name in data.column_names:
+            col = data.column(name)
+            arrays.append(col if col.type == kind else col.cast(kind))
+        elif name == "_bad":
+            arrays.append(pa.nulls(data.num_rows, kind))
+        else:
+            raise ValueError(f"missing column {name!r}")
+    return pa.table(arrays, names=list(columns))
+
+
+#: column of integer run codes (index into ``run_ids``) that may replace ``run_id``
+RUN_CODE = "_run"
+_CODED_RUN_TYPES = {RUN_CODE: pa.int32(), **{k: v for k, v in _RUN_TYPES.items() if k != "run_id"}}
+#: largest (runs x queries) grid handled with dense lookup tables instead of sorting
+_DENSE_SLOTS = 1 << 26
+
+
+def _first_row(table: pa.Table, mask, run_ids: Sequence[str] | None) -> dict[str, object]:
+    row = table.filter(mask).slice(0, 1).to_pylist()[0]
+    row.pop("_bad", None)
+    if RUN_CODE in row:
+        code = row.pop(RUN_CODE)
+        row = {"run_id": run_ids[code] if run_ids and code is not None else code, **row}
+    return row
+
+
+def _check_nulls(
+    run: pa.Table, qrels: pa.Table, in_worker: bool, run_ids: Sequence[str] | None
+) -> None:
+    """Reject rows that cannot be evaluated; every message names the key."""
+    for table in (run, qrels):
+        bad = table.column("_bad")
+        if bad.null_count < len(bad):
+            _raise(str(pc.drop_null(bad)[0].as_py()), in_worker)
+    if RUN_CODE in run.column_names:
+        codes = run.column(RUN_CODE)
+        n_runs = len(run_ids or ())
+        if codes.null_count or (len(codes) and pc.max(codes).as_py() >= n_runs):
+            raise ValueError(f"rows of runs that are not among run_ids {list(run_ids or ())}")
+    for name, table in (("run", run), ("qrels", qrels)):
+        for col in table.column_names:
+            if col != "_bad" and table.column(col).null_count:
+                row = _first_row(table, pc.is_null(table.column(col)), run_ids)
+                _raise(f"{name} row with empty {col}: {row}", in_worker)
+    nan = pc.is_nan(run.column("score"))
+    if pc.any(nan).as_py():
+        row = _first_row(run, nan, run_ids)
+        _raise(
+            f"run {row['run_id']}: query {row['query_id']} doc {row['doc_id']}: score is "
+            "missing or NaN (expected a number; infinite scores are allowed)",
+            in_worker,
+        )
+
+
+def _run_codes(run: pa.Table, run_ids: Sequence[str]) -> np.ndarray:
+    """Index into ``run_ids`` of every run row."""
+    if RUN_CODE in run.column_names:
+        return run.column(RUN_CODE).to_numpy().astype(np.int64)
+    run_index = {r: i for i, r in enumerate(run_ids)}
+    (local,), names = joint_codes(run.column("run_id"))
+    local_to_global = np.array([run_index.get(r, -1) for r in names.to_pylist()], np.int64)
+    if (local_to_global < 0).any():
+        unknown = [r for r in names.to_pylist() if r not in run_index]
+        raise ValueError(f"run ids {unknown} are not among run_ids")
+    return local_to_global[local] if len(local) else local
+
+
+def _present_and_index(keys: np.ndarray, extra: np.ndarray, slots: int):
+    """Sorted union of ``keys`` and ``extra`` (small ints < ``slots``) and each key's rank in it.
+
+    Returns ``(present, union, rank_of_keys)``; ``present`` are the distinct ``keys``.
+    Small grids use a dense lookup table (O(n)); large ones sort.
+    """
+    if slots <= _DENSE_SLOTS:
+        seen = np.zeros(slots, dtype=bool)
+        seen[keys] = True
+        present = np.flatnonzero(seen)
+        seen[extra] = True
+        union = np.flatnonzero(seen)
+        lookup = np.zeros(slots, dtype=np.int64)
+        lookup[union] = np.arange(len(union))
+        return present, union, lookup[keys]
+    present = np.unique(keys)
+    union = np.union1d(present, extra)
+    return present, union, np.searchsorted(union, keys)
+
+
+def _grades_by_query(q_local: np.ndarray, grades: np.ndarray, n_queries: int):
+    """Grades sorted descending within each query, and the per-query offsets."""
+    starts = np.concatenate(([0], np.cumsum(np.bincount(q_local, minlength=n_queries))))
+    if len(grades) == 0:
+        return starts.astype(np.int64), grades.astype(np.int64)
+    top, low = int(grades.max()), int(grades.min())
+    span = top - low + 1
+    if n_queries * span < (1 << 62):
+        # one integer key per entry: query ascending, then grade descending
+        keys = np.sort(q_local * span + (top - grades))
+        return starts.astype(np.int64), top - keys % span
+    order = np.lexsort((-grades, q_local))
+    return starts.astype(np.int64), grades[order]
+
+
+def evaluate_tables(
+    run: pd.DataFrame | pa.Table,
+    qrels: pd.DataFrame | pa.Table,
+    measures: Sequence[Measure],
+    options: EvalOptions = EvalOptions(),
+    run_ids: Sequence[str] | None = None,
+    in_worker: bool = False,
+) -> pa.Table:
+    """Evaluate every run against the qrels for the queries present in the inputs.
+
+    Args:
+        run: columns ``run_id, query_id, doc_id, score`` (strings, float64), optional
+            ``_bad``; instead of ``run_id`` an integer ``_run`` column may give each
+            row's index into ``run_ids`` (the Spark engine ships codes, not names).
+            Optional ``_dup`` (bool: near-duplicate of a higher-ranked doc; a flagged
+            doc judged relevant counts as grade 0, see :mod:`sparkeval.measures.near_dup`).
+        qrels: columns ``query_id, doc_id, relevance`` (strings, integers), optional ``_bad``.
+        measures: parsed measures; column ``m{i}`` of the result holds measure i.
+        options: query policy, relevance level and depth.
+        run_ids: every run of the evaluation (a run may have no rows for these
+            queries and still owes them under the ``qrels`` policy).
+        in_worker: mark errors so that the Spark driver can recover them.
+
+    Returns:
+        An Arrow table: :data:`META_COLUMNS` then one float64 column per measure,
+        NaN where the measure is undefined or the segment is not evaluated.
+    """
+    coded = isinstance(run, pa.Table) and RUN_CODE in run.column_names
+    if coded and run_ids is None:
+        raise ValueError(f"a {RUN_CODE!r} column needs run_ids")
+    has_dup = "_dup" in (run.column_names if isinstance(run, pa.Table) else run.columns)
+    types = _CODED_RUN_TYPES if coded else _RUN_TYPES
+    run = _as_table(run, {**types, "_dup": pa.bool_()} if has_dup else types)
+    if not has_dup and run.num_rows:
+        check_flags_available(measures, "a boolean run column _dup")
+    qrels = _as_table(qrels, _QRELS_TYPES)
+    _check_nulls(run, qrels, in_worker, run_ids)
+    if run_ids is None:
+        run_ids = sorted(pc.unique(run.column("run_id")).to_pylist())
+    n_runs = len(run_ids)
+
+    # --- integer codes: runs, queries and docs (hash encoding, no string sorting) ---
+    run_code = _run_codes(run, run_ids)
+    (q_run, q_qrels), q_dict = joint_codes(run.column("query_id"), qrels.column("query_id"))
+    n_q = max(len(q_dict), 1)
+
+    # --- segments: (run, query) pairs seen in a run or owed by the qrels ----------
+    q_seen = np.zeros(n_q, dtype=bool)
+    q_seen[q_qrels] = True
+    qrels_queries = np.flatnonzero(q_seen)
+    seg_key = run_code * n_q + q_run
+    owed = (np.arange(n_runs, dtype=np.int64)[:, None] * n_q + qrels_queries[None, :]).ravel()
+    run_pairs, all_seg, seg_code = _present_and_index(seg_key, owed, n_runs * n_q)
+    seg_run, seg_q = np.divmod(all_seg, n_q)
+    in_run = np.isin(all_seg, run_pairs)
+    in_qrels = q_seen[seg_q]
+    if options.queries == "qrels":
+        evaluated = in_qrels
+    elif options.queries == "both":
+        evaluated = in_qrels & in_run
+    elif options.queries == "union":
+        evaluated = in_qrels | in_run
+    else:
+        evaluated = in_run
+
+    # --- judgements: one per (query, doc); each doc once per ranking ---------------
+    matched = match_docs(run.column("doc_id"), qrels.column("doc_id"), q_run, q_qrels, seg_code)
+    if matched.qrels_duplicate is not None:
+        row = qrels.slice(matched.qrels_duplicate, 1).to_pylist()[0]
+        _raise(
+            f"qrels: query {row['query_id']}: duplicate doc {row['doc_id']} "
+            "(each doc may be judged once per query)",
+            in_worker,
+        )
+    if matched.run_duplicate is not None:
+        row = _first_row(run, np.arange(run.num_rows) == matched.run_duplicate, run_ids)
+        _raise(
+            f"run {row['run_id']}: query {row['query_id']}: duplicate doc {row['doc_id']} "
+            "(each doc may appear once per query)",
+            in_worker,
+        )
+
+    # --- rank: segment, score desc, doc_id desc (byte-wise, as trec_eval) ----------
+    order = pc.sort_indices(
+        pa.table({"s": seg_code, "score": run.column("score"), "doc": run.column("doc_id")}),
+        sort_keys=[("s", "ascending"), ("score", "descending"), ("doc", "descending")],
+    ).to_numpy()
+    seg_sorted = seg_code[order]
+    ret_rows = np.bincount(seg_sorted, minlength=len(all_seg))
+    starts_all = np.concatenate(([0], np.cumsum(ret_rows)))
+    position = np.arange(len(order)) - starts_all[seg_sorted] + 1
+    in_depth = position <= (options.depth or np.iinfo(np.int64).max)
+    beyond_depth = ret_rows - np.bincount(seg_sorted[in_depth], minlength=len(all_seg))
+    keep = evaluated[seg_sorted] & in_depth
+    kept = order[keep]
+    kept_seg = seg_sorted[keep]
+
+    # --- relevance of each kept retrieved doc ---------------------------------------
+    grades = qrels.column("relevance").to_numpy().astype(np.int64)
+    at = matched.qrels_row[kept]
+    hit = at >= 0
+    found = grades[np.where(hit, at, 0)] if len(grades) else np.zeros(len(at), np.int64)
+    rel = np.where(hit, np.where(found < 0, UNJUDGED, found), NONPOOL)
+    dup = run.column("_dup").to_numpy(zero_copy_only=False)[kept] if has_dup else None
+    rel = demote_near_duplicates(rel, dup)
+
+    # --- compact to evaluated segments; judged grades per query -----------------------
+    eval_ids = np.flatnonzero(evaluated)
+    remap = np.full(len(all_seg), -1, dtype=np.int64)
+    remap[eval_ids] = np.arange(len(eval_ids))
+    counts = np.bincount(remap[kept_seg], minlength=len(eval_ids))
+    eval_q = seg_q[eval_ids]
+    uniq_q, seg_query = np.unique(eval_q, return_inverse=True)
+    q_lookup = np.full(n_q, -1, dtype=np.int64)
+    q_lookup[uniq_q] = np.arange(len(uniq_q))
+    q_local_all = q_lookup[q_qrels] if len(q_qrels) else np.zeros(0, np.int64)
+    q_mask = q_local_all >= 0
+    qrels_starts, qrels_grades = _grades_by_query(q_local_all[q_mask], grades[q_mask], len(uniq_q))
+    batch = RankedBatch(
+        starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+        rel=rel.astype(np.int64),
+        score=run.column("score").to_numpy()[kept].astype(np.float64),
+        seg_query=seg_query.astype(np.int64),
+        qrels_starts=qrels_starts,
+        qrels_grades=qrels_grades,
+        dup=dup,
+    )
+
+    qrels_rows = (
+        np.bincount(q_qrels, minlength=n_q)[seg_q]
+        if len(q_qrels)
+        else np.zeros(len(all_seg), np.int64)
+    )
+    columns: dict[str, pa.Array | np.ndarray] = {
+        "run_id": pa.array(
+            np.asarray(run_ids, dtype=object)[seg_run] if len(all_seg) else [], pa.string()
+        ),
+        "query_id": q_dict.take(pa.array(seg_q)) if len(all_seg) else pa.array([], pa.string()),
+        "in_run": in_run,
+        "in_qrels": in_qrels,
+        "evaluated": evaluated,
+        "ret_rows": ret_rows.astype(np.int64),
+        "beyond_depth": beyond_depth.astype(np.int64),
+        "qrels_rows": qrels_rows.astype(np.int64),
+    }
+    for i, m in enumerate(measures):
+        col = np.full(len(all_seg), np.nan)
+        col[eval_ids] = m.compute(batch, options.rel_level)
+        columns[measure_column(i)] = col
+    return pa.table(columns)
+
+
+def evaluate_frames(
+    run: pd.DataFrame | pa.Table,
+    qrels: pd.DataFrame | pa.Table,
+    measures: Sequence[Measure],
+    options: EvalOptions = EvalOptions(),
+    run_ids: Sequence[str] | None = None,
+    in_worker: bool = False,
+) -> pd.DataFrame:
+    """:func:`evaluate_tables` as a pandas DataFrame, rows sorted by run and query.
+
+    Example:
+        >>> import pandas as pd
+        >>> run = pd.DataFrame({"run_id": ["r", "r"], "query_id": ["q", "q"],
+        ...                     "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+        >>> qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
+        >>> from sparkeval.measures.names import parse_measures
+        >>> evaluate_frames(run, qrels, parse_measures("RR"))["m0"].tolist()
+        [0.5]
+    """
+    table = evaluate_tables(run, qrels, measures, options, run_ids, in_worker)
+    frame = table.to_pandas()
+    return frame.sort_values(["run_id", "query_id"], kind="stable").reset_index(drop=True)
+
+
+def summarise_frame(wide: pd.DataFrame, measures: Sequence[Measure]) -> dict[str, dict[str, float]]:
+    """Aggregate a wide frame per run the way trec_eval's ``all`` line does.
+
+    ``mean`` measures average over evaluated queries with a defined value,
+    ``sum`` measures add up, ``gmean`` is exp(mean(log(max(v, 1e-5)))).
+    """
+    result: dict[str, dict[str, float]] = {}
+    evaluated = wide[wide["evaluated"]]
+    for run_id, group in evaluated.groupby("run_id", sort=True):
+        values: dict[str, float] = {}
+        for i, m in enumerate(measures):
+            col = group[measure_column(i)].dropna().to_numpy()
+            agg = m.spec.aggregate
+            if len(col) == 0:
+                values[m.name] = float("nan")
+            elif agg == "sum":
+                values[m.name] = float(col.sum())
+            elif agg == "gmean":
+                values[m.name] = float(np.exp(np.log(np.maximum(col, GMEAN_FLOOR)).mean()))
+            else:
+                values[m.name] = float(col.mean())
+        result[str(run_id)] = values
+    return result

@@ -1,0 +1,177 @@
+"""The ``all`` values: exact, order-free per-run sums of the per-query rows.
+
+Every finite double is ``m · 2^e`` with an integer ``m`` of at most 53 bits, so a sum
+of doubles is held exactly as one integer times a power of two.  Each partition of
+the per-query rows is reduced in its Python worker to per-run partial sums in that
+form (:func:`partition_sums`); the driver adds the partials as Python integers and
+rounds once (:func:`combine`).  The result does not depend on partitioning, row
+order or the number of executors, and it is the correctly rounded mean of the
+values as computed, e.g.::
+
+    >>> exact_sum(np.array([0.1, 0.2, 0.3]))
+    (43234556422756762, -56)
+    >>> to_float(exact_sum(np.array([0.1, 0.2, 0.3])))  # float addition gives 0.6000000000000001
+    0.6
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sparkeval.measures import GMEAN_FLOOR, Measure
+
+#: the per-run counts of the report, from the flag and count columns of the wide rows
+COUNT_KEYS = (
+    "evaluated",
+    "in_both",
+    "in_run_only",
+    "in_qrels_only",
+    "rows_read",
+    "rows_beyond_depth",
+    "rows_in_unevaluated_queries",
+    "qrels_rows",
+)
+_HALF = 26  # mantissas are split into two halves so that int64 sums cannot overflow
+
+
+def exact_sum(values: np.ndarray) -> tuple[int, int]:
+    """``(n, e)`` with ``sum(values) == n · 2^e`` exactly (finite float64 values)."""
+    if len(values) == 0:
+        return 0, 0
+    fraction, exponent = np.frexp(values)
+    mantissa = (fraction * 2.0**53).astype(np.int64)  # exact: 53 significant bits
+    exponent = exponent.astype(np.int64) - 53
+    order = np.argsort(exponent, kind="stable")
+    exponent, mantissa = exponent[order], mantissa[order]
+    starts = np.flatnonzero(np.concatenate(([True], exponent[1:] != exponent[:-1])))
+    high = np.add.reduceat(mantissa >> _HALF, starts)  # each < 2^27: no overflow below 2^36
+    low = np.add.reduceat(mantissa & ((1 << _HALF) - 1), starts)
+    base = int(exponent[0])
+    total = 0
+    for e, h, lo in zip(exponent[starts].tolist(), high.tolist(), low.tolist(), strict=True):
+        total += ((h << _HALF) + lo) << (e - base)
+    return total, base
+
+
+def to_float(parts: tuple[int, int]) -> float:
+    """``n · 2^e`` rounded once to the nearest double."""
+    return float(_fraction(parts))
+
+
+def _fraction(parts: tuple[int, int]) -> Fraction:
+    n, e = parts
+    return Fraction(n) * Fraction(2) ** e
+
+
+def _encode(values: np.ndarray) -> str:
+    """A partial sum as text: ``"n:e"`` when exact, else the float sum (inf or nan)."""
+    if np.isfinite(values).all():
+        n, e = exact_sum(values)
+        return f"{n}:{e}"
+    return repr(float(values.sum()))
+
+
+def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBatch:
+    """Per-run partial counts and sums of one partition of the per-query (wide) rows.
+
+    Rows ``run_id, key, count, total``: a count key of :data:`COUNT_KEYS`; ``v{i}``
+    with the number of defined values of measure i and their exact sum (of logs for
+    a geometric mean); ``u{i}``, the evaluated queries where measure i is undefined.
+    """
+    from sparkeval.engine.worker.assemble import measure_column
+
+    runs, keys, counts, totals = [], [], [], []
+
+    def emit(run: str, key: str, count: int, total: str = "") -> None:
+        runs.append(run)
+        keys.append(key)
+        counts.append(count)
+        totals.append(total)
+
+    run_ids = table.column("run_id")
+    for run in pc.unique(run_ids).to_pylist():
+        rows = table.filter(pc.equal(run_ids, run))
+        ev = rows.column("evaluated").to_numpy(zero_copy_only=False)
+        in_run = rows.column("in_run").to_numpy(zero_copy_only=False)
+        in_qrels = rows.column("in_qrels").to_numpy(zero_copy_only=False)
+        ret = rows.column("ret_rows").to_numpy()
+        for key, value in zip(
+            COUNT_KEYS,
+            (
+                ev.sum(),
+                (in_run & in_qrels).sum(),
+                (in_run & ~in_qrels).sum(),
+                (~in_run & in_qrels).sum(),
+                ret.sum(),
+                rows.column("beyond_depth").to_numpy()[ev].sum(),
+                ret[~ev].sum(),
+                rows.column("qrels_rows").to_numpy()[in_qrels].sum(),
+            ),
+            strict=True,
+        ):
+            emit(run, key, int(value))
+        for i, m in enumerate(measures):
+            column = rows.column(measure_column(i))
+            defined = pc.drop_null(column).to_numpy()
+            if m.spec.aggregate == "gmean":
+                defined = np.log(np.maximum(defined, GMEAN_FLOOR))
+            emit(run, f"v{i}", len(defined), _encode(defined))
+            emit(run, f"u{i}", int((ev & pc.is_null(column).to_numpy(zero_copy_only=False)).sum()))
+    return pa.record_batch(
+        {
+            "run_id": pa.array(runs, pa.string()),
+            "key": pa.array(keys, pa.string()),
+            "count": pa.array(counts, pa.int64()),
+            "total": pa.array(totals, pa.string()),
+        }
+    )
+
+
+def combine(rows: Sequence[Any], measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:
+    """Per-run statistics from every partition's partial rows (exact, then rounded once).
+
+    ``v{i}`` is the mean of the defined values (their sum for ``sum`` measures, the
+    geometric mean for ``gmean`` ones), None when no value is defined.
+    """
+    counts: dict[str, dict[str, int]] = {}
+    totals: dict[str, dict[str, list[str]]] = {}
+    for row in rows:
+        run, key = row["run_id"], row["key"]
+        counts.setdefault(run, {}).setdefault(key, 0)
+        counts[run][key] += int(row["count"])
+        if row["total"]:
+            totals.setdefault(run, {}).setdefault(key, []).append(row["total"])
+    stats: dict[str, dict[str, Any]] = {}
+    for run, run_counts in counts.items():
+        stat: dict[str, Any] = {k: run_counts.get(k, 0) for k in COUNT_KEYS}
+        for i, m in enumerate(measures):
+            defined = run_counts.get(f"v{i}", 0)
+            stat[f"u{i}"] = run_counts.get(f"u{i}", 0)
+            stat[f"v{i}"] = (
+                _value(totals.get(run, {}).get(f"v{i}", []), defined, m.spec.aggregate)
+                if defined
+                else None
+            )
+        stats[run] = stat
+    return stats
+
+
+def _value(partials: list[str], defined: int, aggregate: str) -> float:
+    if all(":" in p for p in partials):
+        total: float | Fraction = sum((_fraction(_parse(p)) for p in partials), Fraction(0))
+    else:  # an infinite or NaN value: no exact sum
+        total = math.fsum(to_float(_parse(p)) if ":" in p else float(p) for p in partials)
+    mean = float(total if aggregate == "sum" else total / defined)
+    return math.exp(mean) if aggregate == "gmean" else mean
+
+
+def _parse(text: str) -> tuple[int, int]:
+    n, e = text.split(":")
+    return int(n), int(e)

@@ -1,0 +1,292 @@
+"""Recommender data and compatibility profiles through the real Spark path.
+
+Expected values are the Spark MLlib RankingMetricsSuite and Microsoft Recommenders
+fixtures listed in the shared PEERS.md, or derived by hand in the comments.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from sparkeval.cli import main
+from sparkeval.compat import plan_compat
+from sparkeval.engine.plans.recommend import evaluate_recommendations
+from sparkeval.errors import ConfigError
+from sparkeval.io.truth import RelevanceRule
+
+pytestmark = pytest.mark.spark
+
+# --- Spark MLlib RankingMetricsSuite -------------------------------------------------
+MLLIB_PREDICTIONS = {
+    "q1": [1, 6, 2, 7, 8, 3, 9, 10, 4, 5],
+    "q2": [4, 1, 5, 6, 2, 7, 3, 8, 9, 10],
+    "q3": [1, 2, 3, 4, 5],
+}
+MLLIB_LABELS = {"q1": [1, 2, 3, 4, 5], "q2": [1, 2, 3], "q3": []}
+MLLIB_GRADES = {"q1": [3, 2, 1, 1, 1], "q2": [2, 0, 0]}
+
+MLLIB_BINARY = {
+    "P@1": 1 / 3, "P@2": 1 / 3, "P@3": 1 / 3, "P@4": 0.25, "P@5": 0.8 / 3, "P@10": 0.8 / 3,
+    "P@15": 8 / 45,
+    "MAP": 0.355026, "MAP@1": 0.333334, "MAP@2": 0.25, "MAP@3": 0.24074,
+    "nDCG@3": 1 / 3, "nDCG@5": 0.328788, "nDCG@10": 0.487913, "nDCG@15": 0.487913,
+    "R@1": 1 / 15, "R@2": 8 / 45, "R@3": 11 / 45, "R@5": 16 / 45, "R@10": 2 / 3,
+}  # fmt: skip
+MLLIB_GRADED = {"nDCG@3": 0.511959, "nDCG@5": 0.487806, "nDCG@10": 0.518700}
+
+
+def _ranking_rows(rankings: dict[str, list[int]]) -> list[tuple[str, str, float]]:
+    """(user, item, score) rows whose score order is the given ranking."""
+    return [
+        (user, str(item), float(len(items) - i))
+        for user, items in rankings.items()
+        for i, item in enumerate(items)
+    ]
+
+
+def _values(ev) -> dict[str, float]:
+    [run] = ev.report["runs"].values()
+    return run["measures"]
+
+
+def _requested(ev) -> dict[str, float]:
+    """Values under the names the user asked for (the peer's names)."""
+    values = _values(ev)
+    return {
+        asked: values[canonical] for asked, canonical in ev.report["compat"]["measures"].items()
+    }
+
+
+@pytest.fixture(scope="module")
+def mllib_frames(spark):
+    recs = spark.createDataFrame(
+        _ranking_rows(MLLIB_PREDICTIONS), "user_id string, item_id string, score double"
+    )
+    truth = spark.createDataFrame(
+        [
+            (user, str(item), MLLIB_GRADES[user][i])
+            for user, items in MLLIB_LABELS.items()
+            for i, item in enumerate(items)
+        ],
+        "user_id string, item_id string, rating int",
+    )
+    return recs, truth
+
+
+def test_mllib_binary_fixture(spark, mllib_frames) -> None:
+    recs, truth = mllib_frames
+    ev = evaluate_recommendations(spark, recs, truth, list(MLLIB_BINARY), compat="mllib")
+    try:
+        got = _requested(ev)
+        for name, want in MLLIB_BINARY.items():
+            assert got[name] == pytest.approx(want, abs=1e-5), name
+        # the user with empty ground truth still counts (and scores 0)
+        assert ev.report["runs"]["run"]["queries"]["evaluated"] == 3
+        assert ev.report["compat"]["queries"] == "union"
+        assert ev.report["compat"]["measures"]["MAP@2"] == "AP(denom=min_k)@2"
+    finally:
+        ev.unpersist()
+
+
+def test_mllib_graded_fixture(spark, mllib_frames) -> None:
+    recs, truth = mllib_frames
+    names = [*MLLIB_GRADED, "P@5", "MAP", "MAP@3", "R@10"]
+    ev = evaluate_recommendations(spark, recs, truth, names, compat="mllib", relevance="grade")
+    try:
+        got = _requested(ev)
+        for name, want in MLLIB_GRADED.items():
+            assert got[name] == pytest.approx(want, abs=1e-6), name
+        # MLlib's P, R and MAP use the label sets whatever the grades (grade 0 included)
+        for name in ("P@5", "MAP", "MAP@3", "R@10"):
+            assert got[name] == pytest.approx(MLLIB_BINARY[name], abs=1e-5), name
+        assert ev.report["compat"]["measures"]["nDCG@3"] == "nDCG(gain=exp)@3"
+    finally:
+        ev.unpersist()
+
+
+def _write_csv(path, rows, columns) -> str:
+    pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
+    return str(path)
+
+
+def test_spark_14886_through_the_cli(tmp_path) -> None:
+    # predictions (1,6,2) for labels (1..5); no predictions at all for labels (1,2,3)
+    recs = _write_csv(tmp_path / "recs.csv", _ranking_rows({"a": [1, 6, 2]}),
+                      ["userID", "itemID", "prediction"])  # fmt: skip
+    truth_rows = [("a", str(i), 5.0) for i in range(1, 6)] + [("b", str(i), 4.5) for i in (1, 2, 3)]
+    truth = _write_csv(tmp_path / "truth.csv", truth_rows, ["userID", "itemID", "rating"])
+    out = tmp_path / "out"
+    code = main([
+        "evaluate", "--run", recs, "--qrels", truth, "--out", str(out), "--compat", "mllib",
+        "--measures", "P@1,P@2,nDCG@1,nDCG@2,R@1,R@2", "--master", "local[2]",
+    ])  # fmt: skip
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    got = summary["runs"]["recs"]["measures"]
+    want = {"P@1": 0.5, "P@2": 0.25, "nDCG@1": 0.5, "nDCG@2": 0.30657, "R@1": 0.1, "R@2": 0.1}
+    for name, value in want.items():
+        assert got[name] == pytest.approx(value, abs=1e-5), name
+    assert summary["compat"] == {
+        "profile": "mllib",
+        "queries": "union",
+        "relevance": {"rule": "all"},
+        "measures": {n: n for n in want},
+    }
+    assert summary["runs"]["recs"]["queries"]["in_qrels_only"] == 1
+
+
+# --- Microsoft Recommenders SparkRankingEvaluation -----------------------------------
+USERS = [1, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1]
+TRUE_ITEMS = [3, 1, 4, 5, 6, 7, 2, 5, 6, 8, 9, 10, 11, 12, 13, 14, 1, 2]
+RATINGS = [3, 5, 5, 3, 3, 1, 5, 5, 5, 4, 4, 3, 3, 3, 2, 1, 5, 4]
+PRED_ITEMS = [12, 10, 3, 5, 11, 13, 4, 10, 7, 13, 1, 3, 5, 2, 11, 14, 3, 10]
+PREDICTIONS = [12, 14, 13, 12, 11, 10, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 14, 13]
+
+RECOMMENDERS = {  # k: P@k, R@k, nDCG@k, MAP, MAP@k
+    10: (0.26666, 0.37777, 0.38172, 0.23613, 0.23613),
+    3: (0.33333, 0.21111, 0.33333, 0.15, 0.2037),
+    5: (0.26667, 0.24444, 0.33297, 0.16667, 0.2),
+}
+
+
+@pytest.fixture(scope="module")
+def recommenders_frames(spark):
+    truth = spark.createDataFrame(
+        list(zip(USERS, TRUE_ITEMS, RATINGS, strict=True)), "userID int, itemID int, rating int"
+    )
+    recs = spark.createDataFrame(
+        [(u, i, float(p)) for u, i, p in zip(USERS, PRED_ITEMS, PREDICTIONS, strict=True)],
+        "userID int, itemID int, prediction double",
+    )
+    return recs, truth
+
+
+@pytest.mark.parametrize("k", [10, 5])
+def test_recommenders_ranking_fixture(spark, recommenders_frames, k: int) -> None:
+    recs, truth = recommenders_frames
+    names = [f"P@{k}", f"R@{k}", f"nDCG@{k}", "MAP", f"MAP@{k}"]
+    ev = evaluate_recommendations(spark, recs, truth, names, compat="recommenders")
+    try:
+        got = _requested(ev)
+        for name, want in zip(names, RECOMMENDERS[k], strict=True):
+            assert got[name] == pytest.approx(want, abs=1e-5), name
+        assert ev.report["compat"]["measures"]["MAP"] == f"AP@{k}"
+    finally:
+        ev.unpersist()
+
+
+def test_recommenders_k3_through_the_cli(tmp_path) -> None:
+    recs = _write_csv(tmp_path / "pred.csv", zip(USERS, PRED_ITEMS, PREDICTIONS, strict=True),
+                      ["userID", "itemID", "prediction"])  # fmt: skip
+    truth = _write_csv(tmp_path / "true.csv", zip(USERS, TRUE_ITEMS, RATINGS, strict=True),
+                       ["userID", "itemID", "rating"])  # fmt: skip
+    out = tmp_path / "out"
+    code = main([
+        "evaluate", "--run", recs, "--qrels", truth, "--out", str(out),
+        "--compat", "recommenders", "--measures", "P@3,R@3,nDCG@3,MAP,MAP@3",
+        "--master", "local[2]",
+    ])  # fmt: skip
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    got = summary["runs"]["pred"]["measures"]
+    mapping = summary["compat"]["measures"]
+    for name, want in zip(["P@3", "R@3", "nDCG@3", "MAP", "MAP@3"], RECOMMENDERS[3], strict=True):
+        assert got[mapping[name]] == pytest.approx(want, abs=1e-5), name
+    assert summary["compat"]["queries"] == "both"
+
+
+def test_truth_scored_against_itself_is_perfect(spark, recommenders_frames) -> None:
+    _, truth = recommenders_frames
+    recs = truth.withColumnRenamed("rating", "prediction")
+    names = ["nDCG@10", "MAP", "MAP@10"]
+    ev = evaluate_recommendations(spark, recs, truth, names, compat="recommenders")
+    try:
+        assert _requested(ev) == pytest.approx({n: 1.0 for n in names}, abs=1e-12)
+    finally:
+        ev.unpersist()
+
+
+def test_trec_semantics_differ_where_they_should(spark, mllib_frames, recommenders_frames) -> None:
+    recs, truth = mllib_frames
+    ev = evaluate_recommendations(spark, recs, truth, ["P@1", "AP@2", "nDCG@3"], relevance="grade")
+    try:
+        got = _values(ev)
+        # trec_eval (queries=qrels): q3 has no truth and is not evaluated -> mean over 2
+        assert ev.report["runs"]["run"]["queries"]["evaluated"] == 2
+        assert got["P@1"] == pytest.approx(0.5)  # q1 hit at rank 1, q2 none: (1 + 0) / 2
+        # map_cut_2 divides by R: q1 (1/1)/5 = 0.2; q2 (1/2)/R, R = 1 (grades 2,0,0) -> 0.5
+        assert got["AP@2"] == pytest.approx((0.2 + 0.5) / 2)
+        # linear gain, ideal from sorted grades: q1 ranks items 1, 6, 2 (grades 3, -, 2):
+        # DCG 3 + 0 + 2/log2(4) = 4, IDCG 3 + 2/log2(3) + 1/log2(4); q2 ranks 4, 1, 5
+        # (grades -, 2, 0): DCG 2/log2(3), IDCG 2
+        q1 = 4 / (3 + 2 / math.log2(3) + 0.5)
+        q2 = (2 / math.log2(3)) / 2
+        assert got["nDCG@3"] == pytest.approx((q1 + q2) / 2)
+    finally:
+        ev.unpersist()
+    recs, truth = recommenders_frames
+    ev = evaluate_recommendations(spark, recs, truth, ["AP@3"], relevance="all")
+    try:
+        # trec_eval's map_cut_3 divides by |truth|: Recommenders' map (0.15), not map_at_k
+        assert _values(ev)["AP@3"] == pytest.approx(0.15)
+    finally:
+        ev.unpersist()
+
+
+def test_relevance_threshold(spark) -> None:
+    recs = spark.createDataFrame(
+        [("u", "a", 4.0), ("u", "b", 3.0), ("u", "c", 2.0), ("u", "d", 1.0), ("v", "a", 1.0)],
+        "user string, item string, score double",
+    )
+    truth = spark.createDataFrame(
+        [("u", "a", 4.5), ("u", "b", 2.0), ("u", "c", 3.5), ("v", "a", 1.5)],
+        "user string, item string, rating double",
+    )
+    ev = evaluate_recommendations(spark, recs, truth, "AP,P@2,NumRel", relevance_threshold=3.5)
+    try:
+        got = ev.per_query.toPandas().set_index(["query_id", "measure"])["value"]
+        # u: relevant {a, c} (4.5 and 3.5 >= 3.5) at ranks 1 and 3: AP = (1 + 2/3) / 2
+        assert got[("u", "AP")] == pytest.approx(5 / 6)
+        assert got[("u", "P@2")] == 0.5
+        # v has truth but nothing passes the threshold: judged, R = 0, scores 0
+        assert got[("v", "AP")] == 0.0 and got[("v", "NumRel")] == 0.0
+        assert ev.report["compat"]["relevance"] == {"rule": "threshold", "threshold": 3.5}
+    finally:
+        ev.unpersist()
+
+
+def test_profile_errors() -> None:
+    with pytest.raises(ConfigError, match="no equivalent in compat profile 'mllib'"):
+        plan_compat("mllib", ["RR"])
+    with pytest.raises(ConfigError, match="binary relevance"):
+        plan_compat("recommenders", ["P@10"], RelevanceRule("grade"))
+    with pytest.raises(ConfigError, match="MAP is taken over the top k"):
+        plan_compat("recommenders", ["MAP"])
+    with pytest.raises(ConfigError, match="evaluates queries='union'"):
+        plan_compat("mllib", ["P@10"], queries="qrels")
+    with pytest.raises(ConfigError, match="not one of trec, mllib, recommenders"):
+        plan_compat("ranx", ["P@10"])
+    with pytest.raises(ConfigError, match="cannot be combined"):
+        RelevanceRule.from_options("all", 3.0)
+    plan = plan_compat("mllib", ["AP(denom=min_k)@5", "MAP@5"])
+    assert [m.name for m in plan.measures] == ["AP(denom=min_k)@5"]
+
+
+def test_config_keys_are_checked_before_spark_starts() -> None:
+    from sparkeval.config import build_config
+
+    base = {"run": ["r.parquet"], "qrels": "t.parquet", "out": "o", "measures": ["MAP@10"]}
+    config = build_config({"compat": "mllib", "relevance_threshold": 4}, base)
+    assert config.plan().relevance == RelevanceRule("threshold", 4)
+    with pytest.raises(ConfigError, match="binary relevance"):
+        build_config({"compat": "recommenders", "relevance": "grade"}, base)
+    with pytest.raises(ConfigError, match="key 'rel_level'"):
+        build_config({"compat": "mllib", "rel_level": 2}, base)
+    with pytest.raises(ConfigError, match="evaluates queries='both'"):
+        build_config({"compat": "recommenders", "queries": "run"}, base)
+    with pytest.raises(ConfigError, match="key 'compat'"):
+        build_config({"compat": "ranx"}, base)

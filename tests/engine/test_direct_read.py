@@ -1,0 +1,209 @@
+"""The direct read path: Python workers read Parquet row groups and exchange Arrow payloads.
+
+Its results must equal those of Spark's readers, bit for bit, for any bucket count,
+row-group split and row order; a value the Spark readers would reject must get
+exactly their error; and inputs it cannot read faithfully must be left to Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sparkeval.cli import main
+from sparkeval.config import build_config
+from sparkeval.engine.transport.arrow_exchange import (
+    bucket_of_rows,
+    partition_labels,
+    spark_int_hash,
+)
+from sparkeval.errors import EXIT_INPUT, EXIT_OK, ConfigError
+from sparkeval.io.direct import plan_direct, plan_direct_inputs
+from tests.random_collection import random_collection
+
+MEASURES = "nDCG@10,nDCG,AP,P@5,R@10,RR,ERR@10,Rprec,Bpref,NumRet,gm_map,Judged@10"
+
+
+def write_collection(directory: Path, seed: int, row_group: int, shuffle: int | None = None):
+    """Two run files (one with a run_id column, one named after its run) and mapped qrels."""
+    directory.mkdir(parents=True, exist_ok=True)
+    run, qrels = random_collection(seed, queries=60, runs=3, edge_queries=True)
+    if shuffle is not None:
+        run = run.sample(frac=1.0, random_state=shuffle)
+        qrels = qrels.sample(frac=1.0, random_state=shuffle)
+    multi = run[run.run_id != "run2"].reset_index(drop=True)
+    plain = run[run.run_id == "run2"].drop(columns="run_id").reset_index(drop=True)
+    pq.write_table(
+        pa.Table.from_pandas(multi, preserve_index=False),
+        directory / "runs.parquet",
+        row_group_size=row_group,
+    )
+    pq.write_table(
+        pa.Table.from_pandas(plain, preserve_index=False),
+        directory / "run2.parquet",
+        row_group_size=row_group,
+    )
+    mapped = qrels.rename(
+        columns={"query_id": "topic", "doc_id": "docno", "relevance": "judgement"}
+    )
+    pq.write_table(
+        pa.Table.from_pandas(mapped, preserve_index=False),
+        directory / "qrels.parquet",
+        row_group_size=max(1, row_group // 2),
+    )
+    return directory
+
+
+def evaluate_argv(data: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "evaluate",
+        "--run", str(data / "runs.parquet"),
+        "--run", str(data / "run2.parquet"),
+        "--qrels", str(data / "qrels.parquet"),
+        "--qrels-columns", "query_id=topic,doc_id=docno,relevance=judgement",
+        "--measures", MEASURES,
+        "--out", str(out),
+        *extra,
+    ]  # fmt: skip
+
+
+def results(out: Path) -> tuple[pd.DataFrame, dict]:
+    summary = json.loads((out / "summary.json").read_text())
+    summary.pop("inputs")
+    return pd.read_parquet(out / "per_query.parquet"), summary
+
+
+@pytest.mark.spark
+def test_workers_read_what_spark_reads(spark, tmp_path, capsys) -> None:
+    data = write_collection(tmp_path / "data", seed=3, row_group=97)
+    assert main(evaluate_argv(data, tmp_path / "direct", "--buckets", "3")) == EXIT_OK
+    assert "inputs read by the Python workers" in capsys.readouterr().err
+    assert main(evaluate_argv(data, tmp_path / "spark", "--reader", "spark")) == EXIT_OK
+    assert "inputs read by Spark's readers" in capsys.readouterr().err
+
+    direct_rows, direct_summary = results(tmp_path / "direct")
+    spark_rows, spark_summary = results(tmp_path / "spark")
+    assert len(direct_rows) > 1000
+    assert sorted(direct_summary["runs"]) == ["run0", "run1", "run2"]
+    pd.testing.assert_frame_equal(direct_rows, spark_rows, check_exact=True)
+    assert direct_summary == spark_summary
+
+
+@pytest.mark.spark
+def test_same_values_for_any_bucket_count_row_group_split_and_row_order(spark, tmp_path) -> None:
+    outputs = []
+    for buckets, row_group, shuffle in ((1, 10_000, None), (2, 50, 1), (7, 13, 2)):
+        data = write_collection(tmp_path / f"data{buckets}", 4, row_group, shuffle)
+        out = tmp_path / f"out{buckets}"
+        assert main(evaluate_argv(data, out, "--buckets", str(buckets))) == EXIT_OK
+        outputs.append(results(out))
+    first_rows, first_summary = outputs[0]
+    for rows, summary in outputs[1:]:
+        pd.testing.assert_frame_equal(rows, first_rows, check_exact=True)  # sorted output
+        assert summary == first_summary
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda run, qrels: run.__setitem__("score", run["score"].mask(run.index == 5)),
+                     id="null-score"),
+        pytest.param(lambda run, qrels: qrels.__setitem__("relevance", qrels["relevance"].where(
+            qrels.index != 3, 2_000_000_000)), id="grade-out-of-bounds"),
+        pytest.param(lambda run, qrels: run.__setitem__("doc_id", run["doc_id"].mask(
+            run.index == 7)), id="null-doc"),
+    ],
+)  # fmt: skip
+def test_a_bad_value_gets_the_spark_readers_error(spark, tmp_path, capsys, damage) -> None:
+    run, qrels = random_collection(6, queries=10)
+    damage(run, qrels)
+    run.to_parquet(tmp_path / "run.parquet", index=False)
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    messages = []
+    for reader in ("auto", "spark"):
+        out = tmp_path / f"out-{reader}"
+        argv = ["evaluate", "--run", str(tmp_path / "run.parquet"), "--qrels",
+                str(tmp_path / "qrels.parquet"), "--measures", "AP", "--out", str(out),
+                "--reader", reader]  # fmt: skip
+        assert main(argv) == EXIT_INPUT
+        assert not out.exists()  # no partial output
+        err = capsys.readouterr().err
+        messages.append([line for line in err.splitlines() if "error" in line.lower()])
+    assert messages[0] and messages[0] == messages[1]
+
+
+def test_only_plain_local_parquet_is_read_directly(tmp_path) -> None:
+    run, qrels = random_collection(7, queries=5)
+    run.to_parquet(tmp_path / "run.parquet", index=False)
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    plan = plan_direct(str(tmp_path / "run.parquet"), "run", {}, "run")
+    assert plan is not None and plan.rows == len(run) and plan.size > 0
+    assert plan_direct(f"file://{tmp_path / 'run.parquet'}", "run", {}) is not None
+
+    # integer ids: Spark's string form of a number is not for the workers to guess
+    run.assign(query_id=range(len(run))).to_parquet(tmp_path / "intq.parquet", index=False)
+    assert plan_direct(str(tmp_path / "intq.parquet"), "run", {}, "r") is None
+    # fractional grades are for the Spark readers to accept or reject
+    qrels.assign(relevance=qrels.relevance * 1.0).to_parquet(tmp_path / "fq.parquet", index=False)
+    assert plan_direct(str(tmp_path / "fq.parquet"), "qrels", {}) is None
+    # an empty input, a partitioned directory, a glob and a remote path
+    run.iloc[:0].to_parquet(tmp_path / "empty.parquet", index=False)
+    assert plan_direct(str(tmp_path / "empty.parquet"), "run", {}, "r") is None
+    (tmp_path / "parted" / "day=1").mkdir(parents=True)
+    run.to_parquet(tmp_path / "parted" / "day=1" / "part.parquet", index=False)
+    assert plan_direct(str(tmp_path / "parted"), "run", {}, "r") is None
+    assert plan_direct(str(tmp_path / "*.parquet"), "run", {}, "r") is None
+    assert plan_direct("hdfs://namenode/run.parquet", "run", {}, "r") is None
+    # a directory of Parquet files is fine; hidden and underscore files are skipped
+    (tmp_path / "dir").mkdir()
+    run.iloc[:20].to_parquet(tmp_path / "dir" / "a.parquet", index=False)
+    run.iloc[20:].to_parquet(tmp_path / "dir" / "b.parquet", index=False)
+    (tmp_path / "dir" / "_SUCCESS").write_text("")
+    found = plan_direct(str(tmp_path / "dir"), "run", {}, "dir")
+    assert found is not None and found.rows == len(run) and len(found.units) == 2
+    # a text input anywhere sends everything to Spark
+    qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    args = (None, None, None, None)
+    assert plan_direct_inputs(None, [str(tmp_path / "run.parquet")], str(tmp_path / "qrels.csv"),
+                              *args) is None  # fmt: skip
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("buckets", [1, 3, 8, 200])
+def test_every_bucket_label_lands_in_its_own_partition(spark, buckets) -> None:
+    from pyspark.sql import functions as F
+
+    labels = partition_labels(buckets)
+    frame = spark.createDataFrame([(b, label) for b, label in enumerate(labels)], "b int, l int")
+    placed = frame.repartition(buckets, "l").select("b", F.spark_partition_id().alias("p"))
+    assert {row.b: row.p for row in placed.collect()} == dict(enumerate(range(buckets)))
+
+
+@pytest.mark.spark
+def test_int_hash_is_sparks(spark) -> None:
+    values = [0, 1, -1, 7, 42, 2**31 - 1, -(2**31), 123456789]
+    expected = spark.sql(f"select {', '.join(f'hash({v})' for v in values)}").first()
+    assert [spark_int_hash(v) for v in values] == list(expected)
+
+
+def test_a_query_gets_one_bucket_whatever_batch_it_is_in() -> None:
+    ids = ["q1", "q2", "q1", "q3", "zürich"]
+    buckets = bucket_of_rows(pa.chunked_array([ids[:2], ids[2:]]), 5)
+    expected = [zlib.crc32(q.encode("utf-8")) % 5 for q in ids]
+    assert buckets.tolist() == expected
+    assert bucket_of_rows(pa.array(["q3"]), 5).tolist() == [expected[3]]
+
+
+def test_reader_key_is_checked() -> None:
+    base = {"run": ["r"], "qrels": "q", "measures": ["AP"], "out": "o"}
+    assert build_config(base, {"reader": "spark"}).reader == "spark"
+    assert build_config(base, {}).reader == "auto"
+    with pytest.raises(ConfigError, match="key 'reader'"):
+        build_config(base, {"reader": "arrow"})

@@ -1,0 +1,94 @@
+"""``per_query.parquet`` as the Python workers write it: order, nulls, file count."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sparkeval.engine.transport import per_query_writer
+from sparkeval.engine.transport.per_query_writer import _file_count, long_rows
+from tests.random_collection import random_collection
+
+#: query ids whose byte order differs from a naive or locale-aware order
+ODD_IDS = ["q10", "q2", "Q1", "Ä", "é", "z", "ｑ", "q-1", "q_1", "10", "9"]
+
+
+def test_long_rows_keep_measure_order_and_nulls() -> None:
+    wide = pa.table(
+        {
+            "run_id": ["r", "r"],
+            "query_id": ["q1", "q2"],
+            "m0": [0.5, 1.0],
+            "m1": pa.array([None, 0.25], pa.float64()),
+        }
+    )
+    table = long_rows(wide, ["m0", "m1"], ["AP", "RR"])
+    assert table.to_pylist() == [
+        {"run_id": "r", "query_id": "q1", "measure": "AP", "value": 0.5},
+        {"run_id": "r", "query_id": "q1", "measure": "RR", "value": None},
+        {"run_id": "r", "query_id": "q2", "measure": "AP", "value": 1.0},
+        {"run_id": "r", "query_id": "q2", "measure": "RR", "value": 0.25},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rows", "cores", "files"),
+    [
+        (0, 2, 1),
+        (1_000_000, 2, 1),
+        (10_000_000, 2, 1),
+        (50_000_000, 4, 4),
+        (70_000_000, 4, 8),
+        (40_000_000, 8, 3),
+    ],
+)
+def test_file_count(rows, cores, files) -> None:
+    assert _file_count(rows, cores) == files
+
+
+def test_file_count_bounds_the_queries_one_task_sorts() -> None:
+    # 16M long rows fit one file, but at one measure they are 16M queries to sort
+    assert _file_count(16_000_000, 2, wide_rows=16_000_000) == 4
+    assert _file_count(16_000_000, 2, wide_rows=1_600_000) == 1
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("rows_per_file", [20, per_query_writer.ROWS_PER_FILE])
+def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
+    spark, tmp_path, monkeypatch, rows_per_file
+) -> None:
+    import sparkeval
+
+    run, qrels = random_collection(3, queries=len(ODD_IDS), runs=3)
+    rename = dict(zip(sorted(qrels.query_id.unique()), ODD_IDS, strict=True))
+    run["query_id"] = run.query_id.map(rename)
+    qrels["query_id"] = qrels.query_id.map(rename)
+    measures = ["AP", "nDCG@10", "P@5", "RR"]
+    evaluation = sparkeval.evaluate(
+        spark, spark.createDataFrame(run), spark.createDataFrame(qrels), measures
+    )
+    try:
+        expected = [tuple(r) for r in evaluation.ordered_per_query.collect()]
+        # 20: many range-sorted files; the default: one file sorted by its one task
+        monkeypatch.setattr(per_query_writer, "ROWS_PER_FILE", rows_per_file)
+        out = tmp_path / "per_query.parquet"
+        evaluation.write_per_query(out)
+    finally:
+        evaluation.unpersist()
+    parts = sorted(p.name for p in out.iterdir())
+    assert len(parts) > 3 if rows_per_file == 20 else len(parts) == 1
+    assert parts == [f"part-{i:05d}.parquet" for i in range(len(parts))]
+    written = [
+        tuple(row.values()) for name in parts for row in pq.read_table(out / name).to_pylist()
+    ]
+    same = [
+        a[:3] == b[:3] and (a[3] == b[3] or (a[3] is None and b[3] is None))
+        for a, b in zip(written, expected, strict=True)
+    ]
+    assert all(same)
+    # independently of Spark: byte order of run and query, then the requested measure order
+    key = [(r[0].encode(), r[1].encode(), measures.index(r[2])) for r in written]
+    assert key == sorted(key)
+    # every run owes every judged query (the default policy): 3 runs x 11 queries x 4
+    assert len(set(key)) == len(key) == 3 * len(ODD_IDS) * len(measures)
