@@ -1,9 +1,11 @@
-"""spark-submit entry: `spark-submit jobs/diversity.py [--config FILE] OPTIONS`."""
+"""spark-submit entry of ``sparkeval diversity``.
+
+Run: ``spark-submit jobs/diversity.py [--config FILE] [OPTIONS]``
+"""
 
 import sys
 
 from sparkeval.cli import main
-from sparkeval.commands._config import argv_with_config
 
 if __name__ == "__main__":
-    sys.exit(main(["diversity", *argv_with_config(sys.argv[1:])]))
+    sys.exit(main(["diversity", *sys.argv[1:]]))

@@ -1,4 +1,7 @@
-"""spark-submit entry point: ``spark-submit jobs/evaluate.py --config conf/demo.yaml``."""
+"""spark-submit entry of ``sparkeval evaluate``.
+
+Run: ``spark-submit jobs/evaluate.py [--config FILE] [OPTIONS]``
+"""
 
 import sys
 

@@ -1,9 +1,11 @@
-"""spark-submit entry: `spark-submit jobs/near_duplicates.py [--config FILE] OPTIONS`."""
+"""spark-submit entry of ``sparkeval near-duplicates``.
+
+Run: ``spark-submit jobs/near_duplicates.py [--config FILE] [OPTIONS]``
+"""
 
 import sys
 
 from sparkeval.cli import main
-from sparkeval.commands._config import argv_with_config
 
 if __name__ == "__main__":
-    sys.exit(main(["near-duplicates", *argv_with_config(sys.argv[1:])]))
+    sys.exit(main(["near-duplicates", *sys.argv[1:]]))

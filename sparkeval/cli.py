@@ -1,4 +1,9 @@
-"""The ``sparkeval`` command line: ``sparkeval <command> [options]``."""
+"""The ``sparkeval`` command line: ``sparkeval <command> [options]``.
+
+The CLI only parses: each command's parser is generated from its config's options
+(:mod:`sparkeval.job.options`), and :func:`sparkeval.job.runner.run_command` does the
+rest, the same way for every command.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +15,59 @@ from collections.abc import Sequence
 
 from sparkeval.commands import COMMAND_MODULES
 from sparkeval.errors import EXIT_INTERNAL, SparkevalError, clean_message
+from sparkeval.job.command import Command
+from sparkeval.job.options import OptionSpec
 
 
 def command_name(module_name: str) -> str:
     """CLI name of a command module: ``...commands.rank_distance`` is ``rank-distance``."""
     return module_name.rsplit(".", 1)[1].replace("_", "-")
+
+
+def load_command(module_name: str) -> Command:
+    """The :class:`~sparkeval.job.command.Command` a command module defines."""
+    return importlib.import_module(module_name).COMMAND
+
+
+def add_command_parser(sub: argparse._SubParsersAction, command: Command) -> None:
+    """The subparser of one command, generated from its config's options."""
+    parser = sub.add_parser(command.name, help=command.help, description=command.description)
+    for spec in command.config.options():
+        if spec.meta.cli:
+            _add_option(parser, spec)
+    parser.add_argument(
+        "--config", metavar="FILE", help="YAML or JSON file of options; options given here win"
+    )
+    parser.set_defaults(command=command)
+
+
+def _add_option(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
+    meta = spec.meta
+    if meta.positional:
+        parser.add_argument(spec.key, nargs="*", metavar=meta.metavar, help=meta.help)
+    elif spec.is_flag:
+        parser.add_argument(
+            spec.flag,
+            dest=spec.key,
+            action="store_const",
+            const=True,
+            default=None,
+            help=meta.help,
+        )
+    elif spec.is_list:
+        parser.add_argument(
+            spec.flag, dest=spec.key, action="append", metavar=meta.metavar, help=meta.help
+        )
+    else:
+        parser.add_argument(
+            spec.flag,
+            dest=spec.key,
+            type=spec.scalar_type() or str,
+            choices=meta.choices,
+            default=None,
+            metavar=meta.metavar,
+            help=meta.help,
+        )
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -31,9 +84,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Evaluate rankings and recommendations at Spark scale "
         "(trec_eval-exact measures, LSH near-duplicates, run comparison).",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command_name", metavar="COMMAND", required=True)
     for module_name in modules:
-        importlib.import_module(module_name).add_parser(sub)
+        add_command_parser(sub, load_command(module_name))
     return parser
 
 
@@ -45,23 +98,29 @@ def _quiet_spark_error_logs() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (see the README's exit codes)."""
+    from sparkeval.job.runner import run_command
+
     _quiet_spark_error_logs()
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(arguments[0] if arguments else None)
     args = parser.parse_args(arguments)
+    command: Command = args.command
+    values = {
+        spec.key: getattr(args, spec.key) for spec in command.config.options() if spec.meta.cli
+    }
     try:
-        return int(args.func(args) or 0)
+        return run_command(command, args.config, values)
     except SparkevalError as exc:
-        print(f"sparkeval {args.command}: error: {clean_message(exc)}", file=sys.stderr)
+        print(f"sparkeval {command.name}: error: {clean_message(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print(f"sparkeval {args.command}: interrupted", file=sys.stderr)
+        print(f"sparkeval {command.name}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # an internal error: say so, keep the traceback for bug reports
         import traceback
 
         traceback.print_exc()
-        print(f"sparkeval {args.command}: internal error: {exc}", file=sys.stderr)
+        print(f"sparkeval {command.name}: internal error: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
 
 

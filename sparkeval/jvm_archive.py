@@ -141,7 +141,7 @@ def _dump(archive: Path, work: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from sparkeval.config import build_config
+    from sparkeval.commands.evaluate import EvaluateConfig, show
     from sparkeval.demo_data import generate
     from sparkeval.pipeline import run_evaluate
     from sparkeval.spark import build_session, local_java_options
@@ -166,17 +166,14 @@ def _dump(archive: Path, work: Path) -> None:
         ("parquet", [str(work / "run.parquet")], str(work / "qrels.parquet")),
         ("trec", [str(p) for p in paths.runs], str(paths.qrels)),
     ):
-        config = build_config(
-            {},
-            {
-                "run": run_paths,
-                "qrels": qrels_path,
-                "measures": ["official", "nDCG@10", "ERR@20"],
-                "out": str(work / f"out-{name}"),
-            },
+        config = EvaluateConfig.load(
+            run=run_paths,
+            qrels=qrels_path,
+            measures=["official", "nDCG@10", "ERR@20"],
+            out=str(work / f"out-{name}"),
         )
         with open(os.devnull, "w") as quiet:
-            run_evaluate(spark, config, stdout=quiet)
+            show(run_evaluate(spark, config), config, quiet)
     gateway = spark.sparkContext._gateway
     spark.stop()
     # the JVM writes the archive while it exits: wait for it

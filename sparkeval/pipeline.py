@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING
 
 from sparkeval import faults
 from sparkeval.compat import CompatPlan
-from sparkeval.config import EvaluateConfig
 from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
 from sparkeval.io import read_runs
 from sparkeval.io.direct import DirectPlan, NotDirect, all_parquet, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
 from sparkeval.io.truth import read_truth
+from sparkeval.job.runner import log
 from sparkeval.output import atomic_output_dir, check_output_path, write_json
-from sparkeval.trec_table import write_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from sparkeval.commands.evaluate import EvaluateConfig
 
 READ_BY = {
     "workers": "the Python workers (Parquet row groups, as Arrow)",
@@ -24,18 +27,15 @@ READ_BY = {
 }
 
 
-def log(message: str) -> None:
-    print(f"sparkeval: {message}", file=sys.stderr, flush=True)
-
-
-def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) -> Evaluation:
-    """Run the evaluate job described by ``config``; returns the evaluation.
+def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
+    """Run the evaluate job described by ``config``; returns the evaluation, still cached.
 
     Writes ``OUT/per_query.parquet`` (``run_id, query_id, measure, value``, sorted by
     run, query and measure order, in ``part-NNNNN.parquet`` files), ``OUT/summary.json``
-    and a ``_SUCCESS`` marker, all or nothing, and prints the trec_eval-style table to
-    ``stdout``.  The same inputs and settings give byte-identical files; the elapsed
-    time is logged to stderr, not written.
+    and a ``_SUCCESS`` marker, all or nothing.  The same inputs and settings give
+    byte-identical files; the elapsed time is logged to stderr, not written.  The
+    caller prints the table (:func:`sparkeval.commands.evaluate.show`) and releases
+    the cached results with ``evaluation.unpersist()``.
     """
     started = time.time()
     target = check_output_path(config.out, config.inputs(), config.overwrite)
@@ -57,15 +57,12 @@ def run_evaluate(spark, config: EvaluateConfig, stdout: TextIO | None = None) ->
             evaluation.write_per_query(staging / "per_query.parquet")
             faults.in_driver("write")
             write_json(staging / "summary.json", report)
-        rows = []
-        if config.per_query:
-            rows = evaluation.ordered_per_query.toLocalIterator()
-        write_table(stdout or sys.stdout, report, evaluation.measures, evaluation.names, rows)
-        seconds = time.time() - started
-        log(f"inputs read by {READ_BY[evaluation.reader]}")
-        log(f"results in {target} (per_query.parquet, summary.json) after {seconds:.1f} s")
-    finally:
+    except BaseException:
         evaluation.unpersist()
+        raise
+    seconds = time.time() - started
+    log(f"inputs read by {READ_BY[evaluation.reader]}")
+    log(f"results in {target} (per_query.parquet, summary.json) after {seconds:.1f} s")
     return evaluation
 
 

@@ -2,55 +2,76 @@
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Self, TextIO
 
 from sparkeval.errors import ConfigError
+from sparkeval.job.command import Command
+from sparkeval.job.config import JobConfig
+from sparkeval.job.options import option
 
 DEMO_MEASURES = ("official", "nDCG@10", "nDCG", "AP@100", "R@100", "Success@10")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "demo",
-        help="generate a synthetic collection and evaluate it (local Spark)",
-        description="Generate a graded synthetic collection (qrels + three runs of "
-        "different quality, with unjudged docs and exact score ties) into OUT/data and "
-        "evaluate it into OUT/results.",
-    )
-    p.add_argument("--out", default="demo-results", metavar="DIR")
-    p.add_argument("--queries", type=int, default=200, metavar="N")
-    p.add_argument("--data-only", action="store_true", help="only generate the data")
-    p.add_argument("--master", default="local[*]")
-    p.set_defaults(func=run)
+@dataclass(frozen=True, kw_only=True)
+class DemoConfig(JobConfig):
+    """Where the demo goes and how big it is."""
+
+    out: str = option("demo-results", metavar="DIR", path=True, help="output directory")
+    queries: int = option(200, metavar="N", help="number of queries (default 200)")
+    data_only: bool = option(False, help="only generate the data")
+    master: str = option("local[*]", help="Spark master URL (default local[*])")
+
+    def validate(self) -> Self:
+        if self.queries < 1:
+            raise ConfigError("--queries must be >= 1")
+        return self
 
 
-def run(args: argparse.Namespace) -> int:
-    from sparkeval.config import build_config
+def run(spark: Any, config: DemoConfig) -> Any:
+    """Write the data to OUT/data; unless ``data_only``, evaluate it into OUT/results."""
+    from sparkeval.commands.evaluate import COMMAND as EVALUATE
+    from sparkeval.commands.evaluate import EvaluateConfig
     from sparkeval.demo_data import generate
+    from sparkeval.job.runner import start_spark
+    from sparkeval.pipeline import run_evaluate
 
-    if args.queries < 1:
-        raise ConfigError("--queries must be >= 1")
-    out = Path(args.out)
-    paths = generate(out / "data", queries=args.queries)
-    print(f"sparkeval: demo data in {out / 'data'}")
-    if args.data_only:
-        return 0
-    config = build_config(
-        {},
-        {
-            "run": [str(p) for p in paths.runs],
-            "qrels": str(paths.qrels),
-            "measures": list(DEMO_MEASURES),
-            "out": str(out / "results"),
-            "master": args.master,
-            "overwrite": True,
-        },
+    out = Path(config.out)
+    paths = generate(out / "data", queries=config.queries)
+    if config.data_only:
+        return out / "data", None, None
+    evaluate = EvaluateConfig.load(
+        run=[str(p) for p in paths.runs],
+        qrels=str(paths.qrels),
+        measures=list(DEMO_MEASURES),
+        out=str(out / "results"),
+        master=config.master,
+        overwrite=True,
+        app_name="sparkeval-demo",
+        spark={"spark.sql.shuffle.partitions": "8"},
     )
-    from sparkeval.pipeline import jvm_profile, run_evaluate
-    from sparkeval.spark import build_session
+    return out / "data", evaluate, run_evaluate(start_spark(EVALUATE, evaluate), evaluate)
 
-    partitions = {"spark.sql.shuffle.partitions": "8"}
-    spark = build_session(config.master, "sparkeval-demo", partitions, jvm_profile(config))
-    run_evaluate(spark, config)
-    return 0
+
+def show(result: Any, config: DemoConfig, stdout: TextIO) -> None:
+    """Where the data is, then the evaluation's table (none after ``--data-only``)."""
+    from sparkeval.commands.evaluate import show as show_evaluation
+
+    data, evaluate, evaluation = result
+    print(f"sparkeval: demo data in {data}", file=stdout)
+    if evaluation is not None:
+        show_evaluation(evaluation, evaluate, stdout)
+
+
+COMMAND = Command(
+    name="demo",
+    help="generate a synthetic collection and evaluate it (local Spark)",
+    description="Generate a graded synthetic collection (qrels + three runs of "
+    "different quality, with unjudged docs and exact score ties) into OUT/data and "
+    "evaluate it into OUT/results.",
+    config=DemoConfig,
+    run=run,
+    show=show,
+    uses_spark=False,
+)

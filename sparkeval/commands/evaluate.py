@@ -1,180 +1,200 @@
-"""``sparkeval evaluate``: ranking measures of one or more runs against qrels."""
+"""``sparkeval evaluate``: ranking measures of one or more runs against qrels.
+
+The config (:class:`EvaluateConfig`) is checked before Spark starts; the job itself
+(reading, evaluating, writing) is :func:`sparkeval.pipeline.run_evaluate`.
+
+Example ``conf/demo.yaml`` (relative paths are relative to the file)::
+
+    run: [../demo-results/data/run_strong.txt, ../demo-results/data/run_weak.txt]
+    qrels: ../demo-results/data/qrels.txt
+    measures: [official, nDCG@10]
+    out: ../demo-results/from-config
+"""
 
 from __future__ import annotations
 
-import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
-from sparkeval.compat import COMPAT_PROFILES
-from sparkeval.config import READERS, build_config, load_config_file
-from sparkeval.engine.worker.assemble import QUERY_POLICIES
+from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
+from sparkeval.engine.plans.near_dup_flags import check_flags_available
+from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions
+from sparkeval.errors import ConfigError
+from sparkeval.io.columns import parse_mapping
 from sparkeval.io.readers import FORMATS
+from sparkeval.io.truth import RelevanceRule
+from sparkeval.job.command import Command
+from sparkeval.job.options import option
+from sparkeval.job.spark_options import OutputJobConfig
+from sparkeval.measures.names import parse_measures
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from sparkeval.engine.plans.spark_engine import Evaluation
+
+#: who reads Parquet inputs (see sparkeval.io.direct): the workers where possible, or Spark
+READERS: tuple[str, ...] = ("auto", "spark")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "evaluate",
-        help="compute ranking measures per query and overall",
-        description="Evaluate runs against qrels on Spark. Writes OUT/per_query.parquet and "
-        "OUT/summary.json and prints a trec_eval-style table.",
+@dataclass(frozen=True, kw_only=True)
+class EvaluateConfig(OutputJobConfig):
+    """Everything the ``evaluate`` job needs; see ``sparkeval evaluate --help``."""
+
+    run: tuple[str, ...] = option(
+        help="run file or directory (repeatable)", metavar="PATH", path=True
     )
-    p.add_argument(
-        "--run", action="append", metavar="PATH", help="run file or directory (repeatable)"
-    )
-    p.add_argument("--qrels", metavar="PATH", help="relevance judgements")
-    p.add_argument(
-        "--measures",
-        action="append",
-        metavar="LIST",
+    qrels: str = option(help="relevance judgements", metavar="PATH", path=True)
+    measures: tuple[str, ...] = option(
         help="comma separated measure names (nDCG@10, AP, P@5, map, ndcg_cut_10, ...) "
         "or sets (official, all_trec); see 'sparkeval measures'",
+        metavar="LIST",
     )
-    p.add_argument("--out", metavar="DIR", help="output directory (written atomically)")
-    p.add_argument(
-        "--queries",
+    queries: str = option(
+        "qrels",
         choices=QUERY_POLICIES,
-        default=None,
         help="queries averaged: qrels (default; missing from a run scores 0), both, run, "
         "union (run or qrels)",
     )
-    p.add_argument(
-        "--rel-level",
-        type=int,
-        default=None,
-        metavar="N",
-        help="grade >= N is relevant (default 1, trec_eval -l)",
+    rel_level: int = option(1, metavar="N", help="grade >= N is relevant (default 1, trec_eval -l)")
+    depth: int | None = option(
+        None, metavar="N", help="keep the first N docs per query after sorting (trec_eval -M)"
     )
-    p.add_argument(
-        "--depth",
-        type=int,
-        default=None,
-        metavar="N",
-        help="keep the first N docs per query after sorting (trec_eval -M)",
-    )
-    p.add_argument(
-        "--names",
+    names: str = option(
+        "canonical",
         choices=("canonical", "trec"),
-        default=None,
         help="measure names in outputs (default canonical)",
     )
-    p.add_argument(
-        "--per-query",
-        action="store_const",
-        const=True,
-        default=None,
-        help="print per-query values too",
+    per_query: bool = option(False, help="print per-query values too")
+    format: str | None = option(None, choices=FORMATS, help="format of all inputs")
+    run_format: str | None = option(None, choices=FORMATS, help="format of the runs")
+    qrels_format: str | None = option(None, choices=FORMATS, help="format of the qrels")
+    run_columns: Mapping[str, str] | str | None = option(
+        None, metavar="MAP", help="explicit run columns, e.g. query_id=user,doc_id=item,score=pred"
     )
-    p.add_argument(
-        "--compat",
+    qrels_columns: Mapping[str, str] | str | None = option(
+        None, metavar="MAP", help="explicit qrels columns, e.g. relevance=rating"
+    )
+    buckets: int | None = option(
+        None, metavar="B", help="hash buckets of queries (default spark.sql.shuffle.partitions)"
+    )
+    compat: str = option(
+        "trec",
         choices=COMPAT_PROFILES,
-        default=None,
         help="reproduce another evaluator: trec (default), mllib (Spark RankingMetrics) or "
         "recommenders (Microsoft Recommenders); see the README",
     )
-    p.add_argument(
-        "--relevance",
+    relevance: str | None = option(
+        None,
         choices=("grade", "all"),
-        default=None,
         help="truth relevance: grade (integer grades, default) or all (every truth item)",
     )
-    p.add_argument(
-        "--relevance-threshold",
-        type=float,
-        default=None,
-        metavar="T",
-        help="truth ratings >= T are relevant (grade 1), others grade 0",
+    relevance_threshold: float | None = option(
+        None, metavar="T", help="truth ratings >= T are relevant (grade 1), others grade 0"
     )
-    p.add_argument("--master", default=None, help="Spark master URL (default local[*])")
-    p.add_argument("--config", metavar="FILE", help="YAML config; options given here win")
-    p.add_argument("--format", choices=FORMATS, default=None, help="format of all inputs")
-    p.add_argument("--run-format", choices=FORMATS, default=None)
-    p.add_argument("--qrels-format", choices=FORMATS, default=None)
-    p.add_argument(
-        "--run-columns",
-        default=None,
-        metavar="MAP",
-        help="explicit run columns, e.g. query_id=user,doc_id=item,score=pred",
-    )
-    p.add_argument(
-        "--qrels-columns",
-        default=None,
-        metavar="MAP",
-        help="explicit qrels columns, e.g. relevance=rating",
-    )
-    p.add_argument(
-        "--near-duplicates",
-        default=None,
+    near_duplicates: str | None = option(
+        None,
         metavar="PATH",
+        path=True,
         help="near-duplicate pairs doc_a, doc_b (e.g. the pairs.parquet of 'sparkeval "
         "near-duplicates'): a doc that near-duplicates a higher-ranked doc gains nothing, "
         "and NearDup@k becomes available",
     )
-    p.add_argument(
-        "--near-duplicates-format",
+    near_duplicates_format: str | None = option(
+        None,
         choices=FORMATS,
-        default=None,
         help="format of the pairs (default from the extension; trec means whitespace "
         "separated 'doc_a doc_b' lines)",
     )
-    p.add_argument(
-        "--buckets",
-        type=int,
-        default=None,
-        metavar="B",
-        help="hash buckets of queries (default spark.sql.shuffle.partitions)",
-    )
-    p.add_argument(
-        "--reader",
+    reader: str = option(
+        "auto",
         choices=READERS,
-        default=None,
         help="who reads Parquet inputs: auto (default: the Python workers read plain "
         "local Parquet row groups themselves and exchange Arrow payloads; anything else "
         "is read by Spark) or spark (always Spark's readers)",
     )
-    p.add_argument(
-        "--overwrite",
-        action="store_const",
-        const=True,
-        default=None,
-        help="replace an existing output directory",
-    )
-    p.set_defaults(func=run)
+
+    def validate(self) -> Self:
+        """Check every value; raises ConfigError naming the key and what is expected."""
+        _whole(self.rel_level, "rel_level", minimum=0)
+        if self.depth is not None:
+            _whole(self.depth, "depth", minimum=1)
+        if self.buckets is not None:
+            _whole(self.buckets, "buckets", minimum=1)
+        for key, kind in (("run_columns", "run"), ("qrels_columns", "qrels")):
+            try:
+                parse_mapping(getattr(self, key), kind)
+            except ConfigError as exc:
+                raise ConfigError(f"key '{key}': {exc}") from None
+        try:
+            parse_measures(list(self.measures))
+        except ValueError as exc:
+            raise ConfigError(f"key 'measures': {exc}") from None
+        EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]
+        plan = self.plan()
+        if not self.near_duplicates:
+            check_flags_available(plan.measures, "--near-duplicates PATH (key 'near_duplicates')")
+        return self
+
+    def inputs(self) -> list[str]:
+        """Every input path (runs, qrels, near-duplicate pairs), for output-path checks."""
+        return [*self.run, self.qrels, *([self.near_duplicates] if self.near_duplicates else [])]
+
+    def plan(self) -> CompatPlan:
+        """Measures, query policy and relevance rule of the compatibility profile.
+
+        Under the ``mllib`` and ``recommenders`` profiles the profile fixes the
+        query policy; ``queries`` must then be left at its default.
+        """
+        if self.compat != "trec" and self.rel_level != 1:
+            raise ConfigError(
+                f"key 'rel_level': compat profile {self.compat!r} sets relevance itself; "
+                f"use relevance or relevance_threshold (got rel_level {self.rel_level})"
+            )
+        rule = RelevanceRule.from_options(self.relevance, self.relevance_threshold)
+        queries = None if self.compat != "trec" and self.queries == "qrels" else self.queries
+        return plan_compat(self.compat, list(self.measures), rule, queries)
 
 
-def config_from_args(args: argparse.Namespace):
-    file_values = load_config_file(args.config) if args.config else {}
-    cli_values = {
-        "run": args.run,
-        "qrels": args.qrels,
-        "measures": args.measures,
-        "out": args.out,
-        "queries": args.queries,
-        "rel_level": args.rel_level,
-        "depth": args.depth,
-        "names": args.names,
-        "per_query": args.per_query,
-        "master": args.master,
-        "format": args.format,
-        "run_format": args.run_format,
-        "qrels_format": args.qrels_format,
-        "run_columns": args.run_columns,
-        "qrels_columns": args.qrels_columns,
-        "buckets": args.buckets,
-        "reader": args.reader,
-        "overwrite": args.overwrite,
-        "compat": args.compat,
-        "relevance": args.relevance,
-        "relevance_threshold": args.relevance_threshold,
-        "near_duplicates": args.near_duplicates,
-        "near_duplicates_format": args.near_duplicates_format,
-    }
-    return build_config(file_values, cli_values)
+def _whole(value: Any, key: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"key '{key}': expected a whole number >= {minimum}, got {value!r}")
 
 
-def run(args: argparse.Namespace) -> int:
-    config = config_from_args(args)  # validated before Spark starts
-    from sparkeval.pipeline import jvm_profile, run_evaluate
-    from sparkeval.spark import build_session
+def run(spark: SparkSession | None, config: EvaluateConfig) -> Evaluation:
+    """Evaluate and write the outputs; the returned evaluation's results stay cached."""
+    from sparkeval.pipeline import run_evaluate
 
-    spark = build_session(config.master, config.app_name, config.spark, jvm_profile(config))
-    run_evaluate(spark, config)
-    return 0
+    assert spark is not None
+    return run_evaluate(spark, config)
+
+
+def show(evaluation: Evaluation, config: EvaluateConfig, stdout: TextIO) -> None:
+    """The trec_eval-style table (per query with ``--per-query``), then release the cache."""
+    from sparkeval.trec_table import write_table
+
+    try:
+        rows = evaluation.ordered_per_query.toLocalIterator() if config.per_query else []
+        write_table(stdout, evaluation.report, evaluation.measures, evaluation.names, rows)
+    finally:
+        evaluation.unpersist()
+
+
+def jvm_profile(config: EvaluateConfig) -> str:
+    """The driver JVM profile: who does the heavy work (:func:`sparkeval.pipeline.jvm_profile`)."""
+    from sparkeval.pipeline import jvm_profile as profile
+
+    return profile(config)
+
+
+COMMAND = Command(
+    name="evaluate",
+    help="compute ranking measures per query and overall",
+    description="Evaluate runs against qrels on Spark. Writes OUT/per_query.parquet and "
+    "OUT/summary.json and prints a trec_eval-style table.",
+    config=EvaluateConfig,
+    run=run,
+    show=show,
+    jvm_profile=jvm_profile,
+)

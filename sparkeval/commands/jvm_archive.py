@@ -2,44 +2,63 @@
 
 from __future__ import annotations
 
-import argparse
 import time
+from dataclasses import dataclass
+from typing import Any, Self, TextIO
+
+from sparkeval.errors import ConfigError
+from sparkeval.job.command import Command
+from sparkeval.job.config import JobConfig
+from sparkeval.job.options import option
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "jvm-archive",
-        help="write the class archive that makes local Spark sessions start faster",
-        description="Write a class-data archive of the driver JVM for this Java and "
-        "pyspark (about 190 MB in the user cache directory, ~45 s to write). Local "
-        "sessions started by sparkeval then map Spark's classes from it instead of "
-        "loading them, which saves seconds per run. spark-submit is not affected.",
-    )
-    action = p.add_mutually_exclusive_group()
-    action.add_argument("--status", action="store_true", help="only say whether one exists")
-    action.add_argument("--remove", action="store_true", help="delete every archive")
-    p.set_defaults(func=run)
+@dataclass(frozen=True, kw_only=True)
+class JvmArchiveConfig(JobConfig):
+    """Write the archive (default), or only show or remove it."""
+
+    status: bool = option(False, help="only say whether one exists")
+    remove: bool = option(False, help="delete every archive")
+
+    def validate(self) -> Self:
+        if self.status and self.remove:
+            raise ConfigError("--status and --remove exclude each other")
+        return self
 
 
-def run(args: argparse.Namespace) -> int:
+def run(spark: Any, config: JvmArchiveConfig) -> str:
+    """Do what the config asks; returns the line that says what was done."""
     from sparkeval import jvm_archive
 
-    if args.remove:
+    if config.remove:
         removed = jvm_archive.remove_archives()
-        print(f"sparkeval: removed {len(removed)} JVM archive(s) from {jvm_archive.cache_dir()}")
-        return 0
+        return f"sparkeval: removed {len(removed)} JVM archive(s) from {jvm_archive.cache_dir()}"
     path = jvm_archive.archive_path()
-    if args.status:
+    if config.status:
         if path is not None:
             in_use = "in use" if jvm_archive.java_options() else "not in use (switched off)"
-            print(f"sparkeval: JVM archive {path} ({path.stat().st_size >> 20} MiB), {in_use}")
-        else:
-            where = jvm_archive.cache_dir()
-            print(f"sparkeval: no JVM archive for this Java and pyspark in {where}")
-        return 0
+            return f"sparkeval: JVM archive {path} ({path.stat().st_size >> 20} MiB), {in_use}"
+        where = jvm_archive.cache_dir()
+        return f"sparkeval: no JVM archive for this Java and pyspark in {where}"
     started = time.time()
     path = jvm_archive.build_archive()
     seconds = time.time() - started
     size = path.stat().st_size >> 20
-    print(f"sparkeval: JVM archive written to {path} ({size} MiB) in {seconds:.0f} s")
-    return 0
+    return f"sparkeval: JVM archive written to {path} ({size} MiB) in {seconds:.0f} s"
+
+
+def show(line: str, config: JvmArchiveConfig, stdout: TextIO) -> None:
+    print(line, file=stdout)
+
+
+COMMAND = Command(
+    name="jvm-archive",
+    help="write the class archive that makes local Spark sessions start faster",
+    description="Write a class-data archive of the driver JVM for this Java and "
+    "pyspark (about 190 MB in the user cache directory, ~45 s to write). Local "
+    "sessions started by sparkeval then map Spark's classes from it instead of "
+    "loading them, which saves seconds per run. spark-submit is not affected.",
+    config=JvmArchiveConfig,
+    run=run,
+    show=show,
+    uses_spark=False,
+)

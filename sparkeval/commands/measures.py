@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
+from dataclasses import dataclass
 from typing import Any, TextIO
 
+from sparkeval.job.command import Command
+from sparkeval.job.config import JobConfig
+from sparkeval.job.options import option
 from sparkeval.measures import REGISTRY, Family, Param
 from sparkeval.measures.names import ALIASES, SETS
 from sparkeval.measures.rating import RATING_ERRORS
@@ -16,28 +18,29 @@ _AGGREGATE = {"mean": "mean over queries", "sum": "sum over queries",
               "gmean": "geometric mean (values floored at 1e-5)"}
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "measures",
-        help="list every measure with its parameters, trec_eval names and definition",
-        description="Print the measure catalogue: every ranking measure family (syntax, "
-        "parameters, cutoff rule, trec_eval names, direction, aggregate, definition, "
-        "references) and the rating-error measures.",
+@dataclass(frozen=True, kw_only=True)
+class MeasuresConfig(JobConfig):
+    """Which families to list, and how."""
+
+    format: str = option(
+        "text",
+        choices=("text", "markdown"),
+        help="plain text (default) or a Markdown table for documentation",
     )
-    p.add_argument("--format", choices=("text", "markdown"), default="text",
-                   help="plain text (default) or a Markdown table for documentation")
-    p.add_argument("names", nargs="*", metavar="FAMILY",
-                   help="only these families (default: all)")
-    p.set_defaults(func=run)
+    names: tuple[str, ...] = option(
+        (), positional=True, metavar="FAMILY", help="only these families (default: all)"
+    )
 
 
-def run(args: argparse.Namespace) -> int:
-    families = _select(args.names)
-    if args.format == "markdown":
-        write_markdown(sys.stdout, families, with_ratings=not args.names)
-    else:
-        write_text(sys.stdout, families, with_ratings=not args.names)
-    return 0
+def run(spark: Any, config: MeasuresConfig) -> list[Family]:
+    """The families to list (every one by default); an unknown name is a ConfigError."""
+    return _select(list(config.names))
+
+
+def show(families: list[Family], config: MeasuresConfig, stdout: TextIO) -> None:
+    """The catalogue as text or Markdown."""
+    write = write_markdown if config.format == "markdown" else write_text
+    write(stdout, families, with_ratings=not config.names)
 
 
 def _select(names: list[str]) -> list[Family]:
@@ -164,3 +167,16 @@ def write_markdown(out: TextIO, families: list[Family], with_ratings: bool = Tru
             param = f"{err.param} (default {format_value(err.default)})" if err.param else "—"
             direction = "higher is better" if err.higher_is_better else "lower is better"
             out.write(f"| `{err.name}` | {param} | {direction} | {_cell(err.description)} |\n")
+
+
+COMMAND = Command(
+    name="measures",
+    help="list every measure with its parameters, trec_eval names and definition",
+    description="Print the measure catalogue: every ranking measure family (syntax, "
+    "parameters, cutoff rule, trec_eval names, direction, aggregate, definition, "
+    "references) and the rating-error measures.",
+    config=MeasuresConfig,
+    run=run,
+    show=show,
+    uses_spark=False,
+)

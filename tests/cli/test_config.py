@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sparkeval.config import build_config, load_config_file
+from sparkeval.commands.evaluate import EvaluateConfig
 from sparkeval.errors import ConfigError
+from sparkeval.job.config import read_config_file
 
 BASE = "run: a\nqrels: q\nmeasures: AP\nout: o\n"
 
@@ -17,14 +18,20 @@ def write(tmp_path, text: str):
 
 
 def test_paths_are_relative_to_the_file_and_cli_wins(tmp_path) -> None:
-    values = load_config_file(
-        write(tmp_path, "run: [a.txt, /abs/b.txt]\nqrels: q.txt\nmeasures: [AP, P@5]\nout: res\n")
+    path = write(
+        tmp_path, "run: [a.txt, /abs/b.txt]\nqrels: q.txt\nmeasures: [AP, P@5]\nout: res\n"
     )
-    assert values["run"] == [str(tmp_path / "a.txt"), "/abs/b.txt"]
-    config = build_config(values, {"measures": ["nDCG@10"], "depth": 50})
+    config = EvaluateConfig.load(path, {"measures": ["nDCG@10"], "depth": 50})
+    assert config.run == (str(tmp_path / "a.txt"), "/abs/b.txt")
     assert config.measures == ("nDCG@10",)
     assert config.depth == 50
     assert config.qrels == str(tmp_path / "q.txt")
+    assert config.out == str(tmp_path / "res")
+
+
+def test_keyword_arguments_win_over_file_and_command_line(tmp_path) -> None:
+    path = write(tmp_path, BASE + "depth: 5\n")
+    assert EvaluateConfig.load(path, {"depth": 7}, depth=9).depth == 9
 
 
 @pytest.mark.parametrize(
@@ -49,15 +56,25 @@ def test_paths_are_relative_to_the_file_and_cli_wins(tmp_path) -> None:
 )
 def test_bad_configs(tmp_path, text: str, fragment: str) -> None:
     with pytest.raises(ConfigError) as info:
-        build_config(load_config_file(write(tmp_path, text)), {})
+        EvaluateConfig.load(write(tmp_path, text))
     assert fragment in str(info.value)
 
 
 def test_missing_required_key(tmp_path) -> None:
     with pytest.raises(ConfigError, match="missing --qrels"):
-        build_config(load_config_file(write(tmp_path, "run: a\nmeasures: AP\nout: o\n")), {})
+        EvaluateConfig.load(write(tmp_path, "run: a\nmeasures: AP\nout: o\n"))
 
 
 def test_missing_config_file(tmp_path) -> None:
     with pytest.raises(ConfigError, match="config file not found"):
-        load_config_file(str(tmp_path / "none.yaml"))
+        read_config_file(str(tmp_path / "none.yaml"))
+
+
+def test_oversized_config_file_is_refused(tmp_path) -> None:
+    path = write(tmp_path, BASE + "# " + "x" * (1 << 20) + "\n")
+    with pytest.raises(ConfigError, match="larger than"):
+        EvaluateConfig.load(path)
+
+
+def test_dashed_keys_in_a_file_are_the_same_keys(tmp_path) -> None:
+    assert EvaluateConfig.load(write(tmp_path, BASE + "rel-level: 2\n")).rel_level == 2

@@ -277,16 +277,16 @@ def test_profile_errors() -> None:
 
 
 def test_config_keys_are_checked_before_spark_starts() -> None:
-    from sparkeval.config import build_config
+    from sparkeval.commands.evaluate import EvaluateConfig
 
     base = {"run": ["r.parquet"], "qrels": "t.parquet", "out": "o", "measures": ["MAP@10"]}
-    config = build_config({"compat": "mllib", "relevance_threshold": 4}, base)
+    config = EvaluateConfig.load(cli=base, **{"compat": "mllib", "relevance_threshold": 4})
     assert config.plan().relevance == RelevanceRule("threshold", 4)
     with pytest.raises(ConfigError, match="binary relevance"):
-        build_config({"compat": "recommenders", "relevance": "grade"}, base)
+        EvaluateConfig.load(cli=base, **{"compat": "recommenders", "relevance": "grade"})
     with pytest.raises(ConfigError, match="key 'rel_level'"):
-        build_config({"compat": "mllib", "rel_level": 2}, base)
+        EvaluateConfig.load(cli=base, **{"compat": "mllib", "rel_level": 2})
     with pytest.raises(ConfigError, match="evaluates queries='both'"):
-        build_config({"compat": "recommenders", "queries": "run"}, base)
+        EvaluateConfig.load(cli=base, **{"compat": "recommenders", "queries": "run"})
     with pytest.raises(ConfigError, match="key 'compat'"):
-        build_config({"compat": "ranx"}, base)
+        EvaluateConfig.load(cli=base, **{"compat": "ranx"})

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.cli import main
-from sparkeval.config import build_config
+from sparkeval.commands.evaluate import EvaluateConfig
 from sparkeval.engine.transport.arrow_exchange import (
     bucket_of_rows,
     partition_labels,
@@ -203,7 +203,7 @@ def test_a_query_gets_one_bucket_whatever_batch_it_is_in() -> None:
 
 def test_reader_key_is_checked() -> None:
     base = {"run": ["r"], "qrels": "q", "measures": ["AP"], "out": "o"}
-    assert build_config(base, {"reader": "spark"}).reader == "spark"
-    assert build_config(base, {}).reader == "auto"
+    assert EvaluateConfig.load(**base, reader="spark").reader == "spark"
+    assert EvaluateConfig.load(**base).reader == "auto"
     with pytest.raises(ConfigError, match="key 'reader'"):
-        build_config(base, {"reader": "arrow"})
+        EvaluateConfig.load(**base, reader="arrow")

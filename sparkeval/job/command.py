@@ -1,0 +1,67 @@
+"""What a command is: a name, a config class, ``run(spark, config)`` and how it reports.
+
+Each module of :mod:`sparkeval.commands` defines one :class:`Command` as ``COMMAND``.
+The CLI (:mod:`sparkeval.cli`) builds the command's parser from its config's options;
+:func:`sparkeval.job.runner.run_command` loads the config, starts Spark when the command
+needs it, runs it, prints its result and turns the outcome into the exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
+
+from sparkeval.job.config import JobConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+C = TypeVar("C", bound=JobConfig)
+
+
+def _nothing_to_print(result: Any, config: Any, stdout: TextIO) -> None:
+    """The default :attr:`Command.show`: the command prints nothing on stdout."""
+
+
+def _success(result: Any) -> int:
+    """The default :attr:`Command.exit_code`: 0 whenever ``run`` returned."""
+    return 0
+
+
+def _no_profile(config: Any) -> str | None:
+    """The default :attr:`Command.jvm_profile`: HotSpot's defaults for the driver."""
+    return None
+
+
+@dataclass(frozen=True)
+class Command(Generic[C]):
+    """One ``sparkeval`` command.
+
+    Attributes:
+        name: the CLI name (``rank-distance``); its ``jobs/`` entry is ``rank_distance.py``.
+        help: one line for ``sparkeval --help``.
+        description: the paragraph of ``sparkeval NAME --help``.
+        config: the command's config class.
+        run: ``run(spark, config) -> result``; ``spark`` is None when ``uses_spark`` is False.
+        show: prints the result on stdout (results only: status goes to stderr).
+        exit_code: the process exit code of a result (a failed quality gate is 3).
+        uses_spark: whether the runner starts a SparkSession.
+        jvm_profile: the driver JVM profile for a config
+            (see :func:`sparkeval.spark.build_session`).
+    """
+
+    name: str
+    help: str
+    description: str
+    config: type[C]
+    run: Callable[[SparkSession | None, C], Any]
+    show: Callable[[Any, C, TextIO], None] = _nothing_to_print
+    exit_code: Callable[[Any], int] = _success
+    uses_spark: bool = True
+    jvm_profile: Callable[[C], str | None] = _no_profile
+
+    @property
+    def app_name(self) -> str:
+        """The Spark application name of the command's sessions."""
+        return f"sparkeval-{self.name}"

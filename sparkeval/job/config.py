@@ -1,0 +1,153 @@
+"""Loading a command's typed config: a YAML/JSON file, the command line, keyword arguments.
+
+The same rules hold for every command:
+
+* keys are the option names with underscores (``rel_level``); a file may also spell
+  them with dashes;
+* values given later win: the file, then the command line, then keyword arguments;
+* an unknown key, a value of the wrong type or a missing required key is a
+  :class:`~sparkeval.errors.ConfigError` naming the key (and the file), raised before
+  Spark starts;
+* relative paths in a file are relative to the file's directory.
+
+Example:
+    >>> from sparkeval.job.options import option
+    >>> @dataclass(frozen=True, kw_only=True)
+    ... class Toy(JobConfig):
+    ...     out: str = option(help="output directory")
+    ...     depth: int | None = option(None)
+    >>> Toy.load(out="o", depth=3)
+    Toy(out='o', depth=3)
+    >>> Toy.load(out="o", dpeth=3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sparkeval.errors.ConfigError: options: unknown key 'dpeth' (did you mean 'depth'?); ...
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+from sparkeval.errors import ConfigError
+from sparkeval.job.options import OptionSpec, option_specs
+
+#: the largest config file read (a config is a few keys; a huge file is a mistake)
+MAX_CONFIG_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobConfig:
+    """Base of every command's config: a frozen dataclass whose fields are options."""
+
+    @classmethod
+    def options(cls) -> list[OptionSpec]:
+        """The options of this config, in declaration order."""
+        return option_specs(cls)
+
+    @classmethod
+    def load(
+        cls,
+        file: str | None = None,
+        cli: Mapping[str, Any] | None = None,
+        **values: Any,
+    ) -> Self:
+        """The validated config from a file, command-line values and keyword arguments.
+
+        ``cli`` holds the parsed command line (a value of ``None`` or an empty list
+        means "not given"); ``values`` are Python keyword arguments and win over both.
+        """
+        specs = {spec.key: spec for spec in cls.options()}
+        merged: dict[str, Any] = {}
+        if file:
+            file_values = read_config_file(file)
+            _check_values(file_values, specs, source=file)
+            merged.update(_rebased(file_values, specs, Path(file).resolve().parent))
+        given = {k: v for k, v in (cli or {}).items() if v is not None and v != [] and v != ()}
+        given.update(values)
+        _check_values(given, specs, source="options")
+        merged.update(given)
+        for spec in specs.values():
+            if spec.required and merged.get(spec.key) in (None, "", [], ()):
+                raise ConfigError(f"missing {spec.flag} (or key {spec.key!r} in the config file)")
+        return cls(**{k: _normalised(specs[k], v) for k, v in merged.items()}).validate()
+
+    def validate(self) -> Self:
+        """Check values beyond their types; raises ConfigError naming the key."""
+        return self
+
+
+def read_config_file(path: str) -> dict[str, Any]:
+    """A config file's mapping (YAML with the safe loader, or JSON), keys with underscores."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    if file.stat().st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: config file larger than {MAX_CONFIG_BYTES} bytes")
+    text = file.read_text()
+    if file.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: not valid JSON ({exc})") from None
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys to values at the top level")
+    return {str(key).replace("-", "_"): value for key, value in data.items()}
+
+
+def _check_values(data: Mapping[str, Any], specs: Mapping[str, OptionSpec], source: str) -> None:
+    """Unknown keys, wrong value types and values outside the choices name the key."""
+    for key, value in data.items():
+        spec = specs.get(key)
+        if spec is None:
+            hint = difflib.get_close_matches(str(key), sorted(specs), n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ConfigError(
+                f"{source}: unknown key {key!r}{suggestion}; valid keys: {', '.join(sorted(specs))}"
+            )
+        allowed = spec.allowed
+        ok = bool in allowed if isinstance(value, bool) else isinstance(value, allowed)
+        if not ok:
+            raise ConfigError(f"{source}: key {key!r} expects {spec.type_names()}, got {value!r}")
+        choices = spec.meta.choices
+        if choices and value is not None and value not in choices:
+            raise ConfigError(f"key {key!r}: {value!r} is not one of {', '.join(choices)}")
+
+
+def _rebased(data: dict[str, Any], specs: Mapping[str, OptionSpec], base: Path) -> dict[str, Any]:
+    """Relative paths of path options made relative to the config file's directory."""
+
+    def rebase(value: Any) -> Any:
+        if not isinstance(value, str) or "://" in value or Path(value).is_absolute():
+            return value
+        return str(base / value)
+
+    out = dict(data)
+    for key, value in data.items():
+        if specs[key].meta.path and value is not None:
+            out[key] = [rebase(v) for v in value] if isinstance(value, list) else rebase(value)
+    return out
+
+
+def _normalised(spec: OptionSpec, value: Any) -> Any:
+    """Lists as tuples of strings, mappings as plain dicts, then the option's converter."""
+    if spec.is_list and value is not None:
+        value = (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+    elif isinstance(value, Mapping):
+        value = dict(value)
+    if spec.meta.convert is not None and value is not None:
+        value = spec.meta.convert(value)
+    return value

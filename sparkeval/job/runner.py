@@ -1,0 +1,44 @@
+"""Running a command: load its config, start Spark if needed, run, print, exit code.
+
+The same for every command, from the CLI, ``spark-submit jobs/NAME.py`` or Python.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from sparkeval.job.command import Command
+from sparkeval.job.config import JobConfig
+
+
+def log(message: str) -> None:
+    """A status line on stderr (stdout carries results only)."""
+    print(f"sparkeval: {message}", file=sys.stderr, flush=True)
+
+
+def start_spark(command: Command, config: JobConfig):
+    """The SparkSession of a command (:func:`sparkeval.spark.build_session`)."""
+    from sparkeval.spark import build_session
+
+    return build_session(
+        getattr(config, "master", None),
+        getattr(config, "app_name", None) or command.app_name,
+        getattr(config, "spark", None) or {},
+        command.jvm_profile(config),
+    )
+
+
+def run_command(
+    command: Command,
+    file: str | None = None,
+    cli: Mapping[str, Any] | None = None,
+    stdout: TextIO | None = None,
+) -> int:
+    """Load the config (validated before Spark starts), run the command, return its exit code."""
+    config = command.config.load(file, cli)
+    spark = start_spark(command, config) if command.uses_spark else None
+    result = command.run(spark, config)
+    command.show(result, config, stdout or sys.stdout)
+    return command.exit_code(result)

@@ -1,0 +1,32 @@
+"""Options every Spark command has: the master, extra Spark settings, the output target."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sparkeval.job.config import JobConfig
+from sparkeval.job.options import option
+
+
+def _spark_settings(values: Mapping[str, Any]) -> dict[str, str]:
+    """Spark settings as strings (YAML reads ``4`` and ``true`` as numbers and booleans)."""
+    return {str(k): str(v) for k, v in values.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SparkJobConfig(JobConfig):
+    """A command that runs on Spark: ``--master`` and a config file's ``spark:`` section."""
+
+    master: str | None = option(None, help="Spark master URL (default local[*])")
+    spark: Mapping[str, str] = option(cli=False, convert=_spark_settings, default_factory=dict)
+    app_name: str | None = option(None, cli=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OutputJobConfig(SparkJobConfig):
+    """A Spark command that writes a results directory (atomically, see :mod:`sparkeval.output`)."""
+
+    out: str = option(help="output directory (written atomically)", metavar="DIR", path=True)
+    overwrite: bool = option(False, help="replace an existing output directory")
