@@ -29,10 +29,13 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparkeval.errors import ConfigError
 from sparkeval.stable_parquet import sort_footer_encodings
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 SUCCESS_MARKER = "_SUCCESS"
 
@@ -173,3 +176,14 @@ def _json_safe(value: Any) -> Any:
 def write_json(path: Path, payload: dict[str, Any]) -> None:
     """Write JSON with sorted keys and NaN/inf as null (strict JSON, stable bytes)."""
     path.write_text(json.dumps(_json_safe(payload), indent=2, sort_keys=True) + "\n")
+
+
+def write_parquet(frame: DataFrame, directory: Path) -> list[Path]:
+    """Write a DataFrame as a Parquet directory with stable part names and bytes.
+
+    The same rows in the same partitions give the same files (``part-00000.parquet``,
+    ...; no ``.crc`` or ``_SUCCESS`` inside: see :func:`tidy_spark_output`). Returns the
+    part files.
+    """
+    frame.write.parquet(str(directory))
+    return tidy_spark_output(directory)
