@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sparkeval.commands.near_duplicates import run_near_duplicates
+from sparkeval.lsh.near_duplicate_search import run_near_duplicates
 from sparkeval.lsh.simhash import simhash_of
 from sparkeval.spark import build_session
 

@@ -56,7 +56,12 @@ def _add_option(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
         )
     elif spec.is_list:
         parser.add_argument(
-            spec.flag, dest=spec.key, action="append", metavar=meta.metavar, help=meta.help
+            spec.flag,
+            dest=spec.key,
+            action="extend",
+            nargs="+",
+            metavar=meta.metavar,
+            help=meta.help,
         )
     else:
         parser.add_argument(
@@ -96,20 +101,31 @@ def _quiet_spark_error_logs() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+def parse(argv: Sequence[str]) -> tuple[Command, str | None, dict[str, object]]:
+    """The command, the ``--config`` file and the option values of a command line."""
+    arguments = list(argv)
+    args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
+    command: Command = args.command
+    values = {s.key: getattr(args, s.key) for s in command.config.options() if s.meta.cli}
+    return command, args.config, values
+
+
+def run_argv(argv: Sequence[str]) -> int:
+    """Run a command line; errors propagate (:func:`main` turns them into exit codes)."""
+    from sparkeval.job.runner import run_command
+
+    command, config_file, values = parse(argv)
+    return run_command(command, config_file, values)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (see the README's exit codes)."""
     from sparkeval.job.runner import run_command
 
     _quiet_spark_error_logs()
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(arguments[0] if arguments else None)
-    args = parser.parse_args(arguments)
-    command: Command = args.command
-    values = {
-        spec.key: getattr(args, spec.key) for spec in command.config.options() if spec.meta.cli
-    }
+    command, config_file, values = parse(sys.argv[1:] if argv is None else argv)
     try:
-        return run_command(command, args.config, values)
+        return run_command(command, config_file, values)
     except SparkevalError as exc:
         print(f"sparkeval {command.name}: error: {clean_message(exc)}", file=sys.stderr)
         return exc.exit_code

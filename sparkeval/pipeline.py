@@ -38,7 +38,7 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
     the cached results with ``evaluation.unpersist()``.
     """
     started = time.time()
-    target = check_output_path(config.out, config.inputs(), config.overwrite)
+    target = check_output_path(config.out, config.input_paths(), config.overwrite)
     plan = config.plan()
     direct = _direct_plan(spark, config, plan)
     evaluation = None

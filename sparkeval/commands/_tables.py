@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -163,21 +162,6 @@ def top_k(run: DataFrame, k: int | None) -> DataFrame:
     if k is None:
         return run
     return with_rank(run, ["query_id"], k, column="_rank").drop("_rank")
-
-
-def positive_int(name: str):
-    """An argparse type: an integer >= 1 (the error names the option)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be >= 1, got {value}")
-        return value
-
-    return parse
 
 
 def check_k(k: int | None) -> int | None:

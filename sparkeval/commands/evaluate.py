@@ -137,7 +137,7 @@ class EvaluateConfig(OutputJobConfig):
             check_flags_available(plan.measures, "--near-duplicates PATH (key 'near_duplicates')")
         return self
 
-    def inputs(self) -> list[str]:
+    def input_paths(self) -> list[str]:
         """Every input path (runs, qrels, near-duplicate pairs), for output-path checks."""
         return [*self.run, self.qrels, *([self.near_duplicates] if self.near_duplicates else [])]
 

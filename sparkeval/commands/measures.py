@@ -14,8 +14,11 @@ from sparkeval.measures.rating import RATING_ERRORS
 from sparkeval.measures.registry import TREC_FIELD, format_value
 
 _CUTOFF = {"none": "no cutoff", "optional": "optional @k", "required": "@k required"}
-_AGGREGATE = {"mean": "mean over queries", "sum": "sum over queries",
-              "gmean": "geometric mean (values floored at 1e-5)"}
+_AGGREGATE = {
+    "mean": "mean over queries",
+    "sum": "sum over queries",
+    "gmean": "geometric mean (values floored at 1e-5)",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,9 +55,7 @@ def _select(names: list[str]) -> list[Family]:
     for name in names:
         family = ALIASES.get(name, name)
         if family not in REGISTRY:
-            raise ConfigError(
-                f"unknown measure family {name!r}; families: {', '.join(REGISTRY)}"
-            )
+            raise ConfigError(f"unknown measure family {name!r}; families: {', '.join(REGISTRY)}")
         out.append(REGISTRY[family])
     return out
 
@@ -73,8 +74,13 @@ def describe_param(name: str, param: Param) -> str:
     if name == "rel":
         kind = "int, default: the run's relevance level (1)"
     else:
-        kinds = {int: "int", float: "number", str: "text", tuple: "list a;b;c",
-                 dict: "grade map g:v;g:v"}
+        kinds = {
+            int: "int",
+            float: "number",
+            str: "text",
+            tuple: "list a;b;c",
+            dict: "grade map g:v;g:v",
+        }
         kind = "|".join(str(c) for c in param.choices) if param.choices else kinds[param.kind]
         if param.required:
             kind += ", required"
@@ -90,8 +96,12 @@ def trec_names(fam: Family) -> list[str]:
     patterns = (p for p in (fam.trec, fam.trec_cut) if p)
     names = [TREC_FIELD.sub(lambda m: f"<{m.group(1)}>", p) for p in patterns]
     for tp in fam.trec_params:
-        example = {"cutoffs": "k1,k2,…", "each": "v1,v2,…", "list": "v1,v2,…",
-                   "pairs": "g1=v1,g2=v2,…"}[tp.mode]
+        example = {
+            "cutoffs": "k1,k2,…",
+            "each": "v1,v2,…",
+            "list": "v1,v2,…",
+            "pairs": "g1=v1,g2=v2,…",
+        }[tp.mode]
         names.append(f"-m {tp.base}.{example}")
     return names
 
@@ -134,8 +144,11 @@ def write_text(out: TextIO, families: list[Family], with_ratings: bool = True) -
             if err.param:
                 param = f" (parameter {err.param}, default {format_value(err.default)})"
             out.write(f"  {err.name}{param}: {err.description}\n")
-        out.write("\nMeasure sets: " + ", ".join(
-            f"{name} ({len(members)} measures)" for name, members in SETS.items()) + "\n")
+        out.write(
+            "\nMeasure sets: "
+            + ", ".join(f"{name} ({len(members)} measures)" for name, members in SETS.items())
+            + "\n"
+        )
 
 
 def _cell(text: str) -> str:

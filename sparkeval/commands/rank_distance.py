@@ -1,6 +1,7 @@
 """``sparkeval rank-distance``: how differently two or more runs rank the same queries.
 
-Example:
+Example::
+
     sparkeval rank-distance --runs runs.parquet --baseline bm25 --run dense \\
         --k 10 --rbo-p 0.9 --depth 100 --out out/rd
 
@@ -12,36 +13,67 @@ exposure entropy and JS/KL against the baseline) atomically into ``--out``.
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from sparkeval.compare.progress import stage
-from sparkeval.errors import EXIT_OK, ConfigError
+from sparkeval.errors import ConfigError
+from sparkeval.job.command import Command
+from sparkeval.job.options import option
+from sparkeval.job.spark_options import OutputJobConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
-def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "rank-distance",
-        help="rank distances (τ, ρ, footrule, Cayley, Ulam, Hamming, Jaccard@k, RBO) and "
-        "exposure divergence between runs and a baseline",
-        description="Compare the rankings of runs with a baseline's, query by query. "
-        "Rankings: score descending, ties by doc_id descending; cut at --depth.",
+@dataclass(frozen=True, kw_only=True)
+class RankDistanceConfig(OutputJobConfig):
+    """Runs, a baseline and the depths; see ``sparkeval rank-distance --help``."""
+
+    runs: tuple[str, ...] = option(
+        metavar="PATH",
+        path=True,
+        help="run table(s) run_id, query_id, doc_id, score (Parquet or CSV)",
     )
-    p.add_argument("--runs", action="append", required=True, metavar="PATH",
-                   help="run table(s) run_id, query_id, doc_id, score (Parquet or CSV)")
-    p.add_argument("--baseline", required=True, metavar="RUN", help="run id of the baseline")
-    p.add_argument("--run", action="append", dest="runs_compared", metavar="RUN",
-                   help="run id to compare (repeatable; default: every other run)")
-    p.add_argument("--k", type=int, default=10, help="depth of Jaccard@k and exposure")
-    p.add_argument("--rbo-p", type=float, default=0.9, help="RBO persistence (default 0.9)")
-    p.add_argument("--depth", type=int, default=100, help="ranking depth cap (default 100)")
-    p.add_argument("--master", default=None, help="Spark master URL (default local[*])")
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
-    p.set_defaults(func=run)
+    baseline: str = option(metavar="RUN", help="run id of the baseline")
+    compared: tuple[str, ...] = option(
+        (),
+        flag="--run",
+        metavar="RUN",
+        help="run id to compare (repeatable; default: every other run)",
+    )
+    k: int = option(10, help="depth of Jaccard@k and exposure (default 10)")
+    rbo_p: float = option(0.9, help="RBO persistence (default 0.9)")
+    depth: int = option(100, help="ranking depth cap (default 100)")
+
+    def input_paths(self) -> list[str]:
+        return list(self.runs)
 
 
-def run(args: argparse.Namespace) -> int:
+def compared_runs(present: list[str], baseline: str, wanted: tuple[str, ...]) -> list[str]:
+    """The runs to compare with ``baseline`` (default: every other run), checked.
+
+    Example:
+        >>> compared_runs(["a", "b", "c"], "a", ())
+        ['b', 'c']
+    """
+    if baseline not in present:
+        raise ConfigError(
+            f"baseline run {baseline!r} is not in the run table(s); runs: " + ", ".join(present)
+        )
+    chosen = list(wanted) or [r for r in present if r != baseline]
+    unknown = sorted(set(chosen) - set(present))
+    if unknown:
+        raise ConfigError(
+            f"run(s) {', '.join(unknown)} not in the run table(s); runs: " + ", ".join(present)
+        )
+    runs = [r for r in dict.fromkeys(chosen) if r != baseline]
+    if not runs:
+        raise ConfigError("nothing to compare: give at least one run besides the baseline")
+    return runs
+
+
+def run(spark: SparkSession | None, config: RankDistanceConfig) -> dict[str, Any]:
+    """Rank distances and exposure against the baseline; returns the summary written."""
     from sparkeval.compare.pipeline import (
         CompareOptions,
         exposure_summary,
@@ -49,36 +81,39 @@ def run(args: argparse.Namespace) -> int:
         rank_distance_table,
         read_runs,
     )
-    from sparkeval.output import atomic_output_dir, check_output_path, write_json
-    from sparkeval.spark import build_session
+    from sparkeval.compare.progress import stage
+    from sparkeval.output import atomic_output_dir, write_json, write_parquet
 
-    options = CompareOptions(baseline=args.baseline, k=args.k, rbo_p=args.rbo_p,
-                             depth=args.depth)
-    check_output_path(args.out, list(args.runs), args.overwrite)
-    stage("spark", "starting Spark")
-    spark = build_session(master=args.master, app_name="sparkeval-rank-distance")
-    runs_df = read_runs(spark, args.runs)
+    assert spark is not None
+    config.preflight()
+    options = CompareOptions(
+        baseline=config.baseline, k=config.k, rbo_p=config.rbo_p, depth=config.depth
+    )
+    runs_df = read_runs(spark, list(config.runs))
     present = sorted(r[0] for r in runs_df.select("run_id").distinct().collect())
-    if args.baseline not in present:
-        raise ConfigError(f"baseline run {args.baseline!r} is not in the run table(s); runs: "
-                          + ", ".join(present))
-    wanted = args.runs_compared or [r for r in present if r != args.baseline]
-    unknown = sorted(set(wanted) - set(present))
-    if unknown:
-        raise ConfigError(f"run(s) {', '.join(unknown)} not in the run table(s); runs: "
-                          + ", ".join(present))
-    runs = [r for r in dict.fromkeys(wanted) if r != args.baseline]
-    if not runs:
-        raise ConfigError("nothing to compare: give at least one run besides the baseline")
-    stage("read", f"{len(present)} run(s) in {', '.join(args.runs)}")
+    runs = compared_runs(present, config.baseline, config.compared)
+    stage("read", f"{len(present)} run(s) in {', '.join(config.runs)}")
     table = rank_distance_table(spark, runs_df, options, runs).cache()
     summary = {"rank_distance": rank_distance_summary(table, options)}
-    stage("rank-distance", f"{len(runs)} run(s) against {args.baseline}")
+    stage("rank-distance", f"{len(runs)} run(s) against {config.baseline}")
     summary["exposure"] = exposure_summary(spark, runs_df, options, runs)
-    stage("exposure", f"top-{args.k} exposure entropy, JS and KL")
-    with atomic_output_dir(args.out) as staging:
-        table.orderBy("run_id", "query_id").write.parquet(str(staging / "rank_distance.parquet"))
-        write_json(staging / "summary.json", summary)
-    table.unpersist()
-    stage("write", f"{args.out}/rank_distance.parquet and summary.json")
-    return EXIT_OK
+    stage("exposure", f"top-{config.k} exposure entropy, JS and KL")
+    try:
+        with atomic_output_dir(config.out) as staging:
+            write_parquet(table.orderBy("run_id", "query_id"), staging / "rank_distance.parquet")
+            write_json(staging / "summary.json", summary)
+    finally:
+        table.unpersist()
+    stage("write", f"{config.out}/rank_distance.parquet and summary.json")
+    return summary
+
+
+COMMAND = Command(
+    name="rank-distance",
+    help="rank distances (τ, ρ, footrule, Cayley, Ulam, Hamming, Jaccard@k, RBO) and "
+    "exposure divergence between runs and a baseline",
+    description="Compare the rankings of runs with a baseline's, query by query. "
+    "Rankings: score descending, ties by doc_id descending; cut at --depth.",
+    config=RankDistanceConfig,
+    run=run,
+)

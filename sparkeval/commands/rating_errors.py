@@ -2,114 +2,124 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from typing import TextIO
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Self, TextIO
 
-from sparkeval.engine.plans.rating_engine import MISSING_POLICIES, RatingEvaluation
+from sparkeval.engine.plans.rating_engine import MISSING_POLICIES
 from sparkeval.errors import ConfigError
 from sparkeval.io.readers import FORMATS
+from sparkeval.job.command import Command
+from sparkeval.job.options import option
+from sparkeval.job.runner import log
+from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.measures.rating_names import DEFAULT_RATING_MEASURES, parse_rating_measures
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "rating-errors",
-        help="rating-prediction errors (RMSE, MAE, R2, ...) pooled and per user",
-        description="Join predictions (user, item, prediction) with true ratings (user, item, "
-        "rating) on (user, item) and compute each error pooled over all pairs and as the mean "
-        "of per-user values. Writes OUT/per_user.parquet (user_id, measure, value) and "
-        "OUT/summary.json.",
-    )
-    p.add_argument(
-        "--predictions",
-        required=True,
+    from sparkeval.engine.plans.rating_engine import RatingEvaluation
+
+
+@dataclass(frozen=True, kw_only=True)
+class RatingErrorsConfig(OutputJobConfig):
+    """Predictions, true ratings and the errors asked for."""
+
+    predictions: str = option(
         metavar="PATH",
+        path=True,
         help="predictions table (Parquet, CSV, JSON Lines or 'user item value' text)",
     )
-    p.add_argument("--truth", required=True, metavar="PATH", help="true ratings table")
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory (atomic)")
-    p.add_argument(
-        "--measures",
-        action="append",
+    truth: str = option(metavar="PATH", path=True, help="true ratings table")
+    measures: tuple[str, ...] = option(
+        (),
         metavar="LIST",
         help="comma separated: RMSE, MAE, MaxAE, TopL_AE(L=3), Lp(p=3), R2, ExpVar "
         f"(default {','.join(DEFAULT_RATING_MEASURES)})",
     )
-    p.add_argument(
-        "--columns",
-        default=None,
+    columns: Mapping[str, str] | str | None = option(
+        None,
         metavar="MAP",
         help="explicit columns, e.g. user_id=uid,item_id=iid,prediction=p,rating=r",
     )
-    p.add_argument(
-        "--missing",
+    missing: str = option(
+        "error",
         choices=MISSING_POLICIES,
-        default="error",
         help="a pair on one side only: error (default) or skip it (it is counted)",
     )
-    p.add_argument(
-        "--format",
+    format: str | None = option(
+        None,
         choices=FORMATS,
-        default=None,
         help="format of both inputs ('trec' means 'user item value' text)",
     )
-    p.add_argument(
-        "--buckets",
-        type=int,
-        default=None,
-        metavar="B",
-        help="hash buckets of users (default spark.sql.shuffle.partitions)",
+    buckets: int | None = option(
+        None, metavar="B", help="hash buckets of users (default spark.sql.shuffle.partitions)"
     )
-    p.add_argument("--master", default=None, help="Spark master URL (default local[*])")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing output")
-    p.set_defaults(func=run)
+
+    def validate(self) -> Self:
+        self.measure_names()
+        if self.buckets is not None and self.buckets < 1:
+            raise ConfigError(f"--buckets: expected a whole number >= 1, got {self.buckets}")
+        return self
+
+    def input_paths(self) -> list[str]:
+        return [self.predictions, self.truth]
+
+    def measure_names(self) -> list[str]:
+        """The canonical names of the errors asked for (the defaults when none)."""
+        try:
+            requests = parse_rating_measures(list(self.measures) or None)
+        except ValueError as exc:
+            raise ConfigError(f"--measures: {exc}") from None
+        return [r.name for r in requests]
 
 
-def run(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
-    try:
-        requests = parse_rating_measures(args.measures)
-    except ValueError as exc:
-        raise ConfigError(f"--measures: {exc}") from None
-    if args.buckets is not None and args.buckets < 1:
-        raise ConfigError(f"--buckets: expected a whole number >= 1, got {args.buckets}")
-    from sparkeval.output import check_output_path
+def run(spark: SparkSession | None, config: RatingErrorsConfig) -> RatingEvaluation:
+    """Read, evaluate and write ``per_user.parquet`` and ``summary.json`` all or nothing.
 
-    target = check_output_path(args.out, [args.predictions, args.truth], args.overwrite)
-    from sparkeval.spark import build_session
-
-    spark = build_session(args.master, "sparkeval-rating-errors")
-    run_rating_errors(spark, args, [r.name for r in requests], target, stdout or sys.stdout)
-    return 0
-
-
-def run_rating_errors(
-    spark, args: argparse.Namespace, measures: list[str], target, stdout: TextIO
-) -> RatingEvaluation:
-    """Read, evaluate and write ``per_user.parquet`` and ``summary.json`` all or nothing."""
+    The returned evaluation's per-user values stay cached until ``unpersist()``.
+    """
     from sparkeval.engine.plans.rating_engine import rating_errors
     from sparkeval.io.ratings import parse_columns, read_ratings
-    from sparkeval.output import atomic_output_dir, write_json
+    from sparkeval.output import atomic_output_dir, write_json, write_parquet
 
+    assert spark is not None
+    config.preflight()
     started = time.time()
-    columns = parse_columns(args.columns)
-    pred = read_ratings(spark, args.predictions, "predictions", args.format, columns)
-    truth = read_ratings(spark, args.truth, "truth", args.format, columns)
+    columns = parse_columns(config.columns)
+    pred = read_ratings(spark, config.predictions, "predictions", config.format, columns)
+    truth = read_ratings(spark, config.truth, "truth", config.format, columns)
     evaluation = rating_errors(
-        spark, pred, truth, measures, missing=args.missing, buckets=args.buckets
+        spark,
+        pred,
+        truth,
+        config.measure_names(),
+        missing=config.missing,
+        buckets=config.buckets,
     )
     try:
         report = dict(evaluation.report)
-        report["inputs"] = {"predictions": args.predictions, "truth": args.truth}
-        with atomic_output_dir(target) as staging:
-            (
-                evaluation.per_user.orderBy("user_id", "_order")
-                .drop("_order")
-                .write.parquet(str(staging / "per_user.parquet"))
+        report["inputs"] = {"predictions": config.predictions, "truth": config.truth}
+        with atomic_output_dir(config.out) as staging:
+            write_parquet(
+                evaluation.per_user.orderBy("user_id", "_order").drop("_order"),
+                staging / "per_user.parquet",
             )
             report["seconds"] = round(time.time() - started, 3)
             write_json(staging / "summary.json", report)
+    except BaseException:
+        evaluation.unpersist()
+        raise
+    evaluation.report = report
+    log(f"results in {config.out} (per_user.parquet, summary.json)")
+    return evaluation
+
+
+def show(evaluation: RatingEvaluation, config: RatingErrorsConfig, stdout: TextIO) -> None:
+    """One line per error (pooled value), then the matched and skipped pair counts."""
+    report = evaluation.report
+    try:
         for name, value in report["measures"].items():
             text = "null" if value is None or value != value else f"{value:.6f}"
             stdout.write(f"{name:<26}\t{text}\n")
@@ -118,5 +128,16 @@ def run_rating_errors(
         stdout.write(f"{'pairs_skipped':<26}\t{pairs['skipped']}\n")
     finally:
         evaluation.unpersist()
-    print(f"sparkeval: results in {target} (per_user.parquet, summary.json)", file=sys.stderr)
-    return evaluation
+
+
+COMMAND = Command(
+    name="rating-errors",
+    help="rating-prediction errors (RMSE, MAE, R2, ...) pooled and per user",
+    description="Join predictions (user, item, prediction) with true ratings (user, item, "
+    "rating) on (user, item) and compute each error pooled over all pairs and as the mean "
+    "of per-user values. Writes OUT/per_user.parquet (user_id, measure, value) and "
+    "OUT/summary.json.",
+    config=RatingErrorsConfig,
+    run=run,
+    show=show,
+)

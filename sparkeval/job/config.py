@@ -80,6 +80,9 @@ class JobConfig:
         """Check values beyond their types; raises ConfigError naming the key."""
         return self
 
+    def preflight(self) -> None:
+        """Checks of the machine (paths, the output target) made before Spark starts."""
+
 
 def read_config_file(path: str) -> dict[str, Any]:
     """A config file's mapping (YAML with the safe loader, or JSON), keys with underscores."""

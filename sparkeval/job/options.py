@@ -131,8 +131,12 @@ class OptionSpec:
         return " or ".join(_NAMES.get(t, t.__name__) for t in shown)
 
     def scalar_type(self) -> type | None:
-        """The converter the command line applies (``int``, ``float``) or None for text."""
-        for part in _union_parts(self.hint):
+        """The converter the command line applies (``int``, ``float``) or None for text
+        (also where text is one of the accepted types)."""
+        parts = _union_parts(self.hint)
+        if str in parts:
+            return None
+        for part in parts:
             if part in (int, float):
                 return part
         return None

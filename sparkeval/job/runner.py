@@ -38,6 +38,7 @@ def run_command(
 ) -> int:
     """Load the config (validated before Spark starts), run the command, return its exit code."""
     config = command.config.load(file, cli)
+    config.preflight()
     spark = start_spark(command, config) if command.uses_spark else None
     result = command.run(spark, config)
     command.show(result, config, stdout or sys.stdout)

@@ -30,3 +30,14 @@ class OutputJobConfig(SparkJobConfig):
 
     out: str = option(help="output directory (written atomically)", metavar="DIR", path=True)
     overwrite: bool = option(False, help="replace an existing output directory")
+
+    def input_paths(self) -> list[str]:
+        """The paths the command reads (an output directory may not be one of them)."""
+        return []
+
+    def preflight(self) -> None:
+        """The output target is usable: not an input, not a non-empty directory without
+        ``overwrite`` (:func:`sparkeval.output.check_output_path`)."""
+        from sparkeval.output import check_output_path
+
+        check_output_path(self.out, self.input_paths(), self.overwrite)

@@ -19,6 +19,7 @@ Example (members 3, 1, 2 share one bucket):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,3 +128,15 @@ def candidate_pairs(buckets: DataFrame) -> DataFrame:
         .select(F.col("p.a").alias("a"), F.col("p.b").alias("b"))
         .distinct()
     )
+
+
+def bucket_report(stats: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``largest_bucket`` and ``skipped_by_max_bucket`` entries of a summary."""
+    return {
+        "largest_bucket": stats.get("largest_bucket", 0),
+        "skipped_by_max_bucket": {
+            "buckets": stats.get("skipped_buckets", 0),
+            "members": stats.get("skipped_members", 0),
+            "pairs": stats.get("skipped_pairs", 0),
+        },
+    }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -12,7 +11,7 @@ import pandas as pd
 import pytest
 from pyspark.sql import functions as F
 
-from sparkeval.commands import diversity
+from sparkeval.cli import run_argv
 from sparkeval.diversity.coverage import exposure_summary
 from sparkeval.diversity.inter_user import hamming_diversity, mean_jaccard
 from sparkeval.diversity.intra_list import item_similarity, serendipity
@@ -37,25 +36,20 @@ def fixture_paths(tmp_path):
 
 
 def _run(tmp_path, *extra) -> tuple[dict, pd.DataFrame]:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(required=True)
-    diversity.add_parser(sub)
     out = tmp_path / ("out" + "_".join(x.strip("-") for x in extra if x.startswith("--")))
-    args = parser.parse_args(
-        [
-            "diversity",
-            "--run",
-            str(tmp_path / "reco.parquet"),
-            "--train",
-            str(tmp_path / "train.parquet"),
-            "--out",
-            str(out),
-            "--master",
-            "local[2]",
-            *extra,
-        ]
-    )
-    assert args.func(args) == 0
+    argv = [
+        "diversity",
+        "--run",
+        str(tmp_path / "reco.parquet"),
+        "--train",
+        str(tmp_path / "train.parquet"),
+        "--out",
+        str(out),
+        "--master",
+        "local[2]",
+        *extra,
+    ]
+    assert run_argv(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
     per_user = pd.read_parquet(out / "per_user.parquet").sort_values("query_id")
     return summary, per_user.reset_index(drop=True)
@@ -186,39 +180,33 @@ def test_coverage_and_gini_by_hand(spark):
 
 
 def test_diversity_without_train_reports_skipped(spark, fixture_paths):
-    parser = argparse.ArgumentParser()
-    diversity.add_parser(parser.add_subparsers(required=True))
     out = fixture_paths / "bare"
-    args = parser.parse_args(
-        [
-            "diversity",
-            "--run",
-            str(fixture_paths / "reco.parquet"),
-            "--out",
-            str(out),
-            "--master",
-            "local[2]",
-        ]
-    )
-    assert args.func(args) == 0
+    argv = [
+        "diversity",
+        "--run",
+        str(fixture_paths / "reco.parquet"),
+        "--out",
+        str(out),
+        "--master",
+        "local[2]",
+    ]
+    assert run_argv(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["skipped"]) >= {"novelty", "serendipity", "intra_list_diversity"}
     assert summary["coverage"]["catalog_coverage"] is None
-    bad = parser.parse_args(
-        [
-            "diversity",
-            "--run",
-            str(fixture_paths / "reco.parquet"),
-            "--similarity",
-            "cosine",
-            "--out",
-            str(fixture_paths / "b2"),
-            "--master",
-            "local[2]",
-        ]
-    )
+    bad = [
+        "diversity",
+        "--run",
+        str(fixture_paths / "reco.parquet"),
+        "--similarity",
+        "cosine",
+        "--out",
+        str(fixture_paths / "b2"),
+        "--master",
+        "local[2]",
+    ]
     with pytest.raises(ConfigError, match="needs --item-features"):
-        bad.func(bad)
+        run_argv(bad)
 
 
 def test_relevance_column_is_optional(spark):

@@ -181,7 +181,7 @@ def test_a_command_builds_only_its_own_parser():
         "from sparkeval.cli import build_parser\n"
         "from sparkeval.commands import COMMAND_MODULES\n"
         "args = build_parser('evaluate').parse_args(['evaluate', '--measures', 'AP'])\n"
-        "assert args.command == 'evaluate'\n"
+        "assert args.command.name == 'evaluate'\n"
         "loaded = [m for m in COMMAND_MODULES if m in sys.modules]\n"
         "assert loaded == ['sparkeval.commands.evaluate'], loaded\n"
         "assert 'pandas' not in sys.modules, 'pandas imported'\n"

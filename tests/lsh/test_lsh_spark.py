@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import itertools
 import json
@@ -13,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparkeval.commands import diversity, near_duplicates, similar_users
+from sparkeval.cli import run_argv
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.lsh.banding import choose_bands
 from sparkeval.lsh.clusters import components
@@ -22,14 +21,6 @@ from sparkeval.lsh.simhash import pigeonhole_blocks, simhash_of, similar_fingerp
 from sparkeval.lsh.similar import similar_sets
 
 pytestmark = pytest.mark.spark
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sparkeval")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for module in (similar_users, near_duplicates, diversity):
-        module.add_parser(sub)
-    return parser
 
 
 def _brute_force(sets: dict, threshold: Fraction) -> dict[tuple, Fraction]:
@@ -88,30 +79,27 @@ def test_similar_users_command_outputs_and_determinism(spark, tmp_path):
     ]
     run_path = tmp_path / "run.parquet"
     pd.DataFrame(rows, columns=["user_id", "item_id", "score"]).to_parquet(run_path)
-    parser = _parser()
     outs = []
     for i in range(2):
         out = tmp_path / f"out{i}"
-        args = parser.parse_args(
-            [
-                "similar-users",
-                "--run",
-                str(run_path),
-                "--threshold",
-                "0.8",
-                "--out",
-                str(out),
-                "--seed",
-                "3",
-                "--bands",
-                "16",
-                "--rows",
-                "4",
-                "--master",
-                "local[2]",
-            ]
-        )
-        assert args.func(args) == 0
+        argv = [
+            "similar-users",
+            "--run",
+            str(run_path),
+            "--threshold",
+            "0.8",
+            "--out",
+            str(out),
+            "--seed",
+            "3",
+            "--bands",
+            "16",
+            "--rows",
+            "4",
+            "--master",
+            "local[2]",
+        ]
+        assert run_argv(argv) == 0
         outs.append(out)
     a = pd.read_parquet(outs[0] / "pairs.parquet").sort_values(["user_a", "user_b"])
     b = pd.read_parquet(outs[1] / "pairs.parquet").sort_values(["user_a", "user_b"])
@@ -141,22 +129,20 @@ def test_top_k_cut_uses_score_then_item_desc(spark, tmp_path):
     run_path = tmp_path / "run.csv"
     pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]).to_csv(run_path, index=False)
     out = tmp_path / "out"
-    args = _parser().parse_args(
-        [
-            "similar-users",
-            "--run",
-            str(run_path),
-            "--threshold",
-            "1",
-            "--k",
-            "2",
-            "--out",
-            str(out),
-            "--master",
-            "local[2]",
-        ]
-    )
-    args.func(args)
+    argv = [
+        "similar-users",
+        "--run",
+        str(run_path),
+        "--threshold",
+        "1",
+        "--k",
+        "2",
+        "--out",
+        str(out),
+        "--master",
+        "local[2]",
+    ]
+    run_argv(argv)
     pairs = pd.read_parquet(out / "pairs.parquet")
     assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 1.0}]
 
@@ -170,36 +156,33 @@ def test_similar_users_reads_a_trec_run(spark, tmp_path):
     run_path.write_text("\n".join(lines) + "\n")
     out = tmp_path / "out"
     argv = ["similar-users", "--run", str(run_path), "--threshold", "0.8", "--out", str(out)]
-    args = _parser().parse_args([*argv, "--master", "local[2]"])
-    assert args.func(args) == 0
+    argv = [*argv, "--master", "local[2]"]
+    assert run_argv(argv) == 0
     pairs = pd.read_parquet(out / "pairs.parquet")
     assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 0.8}]
 
     run_path.write_text("a Q0 d1 1 3.0 tagA\na Q0 d2 2 three tagA\n")
-    args = _parser().parse_args([*argv, "--overwrite", "--master", "local[2]"])
+    argv = [*argv, "--overwrite", "--master", "local[2]"]
     with pytest.raises(InputError, match=r"run.txt:2: malformed line 'a Q0 d2 2 three tagA'"):
-        args.func(args)
+        run_argv(argv)
 
 
 def test_bad_parameters_raise_config_errors(spark, tmp_path):
     run_path = tmp_path / "run.parquet"
     pd.DataFrame({"query_id": [1, 1], "doc_id": [1, 2], "score": [1.0, 0.5]}).to_parquet(run_path)
-    parser = _parser()
 
     def call(*extra):
-        args = parser.parse_args(
-            [
-                "similar-users",
-                "--run",
-                str(run_path),
-                "--out",
-                str(tmp_path / "o"),
-                "--master",
-                "local[2]",
-                *extra,
-            ]
-        )
-        return args.func(args)
+        argv = [
+            "similar-users",
+            "--run",
+            str(run_path),
+            "--out",
+            str(tmp_path / "o"),
+            "--master",
+            "local[2]",
+            *extra,
+        ]
+        return run_argv(argv)
 
     with pytest.raises(ConfigError, match=r"threshold must be in \(0, 1\]"):
         call("--threshold", "1.2")
@@ -207,27 +190,23 @@ def test_bad_parameters_raise_config_errors(spark, tmp_path):
         call("--threshold", "0.8", "--num-perm", "32", "--bands", "8", "--rows", "5")
     with pytest.raises(ConfigError, match="max_bucket"):
         call("--threshold", "0.8", "--max-bucket", "1")
-    with pytest.raises(SystemExit):
-        parser.parse_args(
-            ["similar-users", "--run", "x", "--out", "y", "--threshold", "0.5", "--num-perm", "0"]
-        )
+    with pytest.raises(ConfigError, match="key 'num_perm': expected a whole number >= 1"):
+        call("--threshold", "0.5", "--num-perm", "0")
     dup = tmp_path / "dup.parquet"
     pd.DataFrame({"query_id": [1, 1], "doc_id": [4, 4], "score": [1.0, 0.5]}).to_parquet(dup)
-    args = parser.parse_args(
-        [
-            "similar-users",
-            "--run",
-            str(dup),
-            "--threshold",
-            "0.5",
-            "--out",
-            str(tmp_path / "o2"),
-            "--master",
-            "local[2]",
-        ]
-    )
+    argv = [
+        "similar-users",
+        "--run",
+        str(dup),
+        "--threshold",
+        "0.5",
+        "--out",
+        str(tmp_path / "o2"),
+        "--master",
+        "local[2]",
+    ]
     with pytest.raises(InputError, match="item 4 appears 2 times in the list of user 1"):
-        args.func(args)
+        run_argv(argv)
 
 
 def test_max_bucket_cap_is_reported(spark):
@@ -323,24 +302,22 @@ def test_near_duplicates_simhash_recall_on_planted_copies(spark, tmp_path):
     pd.DataFrame(rows, columns=["doc_id", "text"]).to_parquet(path)
     out = tmp_path / "nd"
     h = 10
-    args = _parser().parse_args(
-        [
-            "near-duplicates",
-            "--docs",
-            str(path),
-            "--method",
-            "simhash",
-            "--threshold",
-            str(h),
-            "--k",
-            "3",
-            "--out",
-            str(out),
-            "--master",
-            "local[2]",
-        ]
-    )
-    assert args.func(args) == 0
+    argv = [
+        "near-duplicates",
+        "--docs",
+        str(path),
+        "--method",
+        "simhash",
+        "--threshold",
+        str(h),
+        "--k",
+        "3",
+        "--out",
+        str(out),
+        "--master",
+        "local[2]",
+    ]
+    assert run_argv(argv) == 0
     pairs = pd.read_parquet(out / "pairs.parquet")
     got = {(r.doc_a, r.doc_b): r.hamming for r in pairs.itertuples()}
     # every reported pair is verified: recompute fingerprints independently
@@ -365,24 +342,22 @@ def test_near_duplicates_minhash_pairs_and_clusters(spark, tmp_path):
     path = tmp_path / "docs.parquet"
     pd.DataFrame(rows, columns=["doc_id", "text"]).to_parquet(path)
     out = tmp_path / "nd"
-    args = _parser().parse_args(
-        [
-            "near-duplicates",
-            "--docs",
-            str(path),
-            "--method",
-            "minhash",
-            "--threshold",
-            "0.7",
-            "--k",
-            "2",
-            "--out",
-            str(out),
-            "--master",
-            "local[2]",
-        ]
-    )
-    assert args.func(args) == 0
+    argv = [
+        "near-duplicates",
+        "--docs",
+        str(path),
+        "--method",
+        "minhash",
+        "--threshold",
+        "0.7",
+        "--k",
+        "2",
+        "--out",
+        str(out),
+        "--master",
+        "local[2]",
+    ]
+    assert run_argv(argv) == 0
     got = {
         (r.doc_a, r.doc_b): r.jaccard for r in pd.read_parquet(out / "pairs.parquet").itertuples()
     }

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
-from sparkeval.commands import measures as measures_command
+from sparkeval.cli import run_argv
 from sparkeval.measures import REGISTRY
 from sparkeval.measures.names import (
     ALL_TREC,
@@ -145,10 +143,7 @@ def test_split_measure_list() -> None:
 
 
 def _run_command(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    parser = argparse.ArgumentParser()
-    measures_command.add_parser(parser.add_subparsers())
-    args = parser.parse_args(["measures", *argv])
-    assert args.func(args) == 0
+    assert run_argv(["measures", *argv]) == 0
     return capsys.readouterr().out
 
 

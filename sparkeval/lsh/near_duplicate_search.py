@@ -1,0 +1,217 @@
+"""Near-identical documents and their clusters.
+
+The docs table has ``doc_id`` and either ``text`` (shingled in Spark SQL, see
+:mod:`sparkeval.lsh.shingles`) or ``tokens`` (an array, used as given, with an
+optional aligned ``weights`` array for SimHash).
+
+* ``--method minhash``: pairs with exact Jaccard of shingle sets >= ``--threshold``
+  (a similarity in (0, 1]); MinHash LSH finds candidates, Spark SQL verifies them.
+* ``--method simhash``: pairs whose 64-bit SimHash fingerprints differ in at most h
+  bits; ``--threshold`` is h itself (an integer 0..63) or a similarity s in (0, 1)
+  read as h = floor((1 - s) * 64). Found exactly by pigeonhole blocks.
+
+Outputs in ``--out``: ``pairs.parquet`` (``doc_a, doc_b`` and ``jaccard``, or
+``hamming`` and ``similarity``), ``clusters.parquet`` (``doc_id, cluster_id,
+cluster_size`` for every document in at least one pair; the cluster id is the
+smallest member) and ``summary.json``.
+
+The command is :mod:`sparkeval.commands.near_duplicates`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sparkeval.commands._tables import DOC_COLUMNS, _read_table, normalise_columns
+from sparkeval.errors import ConfigError, InputError
+from sparkeval.lsh.banding import check_threshold, choose_bands
+from sparkeval.lsh.candidates import DEFAULT_MAX_BUCKET, bucket_report, check_max_bucket
+from sparkeval.lsh.clusters import components
+from sparkeval.lsh.minhash import DEFAULT_SCHEME, MinHasher
+from sparkeval.lsh.shingles import check_shingles, shingles
+from sparkeval.lsh.simhash import (
+    FINGERPRINT_BITS,
+    check_distance,
+    fingerprint_column,
+    similar_fingerprints,
+)
+from sparkeval.lsh.similar import SimilarSets, similar_sets
+from sparkeval.output import atomic_output_dir, check_output_path, write_json, write_parquet
+
+METHODS: tuple[str, ...] = ("minhash", "simhash")
+
+
+def simhash_distance(threshold: float | int | str) -> int:
+    """The Hamming distance h for a SimHash threshold (an integer h or a similarity).
+
+    Example:
+        >>> simhash_distance("3"), simhash_distance(0.95)
+        (3, 3)
+    """
+    text = str(threshold).strip()
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(
+            f"--threshold for simhash must be a Hamming distance 0..63 or a similarity in "
+            f"(0, 1), got {threshold!r}"
+        ) from None
+    if value.is_integer() and value >= 1:
+        return check_distance(int(value))
+    if 0.0 < value < 1.0:
+        return check_distance(math.floor((1.0 - value) * FINGERPRINT_BITS + 1e-9))
+    if value == 0.0:
+        return 0
+    raise ConfigError(
+        f"--threshold for simhash must be a Hamming distance 0..63 or a similarity in (0, 1), "
+        f"got {threshold!r}"
+    )
+
+
+def doc_shingles(
+    docs: DataFrame, kind: str, k: int, source: str = "docs"
+) -> tuple[DataFrame, bool]:
+    """``doc_id, shingles[, weights]`` from a docs table; also whether weights exist."""
+    check_shingles(kind, k)
+    if "tokens" in docs.columns:
+        cols = [F.col("doc_id"), F.col("tokens").cast("array<string>").alias("shingles")]
+        has_weights = "weights" in docs.columns
+        if has_weights:
+            cols.append(F.col("weights").cast("array<double>").alias("weights"))
+        return docs.select(*cols), has_weights
+    if "text" not in docs.columns:
+        raise InputError(f"{source}: needs a text column or a tokens array column")
+    return docs.select("doc_id", shingles("text", kind, k).alias("shingles")), False
+
+
+def find_near_duplicates(
+    docs: DataFrame,
+    method: str,
+    threshold: float | int | str,
+    *,
+    shingle: str = "word",
+    k: int = 3,
+    num_perm: int = 128,
+    bands: int | None = None,
+    rows: int | None = None,
+    seed: int = 1,
+    recall: float = 0.99,
+    max_bucket: int | None = DEFAULT_MAX_BUCKET,
+    scheme: str = DEFAULT_SCHEME,
+) -> tuple[SimilarSets, dict[str, Any]]:
+    """Near-duplicate pairs of a docs DataFrame (``doc_id`` + ``text`` or ``tokens``).
+
+    Returns:
+        ``(result, parameters)``; ``result.pairs`` has ``doc_a, doc_b`` and the
+        similarity columns of the method.
+    """
+    if method not in METHODS:
+        raise ConfigError(f"--method must be one of {', '.join(METHODS)}; got {method!r}")
+    cap = check_max_bucket(max_bucket)
+    table, has_weights = doc_shingles(docs, shingle, k)
+    parameters: dict[str, Any] = {
+        "method": method,
+        "shingle": shingle,
+        "k": k,
+        "max_bucket": cap,
+        "weights": has_weights,
+    }
+    if method == "minhash":
+        params = choose_bands(threshold, num_perm=num_perm, recall=recall, bands=bands, rows=rows)
+        hasher = MinHasher(num_perm=num_perm, seed=seed, scheme=scheme)
+        result = similar_sets(table, threshold, hasher, params, "doc_id", "shingles", cap)
+        parameters.update(
+            threshold=params.threshold,
+            num_perm=num_perm,
+            seed=seed,
+            scheme=scheme,
+            **{f"banding_{key}": value for key, value in params.as_dict().items()},
+        )
+        cols = [F.col("jaccard")]
+    else:
+        h = simhash_distance(threshold)
+        fps = fingerprint_column(table, "doc_id", "shingles", "weights" if has_weights else None)
+        result = similar_fingerprints(fps, h, "doc_id", "fp", cap)
+        parameters.update(max_hamming_distance=h, fingerprint_bits=FINGERPRINT_BITS)
+        cols = [F.col("hamming"), F.col("similarity")]
+    result.pairs = result.pairs.select(F.col("a").alias("doc_a"), F.col("b").alias("doc_b"), *cols)
+    return result, parameters
+
+
+def write_clusters(pairs_path: Path, clusters_path: Path) -> dict[str, int]:
+    """Connected components of the written pairs -> ``clusters.parquet``; counts."""
+    table = pq.read_table(pairs_path, columns=["doc_a", "doc_b"])
+    a = table.column("doc_a").to_numpy()
+    b = table.column("doc_b").to_numpy()
+    labels = components(a, b) if len(a) else {}
+    ids = np.array(list(labels.keys()), dtype=a.dtype if len(a) else object)
+    roots = np.array(list(labels.values()), dtype=ids.dtype)
+    _, root_index, sizes = (
+        np.unique(roots, return_inverse=True, return_counts=True) if len(roots) else (None, [], [])
+    )
+    out = pa.table(
+        {
+            "doc_id": pa.array(ids, type=table.schema.field("doc_a").type),
+            "cluster_id": pa.array(roots, type=table.schema.field("doc_a").type),
+            "cluster_size": pa.array(
+                np.asarray(sizes)[root_index] if len(roots) else [], type=pa.int64()
+            ),
+        }
+    )
+    pq.write_table(out, clusters_path)
+    return {
+        "pairs": table.num_rows,
+        "clustered_docs": len(ids),
+        "clusters": len(sizes),
+        "largest_cluster": int(max(sizes)) if len(roots) else 0,
+    }
+
+
+def run_near_duplicates(
+    spark: SparkSession,
+    docs_path: str,
+    out: str,
+    method: str,
+    threshold: float | int | str,
+    *,
+    overwrite: bool = False,
+    **options: Any,
+) -> dict[str, Any]:
+    """Read docs, find near-duplicate pairs and clusters, write them; returns the summary."""
+    check_output_path(out, [docs_path], overwrite)
+    if method == "minhash":
+        check_threshold(threshold, "--threshold")
+    start = time.perf_counter()
+    docs = normalise_columns(_read_table(spark, docs_path), DOC_COLUMNS, ("doc_id",), docs_path)
+    result, parameters = find_near_duplicates(docs, method, threshold, **options)
+    try:
+        with atomic_output_dir(out) as staging:
+            write_start = time.perf_counter()
+            write_parquet(result.pairs, staging / "pairs.parquet")
+            cluster_counts = write_clusters(staging / "pairs.parquet", staging / "clusters.parquet")
+            stats = dict(result.stats)
+            timings = stats.pop("timings_s")
+            timings["expand_write_and_cluster"] = round(time.perf_counter() - write_start, 3)
+            timings["total"] = round(time.perf_counter() - start, 3)
+            summary = {
+                "command": "near-duplicates",
+                "docs": docs_path,
+                "parameters": parameters,
+                "counts": {**cluster_counts, **stats},
+                **bucket_report(stats),
+                "clusters_method": "driver-side vectorised union-find over the verified pairs",
+                "timings_s": timings,
+            }
+            write_json(staging / "summary.json", summary)
+    finally:
+        result.release()
+    return summary
