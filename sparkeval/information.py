@@ -30,7 +30,9 @@ from collections.abc import Iterable
 import numpy as np
 
 
-def _distribution(p: np.ndarray | Iterable[float], name: str = "distribution") -> np.ndarray:
+def _distribution(
+    p: np.ndarray | Iterable[float] | Iterable[Iterable[float]], name: str = "distribution"
+) -> np.ndarray:
     arr = np.asarray(p, dtype=np.float64)
     if arr.size == 0:
         raise ValueError(f"{name} is empty")
@@ -198,9 +200,7 @@ def exposure_distribution(items: Iterable[str]) -> dict[str, float]:
     return {item: c / total for item, c in sorted(counts.items())}
 
 
-def aligned(
-    p: dict[str, float], q: dict[str, float]
-) -> tuple[list[str], np.ndarray, np.ndarray]:
+def aligned(p: dict[str, float], q: dict[str, float]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Two item→weight maps as arrays over the union of their items (missing = 0)."""
     keys = sorted(set(p) | set(q))
     return (

@@ -76,9 +76,7 @@ class GateCondition:
     p_threshold: float | None = None
 
 
-def parse_condition(
-    text: str, canonical: Callable[[str], str] | None = None
-) -> GateCondition:
+def parse_condition(text: str, canonical: Callable[[str], str] | None = None) -> GateCondition:
     """Parse one condition; ``canonical`` maps a measure name to its canonical form.
 
     Raises:
@@ -193,7 +191,7 @@ def evaluate_gate(
             limit = f"{cond.threshold * 100:g}%" if cond.relative else f"{cond.threshold:g}"
             message = f"drop {shown} {cond.op} {limit}"
             if cond.p_field is not None:
-                p = row.get(cond.p_field)
+                p: Any = row.get(cond.p_field)
                 if _undefined(p):
                     failures.append(
                         _failure(cond, run, drop, message + f", {cond.p_field} undefined")

@@ -315,8 +315,9 @@ def select_runs_and_measures(
     return runs, measures
 
 
-def paired_deltas(spark: Any, per_query: Any, baseline: str, runs: Sequence[str],
-                  measures: Sequence[str]) -> Any:
+def paired_deltas(
+    spark: Any, per_query: Any, baseline: str, runs: Sequence[str], measures: Sequence[str]
+) -> Any:
     """One row per (run, query, measure) on either side, paired with the baseline.
 
     Columns: ``run_id, baseline, query_id, measure, value, baseline_value, delta,
@@ -328,7 +329,9 @@ def paired_deltas(spark: Any, per_query: Any, baseline: str, runs: Sequence[str]
 
     pq = per_query.filter(F.col("measure").isin(list(measures)))
     base = pq.filter(F.col("run_id") == baseline).select(
-        "query_id", "measure", F.col("value").alias("baseline_value"),
+        "query_id",
+        "measure",
+        F.col("value").alias("baseline_value"),
         F.lit(True).alias("_in_base"),
     )
     run_ids = spark.createDataFrame([(r,) for r in runs], "run_id string")
@@ -359,8 +362,11 @@ def paired_deltas(spark: Any, per_query: Any, baseline: str, runs: Sequence[str]
 
 
 def pair_statistics(
-    diffs: np.ndarray, values: np.ndarray, baseline_values: np.ndarray,
-    options: CompareOptions, higher: bool,
+    diffs: np.ndarray,
+    values: np.ndarray,
+    baseline_values: np.ndarray,
+    options: CompareOptions,
+    higher: bool,
 ) -> dict[str, Any]:
     """All statistics of one (run, measure) from its paired per-query values."""
     n = int(diffs.size)
@@ -384,8 +390,9 @@ def pair_statistics(
     }
 
 
-def comparison_table(deltas: Any, options: CompareOptions, runs: Sequence[str],
-                     measures: Sequence[str]) -> pd.DataFrame:
+def comparison_table(
+    deltas: Any, options: CompareOptions, runs: Sequence[str], measures: Sequence[str]
+) -> pd.DataFrame:
     """Statistics per (run, measure) with Holm-adjusted p-values (one row per pair)."""
     from pyspark.sql import functions as F
 
@@ -411,13 +418,15 @@ def comparison_table(deltas: Any, options: CompareOptions, runs: Sequence[str],
     stats_pdf = stats.toPandas()
     counts = (
         deltas.groupBy("run_id", "measure")
-        .agg(*[F.sum(F.when(F.col("status") == s, 1).otherwise(0)).alias(f"_n_{s}")
-               for s in STATUSES])
+        .agg(
+            *[
+                F.sum(F.when(F.col("status") == s, 1).otherwise(0)).alias(f"_n_{s}")
+                for s in STATUSES
+            ]
+        )
         .toPandas()
     )
-    grid = pd.DataFrame(
-        [(r, m) for r in runs for m in measures], columns=["run_id", "measure"]
-    )
+    grid = pd.DataFrame([(r, m) for r in runs for m in measures], columns=["run_id", "measure"])
     table = grid.merge(stats_pdf, on=["run_id", "measure"], how="left").merge(
         counts, on=["run_id", "measure"], how="left"
     )
@@ -436,17 +445,33 @@ def comparison_table(deltas: Any, options: CompareOptions, runs: Sequence[str],
         table.loc[idx, "p_randomization_holm"] = holm(
             table.loc[idx, "p_randomization"].to_numpy(np.float64)
         )
-    float_cols = [c for c in COMPARISON_COLUMNS if c not in
-                  ("run_id", "baseline", "measure", "wins", "ties", "losses", "n_queries",
-                   "n_run_only", "n_baseline_only", "n_undefined", "randomization_exact",
-                   "higher_is_better")]
+    float_cols = [
+        c
+        for c in COMPARISON_COLUMNS
+        if c
+        not in (
+            "run_id",
+            "baseline",
+            "measure",
+            "wins",
+            "ties",
+            "losses",
+            "n_queries",
+            "n_run_only",
+            "n_baseline_only",
+            "n_undefined",
+            "randomization_exact",
+            "higher_is_better",
+        )
+    ]
     for col in float_cols:
         table[col] = table[col].astype("float64")
     return table[list(COMPARISON_COLUMNS)].reset_index(drop=True)
 
 
-def run_summaries(per_query: Any, baseline: str, runs: Sequence[str],
-                  measures: Sequence[str]) -> dict[str, Any]:
+def run_summaries(
+    per_query: Any, baseline: str, runs: Sequence[str], measures: Sequence[str]
+) -> dict[str, Any]:
     """Each run's own mean per measure over its defined queries, with query counts."""
     from pyspark.sql import functions as F
 
@@ -454,13 +479,14 @@ def run_summaries(per_query: Any, baseline: str, runs: Sequence[str],
     pq = per_query.filter(F.col("run_id").isin(keep) & F.col("measure").isin(list(measures)))
     rows = (
         pq.groupBy("run_id", "measure")
-        .agg(F.avg("value").alias("mean"), F.count("value").alias("n_defined"),
-             F.count(F.lit(1)).alias("n_rows"))
+        .agg(
+            F.avg("value").alias("mean"),
+            F.count("value").alias("n_defined"),
+            F.count(F.lit(1)).alias("n_rows"),
+        )
         .collect()
     )
-    queries = dict(
-        pq.groupBy("run_id").agg(F.countDistinct("query_id").alias("n")).collect()
-    )
+    queries = dict(pq.groupBy("run_id").agg(F.countDistinct("query_id").alias("n")).collect())
     out: dict[str, Any] = {
         run: {"queries": int(queries.get(run, 0)), "measures": {}} for run in keep
     }
@@ -493,8 +519,9 @@ def _bucket_count(spark: Any) -> int:
     return max(8, 4 * int(spark.sparkContext.defaultParallelism))
 
 
-def rank_distance_table(spark: Any, runs_df: Any, options: CompareOptions,
-                        runs: Sequence[str]) -> Any:
+def rank_distance_table(
+    spark: Any, runs_df: Any, options: CompareOptions, runs: Sequence[str]
+) -> Any:
     """Per (run, query): distances between the run's ranking and the baseline's.
 
     Columns: ``run_id, baseline, query_id, status, n_run, n_baseline`` and the
@@ -517,9 +544,11 @@ def rank_distance_table(spark: Any, runs_df: Any, options: CompareOptions,
     )
     other = ranked.filter(F.col("run_id").isin(list(runs))).withColumn("side", F.lit("r"))
     buckets = _bucket_count(spark)
-    both = other.unionByName(base).withColumn(
-        "_bucket", F.pmod(F.xxhash64("query_id"), F.lit(buckets))
-    ).select("run_id", "_bucket", "query_id", "doc_id", "rank", "side")
+    both = (
+        other.unionByName(base)
+        .withColumn("_bucket", F.pmod(F.xxhash64("query_id"), F.lit(buckets)))
+        .select("run_id", "_bucket", "query_id", "doc_id", "rank", "side")
+    )
     k, p = options.k, options.rbo_p
 
     def per_bucket(pdf: pd.DataFrame) -> pd.DataFrame:
@@ -529,9 +558,13 @@ def rank_distance_table(spark: Any, runs_df: Any, options: CompareOptions,
         for qid, group in pdf.groupby("query_id", sort=True):
             mine = group.loc[group["side"] == "r", "doc_id"].tolist()
             theirs = group.loc[group["side"] == "b", "doc_id"].tolist()
-            row: dict[str, Any] = {"run_id": run_id, "baseline": baseline,
-                                   "query_id": qid, "n_run": len(mine),
-                                   "n_baseline": len(theirs)}
+            row: dict[str, Any] = {
+                "run_id": run_id,
+                "baseline": baseline,
+                "query_id": qid,
+                "n_run": len(mine),
+                "n_baseline": len(theirs),
+            }
             if mine and theirs:
                 row["status"] = PAIRED
                 row.update(rank_distances(mine, theirs, k=k, p=p))
@@ -548,12 +581,10 @@ def rank_distance_table(spark: Any, runs_df: Any, options: CompareOptions,
     return both.groupBy("run_id", "_bucket").applyInPandas(per_bucket, _RD_SCHEMA)
 
 
-_RD_COLUMNS = ("run_id", "baseline", "query_id", "status", "n_run", "n_baseline",
-               *DISTANCE_FIELDS)
+_RD_COLUMNS = ("run_id", "baseline", "query_id", "status", "n_run", "n_baseline", *DISTANCE_FIELDS)
 _RD_SCHEMA = (
     "run_id string, baseline string, query_id string, status string, n_run long, "
-    "n_baseline long, overlap long, "
-    + ", ".join(f"{name} double" for name in DISTANCE_FIELDS[1:])
+    "n_baseline long, overlap long, " + ", ".join(f"{name} double" for name in DISTANCE_FIELDS[1:])
 )
 
 
@@ -562,10 +593,15 @@ def rank_distance_summary(table: Any, options: CompareOptions) -> dict[str, Any]
     from pyspark.sql import functions as F
 
     aggs = [F.avg(name).alias(name) for name in DISTANCE_FIELDS]
-    aggs += [F.sum(F.when(F.col("status") == s, 1).otherwise(0)).alias(s)
-             for s in (PAIRED, RUN_ONLY, BASELINE_ONLY)]
-    aggs += [F.sum(F.when(F.col("kendall_tau").isNull() & (F.col("status") == PAIRED), 1)
-                   .otherwise(0)).alias("_tau_undefined")]
+    aggs += [
+        F.sum(F.when(F.col("status") == s, 1).otherwise(0)).alias(s)
+        for s in (PAIRED, RUN_ONLY, BASELINE_ONLY)
+    ]
+    aggs += [
+        F.sum(
+            F.when(F.col("kendall_tau").isNull() & (F.col("status") == PAIRED), 1).otherwise(0)
+        ).alias("_tau_undefined")
+    ]
     runs: dict[str, Any] = {}
     for row in table.groupBy("run_id").agg(*aggs).collect():
         runs[row["run_id"]] = {
@@ -583,8 +619,9 @@ def rank_distance_summary(table: Any, options: CompareOptions) -> dict[str, Any]
     }
 
 
-def exposure_summary(spark: Any, runs_df: Any, options: CompareOptions,
-                     runs: Sequence[str]) -> dict[str, Any]:
+def exposure_summary(
+    spark: Any, runs_df: Any, options: CompareOptions, runs: Sequence[str]
+) -> dict[str, Any]:
     """Top-k item-exposure distributions: entropy per run, JS and KL against the baseline.
 
     Each run's distribution is the share of its top-k slots (over all queries) that
@@ -600,17 +637,24 @@ def exposure_summary(spark: Any, runs_df: Any, options: CompareOptions,
         runs_df.filter(F.col("run_id").isin([baseline, *runs])), options.k
     )
     counts = ranked.groupBy("run_id", "doc_id").agg(F.count(F.lit(1)).alias("c"))
-    totals = counts.groupBy("run_id").agg(F.sum("c").alias("slots"),
-                                          F.count(F.lit(1)).alias("items"))
+    totals = counts.groupBy("run_id").agg(
+        F.sum("c").alias("slots"), F.count(F.lit(1)).alias("items")
+    )
     shares = counts.join(totals, "run_id").withColumn("p", F.col("c") / F.col("slots"))
     shares = shares.cache()
     per_run = {
-        row["run_id"]: {"entropy": float(row["entropy"]), "slots": int(row["slots"]),
-                        "items": int(row["items"])}
-        for row in shares.groupBy("run_id").agg(
+        row["run_id"]: {
+            "entropy": float(row["entropy"]),
+            "slots": int(row["slots"]),
+            "items": int(row["items"]),
+        }
+        for row in shares.groupBy("run_id")
+        .agg(
             (-F.sum(F.col("p") * F.log2("p"))).alias("entropy"),
-            F.first("slots").alias("slots"), F.first("items").alias("items"),
-        ).collect()
+            F.first("slots").alias("slots"),
+            F.first("items").alias("items"),
+        )
+        .collect()
     }
     run_ids = spark.createDataFrame([(r,) for r in runs], "run_id string")
     q = shares.filter(F.col("run_id") == baseline).select("doc_id", F.col("p").alias("q"))
@@ -622,14 +666,18 @@ def exposure_summary(spark: Any, runs_df: Any, options: CompareOptions,
     def plogratio(a: str, b: Any) -> Any:
         return F.when((F.col(a) > 0) & (b > 0), F.col(a) * F.log2(F.col(a) / b)).otherwise(0.0)
 
-    rows = j.groupBy("run_id").agg(
-        (0.5 * F.sum(plogratio("p", m)) + 0.5 * F.sum(plogratio("q", m))).alias("js"),
-        F.sum(plogratio("p", F.col("q"))).alias("kl_rb"),
-        F.sum(plogratio("q", F.col("p"))).alias("kl_br"),
-        F.sum(F.when((F.col("p") > 0) & (F.col("q") == 0), 1).otherwise(0)).alias("only_run"),
-        F.sum(F.when((F.col("q") > 0) & (F.col("p") == 0), 1).otherwise(0)).alias("only_base"),
-        F.sum(F.when((F.col("p") > 0) & (F.col("q") > 0), 1).otherwise(0)).alias("shared"),
-    ).collect()
+    rows = (
+        j.groupBy("run_id")
+        .agg(
+            (0.5 * F.sum(plogratio("p", m)) + 0.5 * F.sum(plogratio("q", m))).alias("js"),
+            F.sum(plogratio("p", F.col("q"))).alias("kl_rb"),
+            F.sum(plogratio("q", F.col("p"))).alias("kl_br"),
+            F.sum(F.when((F.col("p") > 0) & (F.col("q") == 0), 1).otherwise(0)).alias("only_run"),
+            F.sum(F.when((F.col("q") > 0) & (F.col("p") == 0), 1).otherwise(0)).alias("only_base"),
+            F.sum(F.when((F.col("p") > 0) & (F.col("q") > 0), 1).otherwise(0)).alias("shared"),
+        )
+        .collect()
+    )
     shares.unpersist()
     vs: dict[str, Any] = {}
     for row in rows:
@@ -649,8 +697,9 @@ def exposure_summary(spark: Any, runs_df: Any, options: CompareOptions,
 # ----------------------------------------------------------------------------- plots data
 
 
-def plot_samples(per_query: Any, deltas: Any, baseline: str, runs: Sequence[str],
-                 measures: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
+def plot_samples(
+    per_query: Any, deltas: Any, baseline: str, runs: Sequence[str], measures: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
     """Per-query values and paired deltas for the plots, at most ~:data:`PLOT_MAX_ROWS` each.
 
     Larger tables are thinned by a deterministic hash of ``query_id`` (the same
@@ -659,11 +708,13 @@ def plot_samples(per_query: Any, deltas: Any, baseline: str, runs: Sequence[str]
     from pyspark.sql import functions as F
 
     values = per_query.filter(
-        F.col("run_id").isin([baseline, *runs]) & F.col("measure").isin(list(measures))
+        F.col("run_id").isin([baseline, *runs])
+        & F.col("measure").isin(list(measures))
         & F.col("value").isNotNull()
     ).select("run_id", "measure", "query_id", "value")
-    paired = deltas.filter(F.col("status") == PAIRED).select("run_id", "measure", "query_id",
-                                                             "delta")
+    paired = deltas.filter(F.col("status") == PAIRED).select(
+        "run_id", "measure", "query_id", "delta"
+    )
     n_values = values.count()
     sampled = n_values > PLOT_MAX_ROWS
     if sampled:
@@ -708,36 +759,54 @@ def compare(
     log = say or (lambda stage, message: None)
     per_query = check_per_query(per_query)
     runs, measures = select_runs_and_measures(per_query, options)
-    log("input", f"baseline {options.baseline}; {len(runs)} run(s) compared: "
-        f"{', '.join(runs)}; {len(measures)} measure(s): {', '.join(measures)}")
-    _check_duplicates(per_query.filter(per_query["measure"].isin(list(measures))),
-                      ("run_id", "query_id", "measure"), "per-query table")
-    notes = [f"direction of measure {m} is unknown; treated as higher-is-better"
-             for m in measures if not direction_known(m)]
+    log(
+        "input",
+        f"baseline {options.baseline}; {len(runs)} run(s) compared: "
+        f"{', '.join(runs)}; {len(measures)} measure(s): {', '.join(measures)}",
+    )
+    _check_duplicates(
+        per_query.filter(per_query["measure"].isin(list(measures))),
+        ("run_id", "query_id", "measure"),
+        "per-query table",
+    )
+    notes = [
+        f"direction of measure {m} is unknown; treated as higher-is-better"
+        for m in measures
+        if not direction_known(m)
+    ]
     deltas = paired_deltas(spark, per_query, options.baseline, runs, measures).cache()
     log("pair", "paired queries on query_id with the baseline")
     table = comparison_table(deltas, options, runs, measures)
-    log("stats", f"t-test, randomization ({options.permutations} permutations, seed "
+    log(
+        "stats",
+        f"t-test, randomization ({options.permutations} permutations, seed "
         f"{options.seed}), bootstrap ({options.bootstrap} resamples) for {len(table)} "
-        "run × measure pairs")
+        "run × measure pairs",
+    )
     run_summary = run_summaries(per_query, options.baseline, runs, measures)
     result = ComparisonResult(options, runs, measures, table, deltas, run_summary, notes=notes)
     if runs_df is not None:
-        _check_duplicates(runs_df.filter(runs_df["run_id"].isin([options.baseline, *runs])),
-                          ("run_id", "query_id", "doc_id"), "run table")
+        _check_duplicates(
+            runs_df.filter(runs_df["run_id"].isin([options.baseline, *runs])),
+            ("run_id", "query_id", "doc_id"),
+            "run table",
+        )
         present = {r[0] for r in runs_df.select("run_id").distinct().collect()}
         missing = [r for r in [options.baseline, *runs] if r not in present]
         if missing:
             raise InputError(f"run table: no rows for run(s) {', '.join(missing)}")
         result.rank_distance = rank_distance_table(spark, runs_df, options, runs).cache()
         result.rank_distance_summary = rank_distance_summary(result.rank_distance, options)
-        log("rank-distance", f"τ, ρ, footrule, Cayley, Ulam, Hamming, Jaccard@{options.k}, "
-            f"RBO_ext(p={options.rbo_p}) at depth {options.depth}")
+        log(
+            "rank-distance",
+            f"τ, ρ, footrule, Cayley, Ulam, Hamming, Jaccard@{options.k}, "
+            f"RBO_ext(p={options.rbo_p}) at depth {options.depth}",
+        )
         result.exposure = exposure_summary(spark, runs_df, options, runs)
         log("exposure", f"top-{options.k} exposure entropy, JS and KL against the baseline")
     if with_plots:
-        values, plot_deltas, sampled = plot_samples(per_query, deltas, options.baseline, runs,
-                                                    measures)
+        values, plot_deltas, sampled = plot_samples(
+            per_query, deltas, options.baseline, runs, measures
+        )
         result.plot_values, result.plot_deltas, result.plot_sampled = values, plot_deltas, sampled
     return result
-

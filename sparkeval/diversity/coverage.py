@@ -33,7 +33,7 @@ def exposure_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
         catalogue: one column ``doc_id`` of catalogue items, or ``None``.
     """
     exposure = lists.groupBy("doc_id").agg(F.count(F.lit(1)).alias("n"))
-    total = exposure.agg(F.sum("n").alias("N"), F.count(F.lit(1)).alias("items")).first()
+    total = exposure.agg(F.sum("n").alias("N"), F.count(F.lit(1)).alias("items")).collect()[0]
     big_n = float(total["N"] or 0)
     recommended = int(total["items"] or 0)
     if big_n == 0:
@@ -44,7 +44,7 @@ def exposure_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
             "gini": math.nan,
         }
     p = F.col("n") / F.lit(big_n)
-    entropy = exposure.agg(F.sum(-p * F.log2(p)).alias("h")).first()["h"]
+    entropy = exposure.agg(F.sum(-p * F.log2(p)).alias("h")).collect()[0]["h"]
     result: dict[str, Any] = {
         "recommended_items": recommended,
         "recommendation_rows": int(big_n),
@@ -79,7 +79,7 @@ def exposure_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
         ).alias("s"),
         F.sum(F.col("x") * F.col("c")).alias("sx"),
         F.sum("c").alias("m"),
-    ).first()
+    ).collect()[0]
     m, sx = int(g["m"] or 0), float(g["sx"] or 0)
     result["gini"] = (float(g["s"]) - m * sx) / (m * sx) if m and sx else math.nan
     return result
@@ -99,7 +99,7 @@ def novelty(lists: DataFrame, train: DataFrame) -> tuple[DataFrame, dict[str, An
     row = scored.agg(
         F.mean("novelty").alias("mean"),
         F.sum(F.when(F.col("novelty").isNull(), 1).otherwise(0)).alias("unseen"),
-    ).first()
+    ).collect()[0]
     per_user = scored.groupBy("query_id").agg(F.mean("novelty").alias("novelty"))
     return per_user, {
         "novelty": float(row["mean"]) if row["mean"] is not None else math.nan,

@@ -110,6 +110,7 @@ def evaluate_diversity(
     hasher = MinHasher(num_perm=num_perm, seed=seed)
 
     def sim_of(pairs: DataFrame) -> DataFrame:
+        assert sim is not None  # only called when a similarity is available
         return item_similarity(pairs, sim, train=train, features=features, hasher=hasher)
 
     if sim is not None:
@@ -118,7 +119,7 @@ def evaluate_diversity(
         row = ild.agg(
             F.mean("intra_list_diversity").alias("m"),
             F.sum(F.when(F.col("intra_list_diversity").isNull(), 1).otherwise(0)).alias("short"),
-        ).first()
+        ).collect()[0]
         summary["intra_list_diversity"] = {
             "similarity": sim,
             "mean": float(row["m"]) if row["m"] is not None else math.nan,
@@ -140,7 +141,7 @@ def evaluate_diversity(
         row = ser_user.agg(
             F.mean("serendipity").alias("m"),
             F.sum(F.when(F.col("serendipity").isNull(), 1).otherwise(0)).alias("none"),
-        ).first()
+        ).collect()[0]
         summary["serendipity"] = {
             "similarity": sim,
             "mean_over_users": float(row["m"]) if row["m"] is not None else math.nan,

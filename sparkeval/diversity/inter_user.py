@@ -67,13 +67,13 @@ def hamming_diversity(lists: DataFrame, length: int | None = None) -> InterUser:
     totals = counts.agg(
         F.sum(F.col("c") * (F.col("c") - 1) / 2).alias("co_pairs"),
         F.sum("c").alias("rows"),
-    ).first()
+    ).collect()[0]
     sizes = lists.groupBy("query_id").agg(F.count(F.lit(1)).alias("list_length"))
     shape = sizes.agg(
         F.count(F.lit(1)).alias("users"),
         F.max("list_length").alias("lmax"),
         F.min("list_length").alias("lmin"),
-    ).first()
+    ).collect()[0]
     users = int(shape["users"] or 0)
     lmax = int(shape["lmax"] or 0)
     big_l = int(length) if length is not None else lmax
@@ -147,7 +147,7 @@ def mean_jaccard(
             inter.join(sizes.select(F.col("query_id").alias("a"), F.col("n").alias("na")), "a")
             .join(sizes.select(F.col("query_id").alias("b"), F.col("n").alias("nb")), "b")
             .agg(F.sum(F.col("x") / (F.col("na") + F.col("nb") - F.col("x"))).alias("s"))
-            .first()
+            .collect()[0]
         )
         return {
             "method": "exact",
@@ -174,7 +174,7 @@ def mean_jaccard(
     )
     row = jac.agg(
         F.mean("j").alias("mean"), F.stddev_samp("j").alias("sd"), F.count(F.lit(1)).alias("n")
-    ).first()
+    ).collect()[0]
     mean, sd, n = float(row["mean"]), float(row["sd"] or 0.0), int(row["n"])
     half = 1.959964 * sd / math.sqrt(n) if n > 1 else math.nan
     return {

@@ -55,8 +55,17 @@ def _pairs_cooccurrence(pairs: DataFrame, train: DataFrame) -> DataFrame:
     )
 
 
+def _element_type(features: DataFrame) -> str:
+    """The element type of the ``features`` array column (``double``, ``string``, ...)."""
+    from pyspark.sql.types import ArrayType
+
+    kind = features.schema["features"].dataType
+    assert isinstance(kind, ArrayType), "features is checked to be an array on reading"
+    return kind.elementType.simpleString()
+
+
 def _feature_sets(features: DataFrame) -> DataFrame:
-    element = features.schema["features"].dataType.elementType.simpleString()
+    element = _element_type(features)
     if element in ("double", "float", "int", "bigint", "smallint", "tinyint") or element.startswith(
         "decimal"
     ):
@@ -115,7 +124,7 @@ def item_similarity(
     if features is None:
         raise ConfigError(f"similarity {method!r} needs item features (--item-features)")
     if method == "cosine":
-        element = features.schema["features"].dataType.elementType.simpleString()
+        element = _element_type(features)
         if element in ("string", "binary", "boolean"):
             raise InputError(
                 f"cosine similarity needs numeric feature vectors; the features column holds "

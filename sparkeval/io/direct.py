@@ -200,7 +200,7 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
             raise NotDirect(f"{source.path}: a run id not among {list(run_ids)}")
         codes = codes.cast(pa.int32())
     else:
-        code = list(run_ids).index(source.run_id)
+        code = list(run_ids).index(str(source.run_id))
         codes = pa.chunked_array([pa.array([code] * raw.num_rows, pa.int32())])
     return pa.table(
         {

@@ -20,9 +20,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 FORMATS = ("trec", "parquet", "csv", "jsonl")
 _SUFFIXES = {
@@ -43,7 +47,7 @@ class RunInput:
     """A run read from one path, with the run ids it holds."""
 
     path: str
-    df: object  # pyspark.sql.DataFrame (kept untyped so importing needs no JVM)
+    df: DataFrame
     run_ids: tuple[str, ...]
 
 

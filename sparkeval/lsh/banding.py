@@ -85,7 +85,7 @@ class BandParams:
         }
 
 
-def check_threshold(threshold: float, name: str = "threshold") -> float:
+def check_threshold(threshold: float | str, name: str = "threshold") -> float:
     """Validate a similarity threshold in (0, 1]."""
     if isinstance(threshold, bool):
         raise ConfigError(f"{name} must be a number in (0, 1], got {threshold!r}")
@@ -99,7 +99,7 @@ def check_threshold(threshold: float, name: str = "threshold") -> float:
 
 
 def choose_bands(
-    threshold: float,
+    threshold: float | str,
     num_perm: int = 128,
     recall: float = 0.99,
     bands: int | None = None,

@@ -108,7 +108,7 @@ def bucket_stats(buckets: DataFrame) -> BucketStats:
         F.sum(F.when(~F.col("kept"), F.col("n")).otherwise(0)).alias("skipped_members"),
         F.sum(F.when(~F.col("kept"), pairs).otherwise(0)).alias("skipped_pairs"),
         F.sum(F.when(F.col("kept"), pairs).otherwise(0)).alias("kept_pairs"),
-    ).first()
+    ).collect()[0]
     return BucketStats(
         buckets_shared=int(row["shared"] or 0),
         largest_bucket=int(row["largest"] or 0),

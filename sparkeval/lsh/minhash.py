@@ -214,7 +214,7 @@ class MinHasher:
         """
         offsets = np.asarray(offsets, dtype=np.int64)
         n_sets = len(offsets) - 1
-        out = np.full((max(n_sets, 0), self.num_perm), self.max_hash, dtype=self.dtype)
+        out: np.ndarray = np.full((max(n_sets, 0), self.num_perm), self.max_hash, dtype=self.dtype)
         if n_sets <= 0 or offsets[-1] == offsets[0]:
             return out
         hv = self.hash_tokens(values[offsets[0] : offsets[-1]])

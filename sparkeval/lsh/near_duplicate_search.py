@@ -155,9 +155,10 @@ def write_clusters(pairs_path: Path, clusters_path: Path) -> dict[str, int]:
     labels = components(a, b) if len(a) else {}
     ids = np.array(list(labels.keys()), dtype=a.dtype if len(a) else object)
     roots = np.array(list(labels.values()), dtype=ids.dtype)
-    _, root_index, sizes = (
-        np.unique(roots, return_inverse=True, return_counts=True) if len(roots) else (None, [], [])
-    )
+    if len(roots):
+        _, root_index, sizes = np.unique(roots, return_inverse=True, return_counts=True)
+    else:
+        root_index = sizes = np.zeros(0, dtype=np.int64)
     out = pa.table(
         {
             "doc_id": pa.array(ids, type=table.schema.field("doc_a").type),

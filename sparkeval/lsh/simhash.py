@@ -94,7 +94,7 @@ def fingerprints(
         nonempty = offsets[start + 1 : end + 1] - base > starts
         if hi > lo:
             bits = ((hv[lo:hi, None] >> _BIT_SHIFTS) & np.uint64(1)).astype(np.int8)
-            votes = (2 * bits - 1).astype(np.float64 if w is not None else np.int64)
+            votes: np.ndarray = (2 * bits - 1).astype(np.float64 if w is not None else np.int64)
             if w is not None:
                 votes *= w[lo:hi, None]
             sums = np.add.reduceat(votes, starts[nonempty] - lo, axis=0)
@@ -207,7 +207,7 @@ def similar_fingerprints(
         F.count(F.lit(1)).alias("distinct"),
         F.sum(F.when(F.col("m") >= 2, 1).otherwise(0)).alias("identical_groups"),
         F.sum(F.col("m") * (F.col("m") - 1) / 2).alias("identical_pairs"),
-    ).first()
+    ).collect()[0]
     stats.update(
         docs=int(g["docs"] or 0),
         distinct_fingerprints=int(g["distinct"] or 0),

@@ -185,13 +185,13 @@ def similar_sets(
     counts = clean.agg(
         F.count(F.lit(1)).alias("sets"),
         F.sum(F.when(F.size("items") == 0, 1).otherwise(0)).alias("empty"),
-    ).first()
+    ).collect()[0]
     gstats = groups.agg(
         F.count(F.lit(1)).alias("distinct"),
         F.sum(F.when(F.col("m") >= 2, 1).otherwise(0)).alias("identical_groups"),
         F.sum(F.col("m") * (F.col("m") - 1) / 2).alias("identical_pairs"),
         F.max("m").alias("largest_group"),
-    ).first()
+    ).collect()[0]
     stats.update(
         sets=int(counts["sets"] or 0),
         empty_sets=int(counts["empty"] or 0),

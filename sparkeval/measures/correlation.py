@@ -66,8 +66,14 @@ def _level_loop(levels: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
         "(1, or 1/log2(i+1) with weight=log)"
     ),
     rel=False,
-    params={"weight": Param(str, "none", choices=("none", "log"),
-                            help="pair weight by the upper doc's rank i: 1 or 1/log2(i+1)")},
+    params={
+        "weight": Param(
+            str,
+            "none",
+            choices=("none", "log"),
+            help="pair weight by the upper doc's rank i: 1 or 1/log2(i+1)",
+        )
+    },
     references="Liu, Learning to Rank for Information Retrieval, 2011 (rank correlation)",
     undefined="fewer than 2 retrieved docs",
 )

@@ -46,25 +46,50 @@ _RECALLS = ("0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70", "0.8
 
 #: trec_eval's ``official`` set, in trec_eval's print order
 OFFICIAL: tuple[str, ...] = (
-    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
     *(f"iprec_at_recall_{r}" for r in _RECALLS),
     *(f"P_{k}" for k in _CUTS),
 )
 
 #: trec_eval's ``all_trec`` set (numeric measures), in trec_eval's print order
 ALL_TREC: tuple[str, ...] = (
-    *OFFICIAL[:-len(_CUTS)],
+    *OFFICIAL[: -len(_CUTS)],
     *(f"P_{k}" for k in _CUTS),
     *(f"recall_{k}" for k in _CUTS),
-    "infAP", "gm_bpref",
+    "infAP",
+    "gm_bpref",
     *(f"Rprec_mult_{x:.2f}" for x in (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
-    "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg",
+    "utility",
+    "11pt_avg",
+    "binG",
+    "G",
+    "ndcg",
+    "ndcg_rel",
+    "Rndcg",
     *(f"ndcg_cut_{k}" for k in _CUTS),
     *(f"map_cut_{k}" for k in _CUTS),
     *(f"relative_P_{k}" for k in _CUTS),
-    "success_1", "success_5", "success_10",
-    "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
-    "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj_5", "unj_10", "unj_20",
+    "success_1",
+    "success_5",
+    "success_10",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+    "rbp",
+    "rbp_resid",
+    "unj_5",
+    "unj_10",
+    "unj_20",
 )
 
 SETS: dict[str, tuple[str, ...]] = {"official": OFFICIAL, "all_trec": ALL_TREC}
@@ -88,9 +113,12 @@ def valid_names_text() -> str:
             if pattern:
                 trec.append(TREC_FIELD.sub(lambda m: m.group(1).upper(), pattern))
     return (
-        "valid measures: " + ", ".join(canon)
-        + "; trec_eval names: " + ", ".join(trec)
-        + "; sets: " + ", ".join(SETS)
+        "valid measures: "
+        + ", ".join(canon)
+        + "; trec_eval names: "
+        + ", ".join(trec)
+        + "; sets: "
+        + ", ".join(SETS)
     )
 
 
@@ -251,11 +279,7 @@ def split_measure_list(text: str) -> list[str]:
             depth -= 1
         if depth == 0 and (ch == "," or ch.isspace()):
             token = "".join(current)
-            if (
-                ch == ","
-                and _TREC_REQUEST.match(token)
-                and _TREC_CONTINUATION.match(text[i + 1:])
-            ):
+            if ch == "," and _TREC_REQUEST.match(token) and _TREC_CONTINUATION.match(text[i + 1 :]):
                 current.append(ch)
                 i += 1
                 continue
@@ -296,9 +320,11 @@ def expand_sets(names: Iterable[str]) -> tuple[list[str], list[str]]:
 
 def parse_measures(spec: str | Iterable[str]) -> list[Measure]:
     """Parse a measure list (a string or names), expanding sets and removing repeats."""
-    names = split_measure_list(spec) if isinstance(spec, str) else [
-        n for item in spec for n in split_measure_list(item)
-    ]
+    names = (
+        split_measure_list(spec)
+        if isinstance(spec, str)
+        else [n for item in spec for n in split_measure_list(item)]
+    )
     expanded, _ = expand_sets(names)
     measures: list[Measure] = []
     seen: set[str] = set()

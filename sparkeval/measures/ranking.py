@@ -73,7 +73,7 @@ def num_rel_ret(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
     references=TREC,
 )
 def precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
-    return hits_at(b, p["rel"], k) / k  # type: ignore[operator]  # k is required
+    return hits_at(b, p["rel"], k) / k
 
 
 @measure(
@@ -93,9 +93,7 @@ def recall(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 AP_DENOMINATORS = ("R", "min_k")
 
 
-def _average_precision(
-    b: RankedBatch, level: int, k: int | None, denom: str = "R"
-) -> np.ndarray:
+def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "R") -> np.ndarray:
     rel = b.relevant(level) & b.within(k)
     precision_at_i = b.cum_relevant(level) / b.positions
     r = b.num_rel(level)

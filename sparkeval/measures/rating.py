@@ -95,8 +95,9 @@ def _r2_groups(truth: np.ndarray, g: np.ndarray, e: np.ndarray, n: int) -> np.nd
     return 1.0 - out
 
 
-def _explained_variance_groups(truth: np.ndarray, g: np.ndarray, e: np.ndarray,
-                               n: int) -> np.ndarray:
+def _explained_variance_groups(
+    truth: np.ndarray, g: np.ndarray, e: np.ndarray, n: int
+) -> np.ndarray:
     c = _counts(g, n)
     size = np.maximum(c, 1)
     truth_mean = np.bincount(g, truth, n) / size
@@ -131,15 +132,17 @@ class RatingError:
     default: float | None = None
     higher_is_better: bool = False
 
-    def per_group(self, user: np.ndarray, truth: np.ndarray, pred: np.ndarray,
-                  value: float | None = None) -> np.ndarray:
+    def per_group(
+        self, user: np.ndarray, truth: np.ndarray, pred: np.ndarray, value: float | None = None
+    ) -> np.ndarray:
         """The error of each user (users in ``np.unique(user)`` order); NaN if undefined."""
         g, e = _check(user, truth, pred)
         n = int(g.max()) + 1 if len(g) else 0
         return self._groups(np.asarray(truth, dtype=np.float64), g, e, n, value)
 
-    def _groups(self, truth: np.ndarray, g: np.ndarray, e: np.ndarray, n: int,
-                value: float | None) -> np.ndarray:
+    def _groups(
+        self, truth: np.ndarray, g: np.ndarray, e: np.ndarray, n: int, value: float | None
+    ) -> np.ndarray:
         if self.kind == "R2":
             return _r2_groups(truth, g, e, n)
         if self.kind == "ExpVar":
@@ -147,8 +150,9 @@ class RatingError:
         param = self.default if value is None else value
         return _KERNELS[self.kind](g, e, n, param)
 
-    def compute(self, user: np.ndarray, truth: np.ndarray, pred: np.ndarray,
-                value: float | None = None) -> float:
+    def compute(
+        self, user: np.ndarray, truth: np.ndarray, pred: np.ndarray, value: float | None = None
+    ) -> float:
         """The measure's single value (pooled, or the mean over users); NaN if undefined."""
         if value is not None:
             self.validate(value)
@@ -186,22 +190,40 @@ _BASE = (
     ("MaxAE", "largest absolute error max|e| (Chebyshev, L-infinity)", None, None, False),
     ("TopL_AE", "sum of the L largest |e| (largest-L norm; all of them if fewer)", "L", 1.0, False),
     ("Lp", "Hölder norm of the residuals (sum |e|^p)^(1/p)", "p", 2.0, False),
-    ("R2", "coefficient of determination 1 - sum e^2 / sum (p - mean p)^2; "
-           "undefined when the true ratings are constant", None, None, True),
-    ("ExpVar", "explained variance 1 - Var(e) / Var(p) (population variances; equals R2 "
-               "when the residuals have mean 0); undefined when the true ratings are "
-               "constant", None, None, True),
+    (
+        "R2",
+        "coefficient of determination 1 - sum e^2 / sum (p - mean p)^2; "
+        "undefined when the true ratings are constant",
+        None,
+        None,
+        True,
+    ),
+    (
+        "ExpVar",
+        "explained variance 1 - Var(e) / Var(p) (population variances; equals R2 "
+        "when the residuals have mean 0); undefined when the true ratings are "
+        "constant",
+        None,
+        None,
+        True,
+    ),
 )
 
 
 def _build() -> dict[str, RatingError]:
     out = {}
     for name, text, param, default, higher in _BASE:
-        out[name] = RatingError(name, f"{text}, pooled over all pairs", False, name, param,
-                                default, higher)
+        out[name] = RatingError(
+            name, f"{text}, pooled over all pairs", False, name, param, default, higher
+        )
         out[f"{name}_per_user"] = RatingError(
-            f"{name}_per_user", f"{text}, per user, then the mean over users", True, name,
-            param, default, higher,
+            f"{name}_per_user",
+            f"{text}, per user, then the mean over users",
+            True,
+            name,
+            param,
+            default,
+            higher,
         )
     return out
 
@@ -210,12 +232,14 @@ def _build() -> dict[str, RatingError]:
 RATING_ERRORS: dict[str, RatingError] = _build()
 
 
-def rating_errors(user: np.ndarray, truth: np.ndarray, pred: np.ndarray,
-                  names: list[str] | None = None) -> dict[str, float]:
+def rating_errors(
+    user: np.ndarray, truth: np.ndarray, pred: np.ndarray, names: list[str] | None = None
+) -> dict[str, float]:
     """Compute several rating errors (all by default) with their default parameters."""
     chosen = names if names is not None else list(RATING_ERRORS)
     unknown = [n for n in chosen if n not in RATING_ERRORS]
     if unknown:
-        raise ValueError(f"unknown rating error(s) {', '.join(unknown)}; valid: "
-                         + ", ".join(RATING_ERRORS))
+        raise ValueError(
+            f"unknown rating error(s) {', '.join(unknown)}; valid: " + ", ".join(RATING_ERRORS)
+        )
     return {n: RATING_ERRORS[n].compute(user, truth, pred) for n in chosen}

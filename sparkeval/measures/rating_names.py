@@ -138,7 +138,9 @@ def parse_rating_measures(spec: str | Iterable[str] | None) -> list[RatingReques
 
 def _split(text: str) -> list[str]:
     """Split on commas and spaces outside parentheses."""
-    items, current, depth = [], [], 0
+    items: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         depth += (ch == "(") - (ch == ")")
         if depth == 0 and (ch == "," or ch.isspace()):

@@ -64,13 +64,11 @@ class Param:
         except (TypeError, ValueError):
             raise ValueError(
                 f"measure {family}: parameter {name}={raw!r} is not a valid "
-                f"{_KIND_NAMES.get(self.kind, self.kind.__name__)}"
+                f"{_KIND_NAMES.get(self.kind) or self.kind.__name__}"
             ) from None
         if self.choices is not None and value not in self.choices:
             allowed = ", ".join(str(c) for c in self.choices)
-            raise ValueError(
-                f"measure {family}: parameter {name}={raw!r} is not one of: {allowed}"
-            )
+            raise ValueError(f"measure {family}: parameter {name}={raw!r} is not one of: {allowed}")
         if isinstance(value, int | float):
             if self.minimum is not None and (
                 value < self.minimum or (self.exclusive_minimum and value == self.minimum)
@@ -90,7 +88,10 @@ class Param:
         return format_value(value)
 
 
-_KIND_NAMES = {tuple: "list of numbers (a;b;c)", dict: "grade map (grade:value;...)"}
+_KIND_NAMES: dict[type, str] = {
+    tuple: "list of numbers (a;b;c)",
+    dict: "grade map (grade:value;...)",
+}
 
 
 def _number_list(raw: Any) -> tuple[float, ...]:
@@ -248,7 +249,7 @@ class Measure:
                 values = self.resolved_params(rel_level)
                 return pattern.format(k=self.k, **{f: values[f] for f in fields})
         if self.k is None and len(explicit) == 1:
-            (pname, value), = explicit.items()
+            ((pname, value),) = explicit.items()
             for tp in spec.trec_params:
                 if tp.mode in ("list", "pairs") and tp.param == pname:
                     return f"{tp.base}_{tp.render(value)}"
@@ -345,7 +346,7 @@ _NUMBER_RX = r"[0-9]*\.?[0-9]+"
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
     parts, pos = [], 0
     for m in TREC_FIELD.finditer(pattern):
-        parts.append(re.escape(pattern[pos:m.start()]))
+        parts.append(re.escape(pattern[pos : m.start()]))
         name = m.group(1)
         parts.append(_FIELD_RX.get(name, f"(?P<{name}>{_NUMBER_RX})"))
         pos = m.end()

@@ -99,9 +99,14 @@ def set_rel_p(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray
         "linear utility a*h + b*(n - h) + c*(R - h) + d*(-n - R + h) with weights a;b;c;d "
         "(trec_eval, collection size 0); 0 for a query with no retrieved docs"
     ),
-    params={"weights": Param(tuple, (1.0, -1.0, 0.0, 0.0),
-                             help="four weights a;b;c;d (relevant retrieved, non-relevant "
-                                  "retrieved, relevant missed, non-relevant missed)")},
+    params={
+        "weights": Param(
+            tuple,
+            (1.0, -1.0, 0.0, 0.0),
+            help="four weights a;b;c;d (relevant retrieved, non-relevant "
+            "retrieved, relevant missed, non-relevant missed)",
+        )
+    },
     trec="utility",
     trec_params=(TrecParams("utility", "list", "weights"),),
     references=TREC,

@@ -92,11 +92,8 @@ def inf_ap(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     u_above = exclusive_cumsum(b, b.rel == UNJUDGED)
     j = (b.positions - 1).astype(np.float64)  # docs above, of any kind
     safe_j = np.maximum(j, 1.0)
-    term = (
-        1.0 / (j + 1.0)
-        + (j / (j + 1.0))
-        * ((r_above + m_above + u_above) / safe_j)
-        * ((r_above + INFAP_EPSILON) / (r_above + m_above + 2 * INFAP_EPSILON))
+    term = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r_above + m_above + u_above) / safe_j) * (
+        (r_above + INFAP_EPSILON) / (r_above + m_above + 2 * INFAP_EPSILON)
     )
     term = np.where(j == 0, 1.0, term)
     return _safe_div(b.segment_sum(np.where(rel, term, 0.0)), b.num_rel(level))
@@ -105,11 +102,13 @@ def inf_ap(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 @measure(
     "Rprec_mult",
     description=(
-        "precision at c = floor(mult * R + 0.9) docs: hits in the first min(c, n) / c; "
-        "0 when c = 0"
+        "precision at c = floor(mult * R + 0.9) docs: hits in the first min(c, n) / c; 0 when c = 0"
     ),
-    params={"mult": Param(float, None, required=True, minimum=0.0,
-                          help="multiple of R giving the cutoff")},
+    params={
+        "mult": Param(
+            float, None, required=True, minimum=0.0, help="multiple of R giving the cutoff"
+        )
+    },
     trec="Rprec_mult_{mult:.2f}",
     trec_params=(TrecParams("Rprec_mult", "each", "mult"),),
     references=TREC,
@@ -156,8 +155,11 @@ def _iprec(b: RankedBatch, level: int, recalls: tuple[float, ...]) -> np.ndarray
         "c-th relevant doc, c = round(r * R) (halves up, trec_eval 10); 0 if c exceeds "
         "the relevant docs retrieved"
     ),
-    params={"recall": Param(float, None, required=True, minimum=0.0, maximum=1.0,
-                            help="recall level in [0, 1]")},
+    params={
+        "recall": Param(
+            float, None, required=True, minimum=0.0, maximum=1.0, help="recall level in [0, 1]"
+        )
+    },
     trec="iprec_at_recall_{recall:.2f}",
     trec_params=(TrecParams("iprec_at_recall", "each", "recall"),),
     references=TREC,

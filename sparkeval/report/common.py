@@ -58,7 +58,7 @@ def fmt_p(value: Any) -> str:
     return "<0.001" if x < 0.001 else f"{x:.3g}"
 
 
-def significance(row: Mapping[str, Any], alpha: float) -> tuple[str, str]:
+def significance(row: Mapping[Any, Any], alpha: float) -> tuple[str, str]:
     """(marks, direction) of one comparison row.
 
     ``marks`` holds :data:`MARK_RANDOMIZATION` and/or :data:`MARK_TTEST` for the
@@ -66,12 +66,13 @@ def significance(row: Mapping[str, Any], alpha: float) -> tuple[str, str]:
     ``"better"``, ``"worse"`` or ``""`` (not significant or no change).
     """
     marks = ""
-    p_r, p_t = row.get("p_randomization_holm"), row.get("p_ttest_holm")
+    p_r: Any = row.get("p_randomization_holm")
+    p_t: Any = row.get("p_ttest_holm")
     if not is_missing(p_r) and float(p_r) < alpha:
         marks += MARK_RANDOMIZATION
     if not is_missing(p_t) and float(p_t) < alpha:
         marks += MARK_TTEST
-    delta = row.get("delta")
+    delta: Any = row.get("delta")
     if not marks or is_missing(delta) or float(delta) == 0.0:
         return marks, ""
     better = (float(delta) > 0) == bool(row.get("higher_is_better", True))

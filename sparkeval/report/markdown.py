@@ -30,8 +30,10 @@ def _cell(text: Any) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(_cell(h) for h in headers) + " |",
-           "|" + "|".join("---" for _ in headers) + "|"]
+    out = [
+        "| " + " | ".join(_cell(h) for h in headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
     out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return out
 
@@ -47,8 +49,9 @@ def render_markdown(
     gate = summary.get("gate") or {}
     if gate.get("conditions"):
         status = "passed ✅" if gate.get("passed") else "FAILED ❌"
-        lines.append(f"**Quality gate: {status}** "
-                     f"({', '.join(f'`{c}`' for c in gate['conditions'])})")
+        lines.append(
+            f"**Quality gate: {status}** ({', '.join(f'`{c}`' for c in gate['conditions'])})"
+        )
         lines += [f"- {f['message']}" for f in gate.get("failures", [])]
         lines.append("")
     if len(comparison):
@@ -59,44 +62,84 @@ def render_markdown(
             delta = fmt_delta(rec["delta"]) + (f" {marks}" if marks else "") + arrow
             if direction:
                 delta = f"**{delta}**"
-            rows.append([
-                rec["run_id"], rec["measure"], fmt_num(rec["mean"]),
-                fmt_num(rec["baseline_mean"]), delta,
-                f"[{fmt_delta(rec['ci_low'])}, {fmt_delta(rec['ci_high'])}]",
-                fmt_p(rec["p_ttest_holm"]), fmt_p(rec["p_randomization_holm"]),
-                f"{int(rec['wins'])}/{int(rec['ties'])}/{int(rec['losses'])}",
-                str(int(rec["n_queries"])),
-                str(int(rec["n_run_only"]) + int(rec["n_baseline_only"])
-                    + int(rec["n_undefined"])),
-            ])
+            rows.append(
+                [
+                    rec["run_id"],
+                    rec["measure"],
+                    fmt_num(rec["mean"]),
+                    fmt_num(rec["baseline_mean"]),
+                    delta,
+                    f"[{fmt_delta(rec['ci_low'])}, {fmt_delta(rec['ci_high'])}]",
+                    fmt_p(rec["p_ttest_holm"]),
+                    fmt_p(rec["p_randomization_holm"]),
+                    f"{int(rec['wins'])}/{int(rec['ties'])}/{int(rec['losses'])}",
+                    str(int(rec["n_queries"])),
+                    str(
+                        int(rec["n_run_only"])
+                        + int(rec["n_baseline_only"])
+                        + int(rec["n_undefined"])
+                    ),
+                ]
+            )
         lines += _table(
-            ["run", "measure", "mean", "baseline", "Δ", "CI", "p t (Holm)", "p rand. (Holm)",
-             "W/T/L", "paired", "unpaired"],
+            [
+                "run",
+                "measure",
+                "mean",
+                "baseline",
+                "Δ",
+                "CI",
+                "p t (Holm)",
+                "p rand. (Holm)",
+                "W/T/L",
+                "paired",
+                "unpaired",
+            ],
             rows,
         )
-        lines += ["", f"{MARK_RANDOMIZATION} randomization test, {MARK_TTEST} paired t-test: "
-                  f"Holm-adjusted p < {alpha:g}; ▲/▼ significant improvement/deterioration. "
-                  f"CI: {(1 - alpha) * 100:g}% percentile bootstrap of the mean Δ.", ""]
+        lines += [
+            "",
+            f"{MARK_RANDOMIZATION} randomization test, {MARK_TTEST} paired t-test: "
+            f"Holm-adjusted p < {alpha:g}; ▲/▼ significant improvement/deterioration. "
+            f"CI: {(1 - alpha) * 100:g}% percentile bootstrap of the mean Δ.",
+            "",
+        ]
     rd = summary.get("rank_distance")
     if rd:
         lines += [f"### Rank distances to the baseline (depth {rd.get('depth')})", ""]
-        rows = [[run, fmt_num(i["mean"].get("overlap"), 2), fmt_num(i["mean"].get("kendall_tau")),
-                 fmt_num(i["mean"].get("spearman_rho")), fmt_num(i["mean"].get("jaccard_at_k")),
-                 fmt_num(i["mean"].get("rbo")), fmt_num(i["mean"].get("footrule"), 2)]
-                for run, i in sorted(rd.get("runs", {}).items())]
-        lines += _table(["run", "overlap", "τ-b", "ρ", f"Jaccard@{rd.get('k')}", "RBO_ext",
-                         "footrule"], rows)
+        rows = [
+            [
+                run,
+                fmt_num(i["mean"].get("overlap"), 2),
+                fmt_num(i["mean"].get("kendall_tau")),
+                fmt_num(i["mean"].get("spearman_rho")),
+                fmt_num(i["mean"].get("jaccard_at_k")),
+                fmt_num(i["mean"].get("rbo")),
+                fmt_num(i["mean"].get("footrule"), 2),
+            ]
+            for run, i in sorted(rd.get("runs", {}).items())
+        ]
+        lines += _table(
+            ["run", "overlap", "τ-b", "ρ", f"Jaccard@{rd.get('k')}", "RBO_ext", "footrule"], rows
+        )
         lines.append("")
     exp = summary.get("exposure")
     if exp:
         lines += [f"### Top-{exp.get('k')} item exposure", ""]
         vs = exp.get("vs_baseline", {})
-        rows = [[run, fmt_num(i.get("entropy")), str(i.get("items")),
-                 fmt_num(vs.get(run, {}).get("js")),
-                 fmt_num(vs.get(run, {}).get("kl_run_baseline"))]
-                for run, i in sorted(exp.get("runs", {}).items())]
-        lines += _table(["run", "entropy (bits)", "items", "JS vs baseline",
-                         "KL(run‖baseline)"], rows)
+        rows = [
+            [
+                run,
+                fmt_num(i.get("entropy")),
+                str(i.get("items")),
+                fmt_num(vs.get(run, {}).get("js")),
+                fmt_num(vs.get(run, {}).get("kl_run_baseline")),
+            ]
+            for run, i in sorted(exp.get("runs", {}).items())
+        ]
+        lines += _table(
+            ["run", "entropy (bits)", "items", "JS vs baseline", "KL(run‖baseline)"], rows
+        )
         lines.append("")
     for title, payload in (extras or {}).items():
         lines += [f"### {title}", ""]

@@ -40,8 +40,7 @@ def _to_uri(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def distribution_plot(values_by_run: Mapping[str, np.ndarray], measure: str,
-                      baseline: str) -> str:
+def distribution_plot(values_by_run: Mapping[str, np.ndarray], measure: str, baseline: str) -> str:
     """Box plots (with the mean marked) of one measure's per-query values, one box per run.
 
     The baseline comes first and is drawn in grey.
@@ -52,9 +51,15 @@ def distribution_plot(values_by_run: Mapping[str, np.ndarray], measure: str,
     if any(d.size for d in data):
         boxes = ax.boxplot(
             [d if d.size else np.array([np.nan]) for d in data],
-            patch_artist=True, showmeans=True, widths=0.6,
-            meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black",
-                       "markersize": 5},
+            patch_artist=True,
+            showmeans=True,
+            widths=0.6,
+            meanprops={
+                "marker": "D",
+                "markerfacecolor": "white",
+                "markeredgecolor": "black",
+                "markersize": 5,
+            },
             medianprops={"color": "black"},
         )
         for run, patch in zip(runs, boxes["boxes"], strict=True):
@@ -82,14 +87,27 @@ def delta_bars(deltas: np.ndarray, run: str, measure: str, higher_is_better: boo
     if d.size <= 400:
         ax.bar(x, d, width=1.0, color=colors, linewidth=0)
     else:
-        ax.fill_between(x, d, 0, where=d >= 0, color=_WIN if higher_is_better else _LOSS,
-                        step="mid", linewidth=0)
-        ax.fill_between(x, d, 0, where=d < 0, color=_LOSS if higher_is_better else _WIN,
-                        step="mid", linewidth=0)
+        ax.fill_between(
+            x,
+            d,
+            0,
+            where=d >= 0,
+            color=_WIN if higher_is_better else _LOSS,
+            step="mid",
+            linewidth=0,
+        )
+        ax.fill_between(
+            x, d, 0, where=d < 0, color=_LOSS if higher_is_better else _WIN, step="mid", linewidth=0
+        )
     ax.axhline(0.0, color="black", linewidth=0.8)
     if d.size:
-        ax.axhline(float(d.mean()), color="#1864ab", linewidth=1.0, linestyle="--",
-                   label=f"mean {d.mean():+.4f}")
+        ax.axhline(
+            float(d.mean()),
+            color="#1864ab",
+            linewidth=1.0,
+            linestyle="--",
+            label=f"mean {d.mean():+.4f}",
+        )
         ax.legend(loc="upper right", fontsize=8, frameon=False)
     ax.set_xlim(-0.5, max(d.size, 1) - 0.5)
     ax.set_xlabel(f"queries, sorted by delta (n={d.size})")

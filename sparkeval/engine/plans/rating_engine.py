@@ -155,7 +155,7 @@ def _pooled(
     e, t = F.col("e"), F.col("t")
     powers = sorted(
         {
-            float(r.parameter)
+            float(r.parameter or 2.0)
             for r in requests
             if r.kind == "Lp" and math.isfinite(float(r.parameter or 2.0))
         }

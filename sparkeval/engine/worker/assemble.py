@@ -311,6 +311,7 @@ def evaluate_tables(
 
     # --- relevance of each kept retrieved doc ---------------------------------------
     grades = qrels.column("relevance").to_numpy().astype(np.int64)
+    assert matched.qrels_row is not None  # a duplicate raised above
     at = matched.qrels_row[kept]
     hit = at >= 0
     found = grades[np.where(hit, at, 0)] if len(grades) else np.zeros(len(at), np.int64)
