@@ -17,7 +17,7 @@ from sparkeval.job.runner import log
 from sparkeval.output import atomic_output_dir, check_output_path, write_json
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from sparkeval.commands.evaluate import EvaluateConfig
 
@@ -67,7 +67,7 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
 
 
 def _evaluate_direct(
-    spark, config: EvaluateConfig, plan: CompatPlan, direct: DirectPlan
+    spark: SparkSession, config: EvaluateConfig, plan: CompatPlan, direct: DirectPlan
 ) -> Evaluation | None:
     """Evaluate inputs the Python workers read; None when a value needs Spark's readers."""
     log(f"evaluating {len(direct.run_ids)} run(s): {', '.join(direct.run_ids)}")
@@ -79,7 +79,7 @@ def _evaluate_direct(
 
 
 def _evaluate_spark_read(
-    spark, config: EvaluateConfig, plan: CompatPlan, announce: bool
+    spark: SparkSession, config: EvaluateConfig, plan: CompatPlan, announce: bool
 ) -> Evaluation:
     """Evaluate inputs read by Spark's readers (every format, every check)."""
     run_df, run_ids = read_runs(
@@ -115,7 +115,9 @@ def _workers_may_read(config: EvaluateConfig, plan: CompatPlan) -> bool:
     return config.reader == "auto" and not config.near_duplicates and plan.relevance.kind == "grade"
 
 
-def _direct_plan(spark, config: EvaluateConfig, plan: CompatPlan) -> DirectPlan | None:
+def _direct_plan(
+    spark: SparkSession, config: EvaluateConfig, plan: CompatPlan
+) -> DirectPlan | None:
     """The inputs as Parquet row groups for the workers, when they all qualify."""
     if not _workers_may_read(config, plan):
         return None
@@ -130,7 +132,14 @@ def _direct_plan(spark, config: EvaluateConfig, plan: CompatPlan) -> DirectPlan 
     )
 
 
-def _evaluate(spark, config: EvaluateConfig, plan: CompatPlan, run_df=None, qrels_df=None, **how):
+def _evaluate(
+    spark: SparkSession,
+    config: EvaluateConfig,
+    plan: CompatPlan,
+    run_df: DataFrame | None = None,
+    qrels_df: DataFrame | None = None,
+    **how,
+):
     return evaluate_plan(
         spark,
         plan,

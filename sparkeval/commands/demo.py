@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from sparkeval.errors import ConfigError
 from sparkeval.job.command import Command
 from sparkeval.job.config import JobConfig
 from sparkeval.job.options import option
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 DEMO_MEASURES = ("official", "nDCG@10", "nDCG", "AP@100", "R@100", "Success@10")
 
@@ -29,7 +32,7 @@ class DemoConfig(JobConfig):
         return self
 
 
-def run(spark: Any, config: DemoConfig) -> Any:
+def run(spark: SparkSession | None, config: DemoConfig) -> Any:
     """Write the data to OUT/data; unless ``data_only``, evaluate it into OUT/results."""
     from sparkeval.commands.evaluate import COMMAND as EVALUATE
     from sparkeval.commands.evaluate import EvaluateConfig

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Self, TextIO
+from typing import TYPE_CHECKING, Self, TextIO
 
 from sparkeval.errors import ConfigError
 from sparkeval.job.command import Command
 from sparkeval.job.config import JobConfig
 from sparkeval.job.options import option
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,7 +28,7 @@ class JvmArchiveConfig(JobConfig):
         return self
 
 
-def run(spark: Any, config: JvmArchiveConfig) -> str:
+def run(spark: SparkSession | None, config: JvmArchiveConfig) -> str:
     """Do what the config asks; returns the line that says what was done."""
     from sparkeval import jvm_archive
 

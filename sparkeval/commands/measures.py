@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sparkeval.job.command import Command
 from sparkeval.job.config import JobConfig
@@ -12,6 +12,9 @@ from sparkeval.measures import REGISTRY, Family, Param
 from sparkeval.measures.names import ALIASES, SETS
 from sparkeval.measures.rating import RATING_ERRORS
 from sparkeval.measures.registry import TREC_FIELD, format_value
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 _CUTOFF = {"none": "no cutoff", "optional": "optional @k", "required": "@k required"}
 _AGGREGATE = {
@@ -35,7 +38,7 @@ class MeasuresConfig(JobConfig):
     )
 
 
-def run(spark: Any, config: MeasuresConfig) -> list[Family]:
+def run(spark: SparkSession | None, config: MeasuresConfig) -> list[Family]:
     """The families to list (every one by default); an unknown name is a ConfigError."""
     return _select(list(config.names))
 

@@ -31,7 +31,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,9 @@ from sparkeval.compare.stats import (
 )
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 PER_QUERY_COLUMNS: tuple[str, ...] = ("run_id", "query_id", "measure", "value")
 RUN_COLUMNS: tuple[str, ...] = ("run_id", "query_id", "doc_id", "score")
@@ -210,7 +213,7 @@ def resolve_per_query_path(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def read_per_query(spark: Any, path: str | os.PathLike[str]) -> Any:
+def read_per_query(spark: SparkSession, path: str | os.PathLike[str]) -> Any:
     """Read and type-check a per-query Parquet table (file, directory or evaluate output)."""
     source = resolve_per_query_path(path)
     try:
@@ -220,7 +223,7 @@ def read_per_query(spark: Any, path: str | os.PathLike[str]) -> Any:
     return check_per_query(df, str(source))
 
 
-def check_per_query(df: Any, where: str = "per-query table") -> Any:
+def check_per_query(df: DataFrame, where: str = "per-query table") -> Any:
     """Require the per-query columns and cast them to their declared types."""
     from pyspark.sql import functions as F
 
@@ -238,7 +241,7 @@ def check_per_query(df: Any, where: str = "per-query table") -> Any:
     )
 
 
-def read_runs(spark: Any, paths: Sequence[str]) -> Any:
+def read_runs(spark: SparkSession, paths: Sequence[str]) -> Any:
     """Read runs in any input format (TREC text, Parquet, CSV, JSON Lines).
 
     The readers of :mod:`sparkeval.io` do the parsing; a row they could not parse
@@ -259,7 +262,7 @@ def read_runs(spark: Any, paths: Sequence[str]) -> Any:
 # ----------------------------------------------------------------------------- pairing
 
 
-def _check_duplicates(df: Any, keys: Sequence[str], what: str) -> None:
+def _check_duplicates(df: DataFrame, keys: Sequence[str], what: str) -> None:
     from pyspark.sql import functions as F
 
     dup = df.groupBy(*keys).count().filter(F.col("count") > 1).limit(5).collect()
@@ -316,7 +319,7 @@ def select_runs_and_measures(
 
 
 def paired_deltas(
-    spark: Any, per_query: Any, baseline: str, runs: Sequence[str], measures: Sequence[str]
+    spark: SparkSession, per_query: Any, baseline: str, runs: Sequence[str], measures: Sequence[str]
 ) -> Any:
     """One row per (run, query, measure) on either side, paired with the baseline.
 
@@ -515,12 +518,12 @@ def with_tie_broken_rank(runs: Any, depth: int | None = None) -> Any:
     return with_rank(runs, ["run_id", "query_id"], depth)
 
 
-def _bucket_count(spark: Any) -> int:
+def _bucket_count(spark: SparkSession) -> int:
     return max(8, 4 * int(spark.sparkContext.defaultParallelism))
 
 
 def rank_distance_table(
-    spark: Any, runs_df: Any, options: CompareOptions, runs: Sequence[str]
+    spark: SparkSession, runs_df: DataFrame, options: CompareOptions, runs: Sequence[str]
 ) -> Any:
     """Per (run, query): distances between the run's ranking and the baseline's.
 
@@ -620,7 +623,7 @@ def rank_distance_summary(table: Any, options: CompareOptions) -> dict[str, Any]
 
 
 def exposure_summary(
-    spark: Any, runs_df: Any, options: CompareOptions, runs: Sequence[str]
+    spark: SparkSession, runs_df: DataFrame, options: CompareOptions, runs: Sequence[str]
 ) -> dict[str, Any]:
     """Top-k item-exposure distributions: entropy per run, JS and KL against the baseline.
 
@@ -729,10 +732,10 @@ def plot_samples(
 
 
 def compare(
-    spark: Any,
+    spark: SparkSession,
     per_query: Any,
     options: CompareOptions,
-    runs_df: Any = None,
+    runs_df: DataFrame | None = None,
     with_plots: bool = True,
     say: Any = None,
 ) -> ComparisonResult:

@@ -26,12 +26,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import default_run_id, detect_format
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 #: start of the message of a task that found a value for the Spark readers to judge
 NOT_DIRECT_MARK = "[sparkeval:not-direct] "
@@ -256,7 +260,7 @@ def all_parquet(
 
 
 def plan_direct_inputs(
-    spark,
+    spark: SparkSession,
     runs: Sequence[str],
     qrels: str,
     run_format: str | None,
@@ -290,7 +294,7 @@ def plan_direct_inputs(
     return DirectPlan(tuple(run_plans), qrels_plan, tuple(run_ids))
 
 
-def _column_values(spark, source: DirectInput) -> list[str]:
+def _column_values(spark: SparkSession, source: DirectInput) -> list[str]:
     """The distinct run ids of a run input with a run id column (nulls left out)."""
     from pyspark.sql import functions as F
 

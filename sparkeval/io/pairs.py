@@ -18,6 +18,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sparkeval.errors import InputError
 from sparkeval.io.readers import (
     _bad_line,
@@ -27,6 +29,9 @@ from sparkeval.io.readers import (
     detect_format,
     id_column,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 PAIR_COLUMNS: tuple[str, ...] = ("doc_a", "doc_b")
 
@@ -68,7 +73,7 @@ def pairs_frame(table, source: str):
     return table.select(a.alias("doc_a"), b.alias("doc_b"), bad.alias("_bad"))
 
 
-def _read_text_pairs(spark, path: str):
+def _read_text_pairs(spark: SparkSession, path: str):
     from pyspark.sql import functions as F
 
     rows = _trec_lines(spark, path)
@@ -82,7 +87,7 @@ def _read_text_pairs(spark, path: str):
     )
 
 
-def read_pairs(spark, path: str, fmt: str | None = None):
+def read_pairs(spark: SparkSession, path: str, fmt: str | None = None):
     """Read a near-duplicate pairs input into ``doc_a, doc_b, _bad``.
 
     An empty input is allowed (no pairs: every measure is as without pairs).

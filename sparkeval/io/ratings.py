@@ -16,10 +16,14 @@ row carries a ``_bad`` message naming the file, user, item and column.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import match_columns, split_mapping
 from sparkeval.io.readers import _read_table, _trec_lines, check_exists, detect_format
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 KINDS = ("predictions", "truth")
 
@@ -89,7 +93,7 @@ def _value(source: str, raw, user, item, column: str):
 
 
 def canonical_ratings(
-    df, kind: str, mapping: Mapping[str, str] | None = None, source: str = "<DataFrame>"
+    df: DataFrame, kind: str, mapping: Mapping[str, str] | None = None, source: str = "<DataFrame>"
 ):
     """A Spark DataFrame with user, item and value columns as ``user_id, item_id, value, _bad``.
 
@@ -108,7 +112,7 @@ def canonical_ratings(
     )
 
 
-def _read_text(spark, path: str, kind: str):
+def _read_text(spark: SparkSession, path: str, kind: str):
     from pyspark.sql import functions as F
 
     rows = _trec_lines(spark, path)
@@ -128,7 +132,7 @@ def _read_text(spark, path: str, kind: str):
 
 
 def read_ratings(
-    spark,
+    spark: SparkSession,
     path: str,
     kind: str,
     fmt: str | None = None,

@@ -26,7 +26,7 @@ from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 FORMATS = ("trec", "parquet", "csv", "jsonl")
 _SUFFIXES = {
@@ -81,7 +81,7 @@ def check_exists(path: str) -> None:
         raise InputError(f"{path}: no such file or directory")
 
 
-def _trec_lines(spark, path: str):
+def _trec_lines(spark: SparkSession, path: str):
     from pyspark.sql import functions as F
 
     lines = spark.read.text(path)
@@ -100,7 +100,7 @@ def _bad_line(path: str, condition, reason: str):
     return F.when(condition, message)
 
 
-def read_trec_run(spark, path: str):
+def read_trec_run(spark: SparkSession, path: str):
     """Read a TREC run; the run id is the tag of the first line (as trec_eval does)."""
     from pyspark.sql import functions as F
 
@@ -131,7 +131,7 @@ def read_trec_run(spark, path: str):
     return df, (run_id,)
 
 
-def read_trec_qrels(spark, path: str):
+def read_trec_qrels(spark: SparkSession, path: str):
     """Read TREC qrels ``qid iter docno rel`` (iter ignored; rel an integer)."""
     from pyspark.sql import functions as F
 
@@ -156,7 +156,7 @@ def read_trec_qrels(spark, path: str):
     )
 
 
-def _read_table(spark, path: str, fmt: str):
+def _read_table(spark: SparkSession, path: str, fmt: str):
     if fmt == "parquet":
         try:
             return spark.read.parquet(path)
@@ -285,7 +285,7 @@ def default_run_id(path: str) -> str:
 
 
 def read_run(
-    spark,
+    spark: SparkSession,
     path: str,
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,
@@ -318,7 +318,10 @@ def read_run(
 
 
 def read_qrels(
-    spark, path: str, fmt: str | None = None, columns: str | Mapping[str, str] | None = None
+    spark: SparkSession,
+    path: str,
+    fmt: str | None = None,
+    columns: str | Mapping[str, str] | None = None,
 ):
     """Read qrels into ``query_id, doc_id, relevance, _bad``."""
     check_exists(path)
@@ -342,7 +345,7 @@ def read_qrels(
 
 
 def read_runs(
-    spark,
+    spark: SparkSession,
     paths: Sequence[str],
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import QRELS_ALIASES, parse_mapping, resolve_columns
@@ -33,6 +33,9 @@ from sparkeval.io.readers import (
     numeric_column,
     read_qrels,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 RELEVANCE_KINDS = ("grade", "all", "threshold")
 
@@ -116,7 +119,7 @@ def _has_relevance(columns: list[str], mapping: Mapping[str, str]) -> bool:
 
 
 def truth_to_qrels(
-    df,
+    df: DataFrame,
     rule: RelevanceRule,
     columns: str | Mapping[str, str] | None = None,
     source: str = "<truth DataFrame>",
@@ -151,7 +154,7 @@ def truth_to_qrels(
     )
 
 
-def _read_trec_truth(spark, path: str, rule: RelevanceRule):
+def _read_trec_truth(spark: SparkSession, path: str, rule: RelevanceRule):
     from pyspark.sql import functions as F
 
     rows = _trec_lines(spark, path)
@@ -174,7 +177,7 @@ def _read_trec_truth(spark, path: str, rule: RelevanceRule):
 
 
 def read_truth(
-    spark,
+    spark: SparkSession,
     path: str,
     rule: RelevanceRule,
     fmt: str | None = None,

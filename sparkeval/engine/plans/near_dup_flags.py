@@ -21,12 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.pairs import pairs_frame
 from sparkeval.measures import Measure
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 #: the measure families that need near-duplicate flags
 NEEDS_FLAGS: tuple[str, ...] = ("NearDup",)
@@ -91,7 +94,7 @@ def pair_edges(pairs):
     )
 
 
-def flagged_rows(run_df, edges):
+def flagged_rows(run_df: DataFrame, edges):
     """Distinct ``run_id, query_id, doc_id`` of run rows with a higher-ranked near-duplicate."""
     from pyspark.sql import functions as F
 
@@ -114,7 +117,7 @@ def flagged_rows(run_df, edges):
     )
 
 
-def with_flags(run_df, flagged):
+def with_flags(run_df: DataFrame, flagged):
     """``run_df`` plus the boolean column ``_dup`` (false for rows not in ``flagged``)."""
     from pyspark.sql import functions as F
 
@@ -146,7 +149,7 @@ class NearDuplicateFlags:
             self._cached = None
 
 
-def flag_near_duplicates(run_df, pairs, run_ids: Sequence[str]) -> NearDuplicateFlags:
+def flag_near_duplicates(run_df: DataFrame, pairs, run_ids: Sequence[str]) -> NearDuplicateFlags:
     """Add ``_dup`` to a normalised run from a pairs frame (``doc_a, doc_b[, _bad]``).
 
     Args:

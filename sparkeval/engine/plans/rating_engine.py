@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,9 @@ from sparkeval.engine.plans.exact import exact_sum, from_decimal, scale_exponent
 from sparkeval.errors import InputError
 from sparkeval.io.ratings import canonical_ratings
 from sparkeval.measures.rating_names import RatingRequest, parse_rating_measures
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 MISSING_POLICIES = ("error", "skip")
 _CANONICAL = {"user_id", "item_id", "value", "_bad"}
@@ -64,13 +67,13 @@ class RatingEvaluation:
             df.unpersist()
 
 
-def _canonical(df, kind: str, columns: Mapping[str, str] | None):
+def _canonical(df: DataFrame, kind: str, columns: Mapping[str, str] | None):
     if set(df.columns) >= _CANONICAL:
         return df.select(*sorted(_CANONICAL))
     return canonical_ratings(df, kind, columns)
 
 
-def _by_pair(df, value: str, count: str, bad: str):
+def _by_pair(df: DataFrame, value: str, count: str, bad: str):
     from pyspark.sql import functions as F
 
     return df.groupBy("user_id", "item_id").agg(
@@ -200,14 +203,16 @@ def _pooled(
     return out
 
 
-def _exact_sums(df, terms: Mapping[str, Any], bounds: Mapping[str, float]) -> dict[str, float]:
+def _exact_sums(
+    df: DataFrame, terms: Mapping[str, Any], bounds: Mapping[str, float]
+) -> dict[str, float]:
     exps = {k: scale_exponent(bounds[k]) for k in terms}
     row = df.agg(
         *(
             exact_sum(col, exps[k], finite=math.isfinite(bounds[k])).alias(k)
             for k, col in terms.items()
         )
-    ).first()
+    ).collect()[0]
     return {k: from_decimal(row[k], exps[k]) for k in terms}
 
 
@@ -287,7 +292,7 @@ def _user_means(per_user, n_requests: int) -> tuple[list[float], list[int], int]
 
 
 def rating_errors(
-    spark,
+    spark: SparkSession,
     pred_df,
     truth_df,
     measures: str | Sequence[str] | None = None,
@@ -325,7 +330,7 @@ def rating_errors(
         raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
     requests = parse_rating_measures(measures)
     if buckets is None:
-        buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+        buckets = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
 

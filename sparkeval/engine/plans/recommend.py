@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.plans.spark_engine import Evaluation, evaluate
@@ -23,9 +24,12 @@ from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import id_column, run_frame
 from sparkeval.io.truth import RelevanceRule, truth_to_qrels
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
 
 def recommendations_to_run(
-    df, columns: str | Mapping[str, str] | None = None, source: str = "<recommendations>"
+    df: DataFrame, columns: str | Mapping[str, str] | None = None, source: str = "<recommendations>"
 ):
     """A run frame (``run_id, query_id, doc_id, score, _bad``) from a recommendation table.
 
@@ -41,7 +45,7 @@ def recommendations_to_run(
 
 
 def evaluate_recommendations(
-    spark,
+    spark: SparkSession,
     recommendations_df,
     truth_df,
     measures: Sequence[str] | str,
@@ -92,10 +96,10 @@ def evaluate_recommendations(
 
 
 def evaluate_plan(
-    spark,
+    spark: SparkSession,
     plan: CompatPlan,
-    run_df,
-    qrels_df,
+    run_df: DataFrame | None,
+    qrels_df: DataFrame | None,
     *,
     rel_level: int = 1,
     depth: int | None = None,

@@ -35,7 +35,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -59,6 +59,9 @@ from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import id_column, numeric_column
 from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 _RUN_COLUMNS = ("run_id", "query_id", "doc_id", "score", "_bad")
 _QRELS_COLUMNS = ("query_id", "doc_id", "relevance", "_bad")
@@ -128,7 +131,7 @@ class Evaluation:
         evaluated = self._wide.where("evaluated").orderBy("run_id", "query_id")
         return self._exploded(evaluated).drop("_order")
 
-    def _exploded(self, frame):
+    def _exploded(self, frame: DataFrame):
         from pyspark.sql import functions as F
 
         chosen = per_query_indexes(self.measures)
@@ -205,7 +208,7 @@ def _as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
     return parse_measures([m.name if isinstance(m, Measure) else m for m in items])
 
 
-def _normalised(df, kind: str, value: str, integer: bool):
+def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
     """Canonical columns and types; rows from the readers already carry ``_bad``.
 
     DataFrames handed to the Python API get the same checks as files: ids become
@@ -244,7 +247,7 @@ _QRELS_ROW = -1
 _VALUE = "_value"
 
 
-def _shipped(run_df, qrels_df, run_ids: Sequence[str]):
+def _shipped(run_df: DataFrame, qrels_df: DataFrame, run_ids: Sequence[str]):
     """Run and qrels rows as one frame, the way the UDF gets them.
 
     Columns ``_run`` (int code into ``run_ids``; -1 marks a qrels row, null a run row
@@ -306,9 +309,9 @@ def _recover(exc: BaseException) -> BaseException:
 
 
 def evaluate(
-    spark,
-    run_df,
-    qrels_df,
+    spark: SparkSession,
+    run_df: DataFrame | None,
+    qrels_df: DataFrame | None,
     measures: Sequence[str | Measure] | str,
     *,
     queries: str = "qrels",
@@ -361,7 +364,7 @@ def evaluate(
         check_flags_available(measure_list)
 
     if buckets is None:
-        buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+        buckets = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
     if direct is not None:
@@ -380,6 +383,8 @@ def evaluate(
             )
         reader = "workers"
     else:
+        if run_df is None or qrels_df is None:
+            raise ValueError("give run_df and qrels_df, or direct")
         wide, stats, flags, run_ids = _evaluate_frames(
             spark, run_df, qrels_df, measure_list, options, run_ids, buckets, near_duplicates
         )
@@ -391,7 +396,16 @@ def evaluate(
     return Evaluation(report, measure_list, out_names, reader, wide)
 
 
-def _evaluate_frames(spark, run_df, qrels_df, measure_list, options, run_ids, buckets, pairs):
+def _evaluate_frames(
+    spark: SparkSession,
+    run_df: DataFrame,
+    qrels_df: DataFrame,
+    measure_list,
+    options,
+    run_ids,
+    buckets,
+    pairs,
+):
     """(wide rows, statistics, near-duplicate flags or None, run ids) of Spark-read inputs."""
     from pyspark.sql import functions as F
 
@@ -419,7 +433,7 @@ def _evaluate_frames(spark, run_df, qrels_df, measure_list, options, run_ids, bu
     return wide, stats, flags, run_ids
 
 
-def _evaluate_handed_over(spark, direct, run_ids, buckets, measure_list, options):
+def _evaluate_handed_over(spark: SparkSession, direct, run_ids, buckets, measure_list, options):
     """(cached result blobs, summary statistics) of directly-read inputs whose buckets
     are handed to the evaluation as local files (:mod:`sparkeval.engine.transport.local_handoff`).
 

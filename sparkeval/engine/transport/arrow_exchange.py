@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -26,6 +27,9 @@ import pyarrow.compute as pc
 
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan, read_unit
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 #: what a read task makes of a unit's rows: (unit index, ``run`` or ``qrels``, rows) -> batch
 Emit = Callable[[int, str, pa.Table], pa.RecordBatch]
@@ -134,7 +138,7 @@ def split_by_bucket(
     )
 
 
-def map_units(spark, plan: DirectPlan, run_ids: Sequence[str], emit: Emit, schema):
+def map_units(spark: SparkSession, plan: DirectPlan, run_ids: Sequence[str], emit: Emit, schema):
     """One Spark task per Parquet row group (a *unit*) of ``plan``; each task reads its
     rows (:func:`read_unit`) and yields ``emit(unit index, input kind, rows)``, a batch
     of ``schema``."""
@@ -152,7 +156,7 @@ def map_units(spark, plan: DirectPlan, run_ids: Sequence[str], emit: Emit, schem
     return tasks.mapInArrow(read, schema=schema)
 
 
-def direct_payloads(spark, plan: DirectPlan, run_ids: Sequence[str], buckets: int):
+def direct_payloads(spark: SparkSession, plan: DirectPlan, run_ids: Sequence[str], buckets: int):
     """The payload frame of ``plan``, hash-partitioned by query into ``buckets`` partitions.
 
     One Spark task reads one Parquet row group (a *unit*).  Rows: ``label, kind, unit,

@@ -34,17 +34,21 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from sparkeval.engine.transport.arrow_exchange import bucket_slices, map_units, run_and_qrels
 from sparkeval.io.direct import DirectPlan
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 #: the Spark setting that turns the handoff off (``false``) on a local master
 HANDOFF_KEY = "spark.sparkeval.localHandoff"
 
 
-def handoff_enabled(spark) -> bool:
+def handoff_enabled(spark: SparkSession) -> bool:
     """Whether this session's tasks share the driver's filesystem (a ``local`` master)
     and :data:`HANDOFF_KEY` does not turn the handoff off.
 
@@ -52,12 +56,12 @@ def handoff_enabled(spark) -> bool:
     """
     if "connect" in type(spark).__module__.split("."):
         return False
-    if not spark.sparkContext.master.startswith("local"):
+    if not (spark.sparkContext.master or "").startswith("local"):
         return False
-    return spark.conf.get(HANDOFF_KEY, "true").strip().lower() != "false"
+    return (spark.conf.get(HANDOFF_KEY) or "true").strip().lower() != "false"
 
 
-def new_directory(spark) -> Path:
+def new_directory(spark: SparkSession) -> Path:
     """A new directory for the files, under the first of ``spark.local.dir`` (or the
     system's temporary directory)."""
     local_dirs = spark.conf.get("spark.local.dir", "") or os.environ.get("SPARK_LOCAL_DIRS", "")
@@ -86,7 +90,7 @@ def _read_piece(path: str) -> pa.Table:
 
 
 def write_pieces(
-    spark, plan: DirectPlan, run_ids: Sequence[str], buckets: int, directory: Path
+    spark: SparkSession, plan: DirectPlan, run_ids: Sequence[str], buckets: int, directory: Path
 ) -> dict[int, list[int]]:
     """Job 1: read every row group and write its buckets' rows to ``directory``.
 
@@ -118,7 +122,7 @@ def write_pieces(
 
 
 def bucket_tasks(
-    spark, plan: DirectPlan, pieces: dict[int, list[int]], directory: Path
+    spark: SparkSession, plan: DirectPlan, pieces: dict[int, list[int]], directory: Path
 ) -> tuple[object, Callable[[pa.Table], tuple[pa.Table, pa.Table]]]:
     """Job 2's input: one partition per non-empty bucket, and the function that turns a
     partition's one row into the bucket's (run rows, qrels rows)."""
