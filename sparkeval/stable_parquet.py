@@ -8,9 +8,9 @@ walks the footer (Thrift compact protocol) and sorts each of those lists in plac
 the list holds the same values, so lengths, offsets and everything else are unchanged
 and the file stays valid (the order carries no meaning in the format).
 
-Example:
-    >>> sort_footer_encodings(Path("out/per_query.parquet/part-00000.parquet"))  # doctest: +SKIP
-    True
+Example::
+
+    sort_footer_encodings(Path("out/per_query.parquet/part-00000.parquet"))  # -> True
 """
 
 from __future__ import annotations

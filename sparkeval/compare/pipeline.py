@@ -754,10 +754,11 @@ def compare(
         the comparison; ``result.deltas`` is a cached Spark DataFrame (unpersist it
         when done).
 
-    Example:
-        >>> opts = CompareOptions(baseline="bm25")
-        >>> result = compare(spark, per_query_df, opts)  # doctest: +SKIP
-        >>> result.comparison[["run_id", "measure", "delta"]]  # doctest: +SKIP
+    Example::
+
+        opts = CompareOptions(baseline="bm25")
+        result = compare(spark, per_query_df, opts)
+        result.comparison[["run_id", "measure", "delta"]]
     """
     log = say or (lambda stage, message: None)
     per_query = check_per_query(per_query)

@@ -11,9 +11,9 @@ _START = time.monotonic()
 def stage(name: str, message: str) -> None:
     """Print one progress line, with seconds since the process imported this module.
 
-    Example:
-        >>> stage("read", "3 runs")  # doctest: +SKIP
-        sparkeval: [read] 3 runs (0.1 s)
+    Example::
+
+        stage("read", "3 runs")  # stderr: "sparkeval: [read] 3 runs (0.1 s)"
     """
     elapsed = time.monotonic() - _START
     print(f"sparkeval: [{name}] {message} ({elapsed:.1f} s)", file=sys.stderr, flush=True)

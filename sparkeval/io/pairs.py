@@ -10,10 +10,10 @@ are comments; further fields are ignored).  The ``pairs.parquet`` written by
 Ids are strings.  A row without both ids carries a ``_bad`` message naming the
 file and the row (the line, for text), and reading the pairs fails on it.
 
-Example:
-    >>> df = read_pairs(spark, "nd/pairs.parquet")  # doctest: +SKIP
-    >>> df.columns                                   # doctest: +SKIP
-    ['doc_a', 'doc_b', '_bad']
+Example::
+
+    df = read_pairs(spark, "nd/pairs.parquet")
+    df.columns  # -> ['doc_a', 'doc_b', '_bad']
 """
 
 from __future__ import annotations

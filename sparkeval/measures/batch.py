@@ -16,10 +16,9 @@ over ranks) and never loop over queries in Python.
 
 Example:
     >>> import numpy as np
-import pandas as pd
     >>> b = RankedBatch.from_lists([[1, -1, 2]], [[2, 1, 0]])
-    >>> b.num_rel(1).tolist()
-    [2]
+    >>> b.num_rel(1).tolist()  # grades 2 and 1 are relevant at level 1
+    [2.0]
     >>> b.positions.tolist()
     [1, 2, 3]
 """

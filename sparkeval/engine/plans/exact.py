@@ -1,4 +1,5 @@
-"""Order-independent sums of double columns in Spark.
+"""Order-independent sums of double columns in Spark::
+
 
 A floating-point sum depends on the order of its terms, so a plain ``F.sum`` of
 doubles can change with partitioning.  Here every term x is scaled by a power of
@@ -9,10 +10,11 @@ absolute sum (for instance rows × largest term) so that B·2^-m < 10^19, which
 keeps the decimal sum inside its 20 integer digits and leaves about 37 significant
 digits relative to B.
 
-Example (on Spark):
-    >>> m = scale_exponent(1e6)                                  # doctest: +SKIP
-    >>> row = df.agg(exact_sum(F.col("x"), m).alias("s")).first()  # doctest: +SKIP
-    >>> total = from_decimal(row["s"], m)                          # doctest: +SKIP
+Example (on Spark)::
+
+    m = scale_exponent(1e6)
+    row = df.agg(exact_sum(F.col("x"), m).alias("s")).first()
+    total = from_decimal(row["s"], m)
 """
 
 from __future__ import annotations

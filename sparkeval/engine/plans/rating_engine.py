@@ -320,9 +320,10 @@ def rating_errors(
     Returns:
         A :class:`RatingEvaluation`; call ``unpersist()`` when done with ``per_user``.
 
-    Example:
-        >>> ev = rating_errors(spark, preds, truth, "RMSE,MAE", missing="skip")  # doctest: +SKIP
-        >>> ev.report["measures"]["RMSE"], ev.report["measures"]["RMSE_per_user"]  # doctest: +SKIP
+    Example::
+
+        ev = rating_errors(spark, preds, truth, "RMSE,MAE", missing="skip")
+        ev.report["measures"]["RMSE"], ev.report["measures"]["RMSE_per_user"]
     """
     from pyspark.sql import functions as F
 

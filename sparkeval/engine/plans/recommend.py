@@ -6,11 +6,12 @@ becomes integer qrels by a :class:`~sparkeval.io.truth.RelevanceRule`, and a
 relevance rule of the chosen compatibility profile.  The evaluation itself is
 :func:`sparkeval.engine.plans.spark_engine.evaluate`, unchanged.
 
-Example:
-    >>> ev = evaluate_recommendations(                                # doctest: +SKIP
-    ...     spark, recs, truth, "P@10,R@10,nDCG@10,MAP,MAP@10", compat="recommenders")
-    >>> ev.report["compat"]["measures"]["MAP@10"]                     # doctest: +SKIP
-    'AP(denom=min_k)@10'
+Example::
+
+    ev = evaluate_recommendations(
+        spark, recs, truth, "P@10,R@10,nDCG@10,MAP,MAP@10", compat="recommenders"
+    )
+    ev.report["compat"]["measures"]["MAP@10"]  # -> 'AP(denom=min_k)@10'
 """
 
 from __future__ import annotations

@@ -348,9 +348,10 @@ def evaluate(
     Returns:
         An :class:`Evaluation`; its per-query results are cached until ``unpersist()``.
 
-    Example:
-        >>> ev = evaluate(spark, run_df, qrels_df, ["nDCG@10", "AP"])  # doctest: +SKIP
-        >>> ev.summary.show()                                          # doctest: +SKIP
+    Example::
+
+        ev = evaluate(spark, run_df, qrels_df, ["nDCG@10", "AP"])
+        ev.summary.show()
     """
 
     if names not in ("canonical", "trec"):
