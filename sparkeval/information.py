@@ -1,4 +1,8 @@
-"""Information measures of discrete distributions (pure numpy).
+"""Information measures of discrete distributions: the one home of their formulas.
+
+The numpy functions take whole distributions; the ``spark_*`` functions are the same
+formulas as Spark column expressions, for distributions too large to collect (item
+exposure in ``compare``/``rank-distance`` and ``diversity``).
 
 Distributions are non-negative arrays; they are normalised to sum 1 here, so
 counts can be passed as they are. ``0 · log 0 = 0`` throughout. Logarithms are
@@ -14,6 +18,8 @@ base 2 (bits) unless ``base`` says otherwise.
 * :func:`mutual_information` ``I(X; Y) = H(X) + H(Y) - H(X, Y)``
 * :func:`dunning_llr` Dunning's log-likelihood ratio of a 2×2 co-occurrence table
 * :func:`exposure_distribution` share of slots per item, from item ids
+* :func:`spark_entropy` and :func:`spark_plogratio`: ``-sum p log2 p`` as a Spark
+  aggregate, and the ``p log2(p / q)`` terms of KL and JS as a Spark expression
 
 Example:
     >>> round(entropy([1, 1, 2]), 4)  # p = (1/4, 1/4, 1/2)
@@ -26,8 +32,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 
 def _distribution(
@@ -218,3 +228,25 @@ def _pair(
     if pp.shape != qq.shape:
         raise ValueError(f"P and Q differ in shape: {pp.shape} vs {qq.shape}")
     return pp.ravel(), qq.ravel()
+
+
+def spark_entropy(p: Column) -> Column:
+    """Spark aggregate ``-sum p log2 p`` (bits) over rows whose shares ``p`` sum to 1.
+
+    Rows hold only items with ``p > 0`` (an item never shown has no row), so
+    ``0 · log 0`` never arises. The Spark form of :func:`entropy` in base 2.
+    """
+    from pyspark.sql import functions as F
+
+    return -F.sum(p * F.log2(p))
+
+
+def spark_plogratio(p: Column, q: Column) -> Column:
+    """Spark expression ``p log2(p / q)``, 0 where p or q is 0: one term of KL and JS.
+
+    ``D(P || Q)`` is the sum of these terms over items where q > 0 (a term with p > 0
+    and q = 0 makes it infinite: callers count those items separately).
+    """
+    from pyspark.sql import functions as F
+
+    return F.when((p > 0) & (q > 0), p * F.log2(p / q)).otherwise(0.0)

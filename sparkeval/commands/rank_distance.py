@@ -76,7 +76,7 @@ def run(spark: SparkSession | None, config: RankDistanceConfig) -> dict[str, Any
     """Rank distances and exposure against the baseline; returns the summary written."""
     from sparkeval.compare.pipeline import (
         CompareOptions,
-        exposure_summary,
+        exposure_divergence,
         rank_distance_summary,
         rank_distance_table,
         read_runs,
@@ -96,7 +96,7 @@ def run(spark: SparkSession | None, config: RankDistanceConfig) -> dict[str, Any
     table = rank_distance_table(spark, runs_df, options, runs).cache()
     summary = {"rank_distance": rank_distance_summary(table, options)}
     stage("rank-distance", f"{len(runs)} run(s) against {config.baseline}")
-    summary["exposure"] = exposure_summary(spark, runs_df, options, runs)
+    summary["exposure"] = exposure_divergence(spark, runs_df, options, runs)
     stage("exposure", f"top-{config.k} exposure entropy, JS and KL")
     try:
         with atomic_output_dir(config.out) as staging:

@@ -46,6 +46,7 @@ from sparkeval.compare.stats import (
 )
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.information import spark_entropy, spark_plogratio
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -622,7 +623,7 @@ def rank_distance_summary(table: Any, options: CompareOptions) -> dict[str, Any]
     }
 
 
-def exposure_summary(
+def exposure_divergence(
     spark: SparkSession, runs_df: DataFrame, options: CompareOptions, runs: Sequence[str]
 ) -> dict[str, Any]:
     """Top-k item-exposure distributions: entropy per run, JS and KL against the baseline.
@@ -653,7 +654,7 @@ def exposure_summary(
         }
         for row in shares.groupBy("run_id")
         .agg(
-            (-F.sum(F.col("p") * F.log2("p"))).alias("entropy"),
+            spark_entropy(F.col("p")).alias("entropy"),
             F.first("slots").alias("slots"),
             F.first("items").alias("items"),
         )
@@ -664,17 +665,15 @@ def exposure_summary(
     qx = q.crossJoin(F.broadcast(run_ids))
     pp = shares.filter(F.col("run_id").isin(list(runs))).select("run_id", "doc_id", "p")
     j = pp.join(qx, ["run_id", "doc_id"], "full_outer").fillna(0.0, subset=["p", "q"])
-    m = (F.col("p") + F.col("q")) / 2.0
-
-    def plogratio(a: str, b: Any) -> Any:
-        return F.when((F.col(a) > 0) & (b > 0), F.col(a) * F.log2(F.col(a) / b)).otherwise(0.0)
+    p, q = F.col("p"), F.col("q")
+    m = (p + q) / 2.0
 
     rows = (
         j.groupBy("run_id")
         .agg(
-            (0.5 * F.sum(plogratio("p", m)) + 0.5 * F.sum(plogratio("q", m))).alias("js"),
-            F.sum(plogratio("p", F.col("q"))).alias("kl_rb"),
-            F.sum(plogratio("q", F.col("p"))).alias("kl_br"),
+            (0.5 * F.sum(spark_plogratio(p, m)) + 0.5 * F.sum(spark_plogratio(q, m))).alias("js"),
+            F.sum(spark_plogratio(p, q)).alias("kl_rb"),
+            F.sum(spark_plogratio(q, p)).alias("kl_br"),
             F.sum(F.when((F.col("p") > 0) & (F.col("q") == 0), 1).otherwise(0)).alias("only_run"),
             F.sum(F.when((F.col("q") > 0) & (F.col("p") == 0), 1).otherwise(0)).alias("only_base"),
             F.sum(F.when((F.col("p") > 0) & (F.col("q") > 0), 1).otherwise(0)).alias("shared"),
@@ -806,7 +805,7 @@ def compare(
             f"τ, ρ, footrule, Cayley, Ulam, Hamming, Jaccard@{options.k}, "
             f"RBO_ext(p={options.rbo_p}) at depth {options.depth}",
         )
-        result.exposure = exposure_summary(spark, runs_df, options, runs)
+        result.exposure = exposure_divergence(spark, runs_df, options, runs)
         log("exposure", f"top-{options.k} exposure entropy, JS and KL against the baseline")
     if with_plots:
         values, plot_deltas, sampled = plot_samples(

@@ -24,8 +24,10 @@ from typing import Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from sparkeval.information import spark_entropy
 
-def exposure_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> dict[str, Any]:
+
+def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> dict[str, Any]:
     """Catalog coverage, distributional coverage (entropy, bits) and Gini of exposure.
 
     Args:
@@ -44,7 +46,7 @@ def exposure_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
             "gini": math.nan,
         }
     p = F.col("n") / F.lit(big_n)
-    entropy = exposure.agg(F.sum(-p * F.log2(p)).alias("h")).collect()[0]["h"]
+    entropy = exposure.agg(spark_entropy(p).alias("h")).collect()[0]["h"]
     result: dict[str, Any] = {
         "recommended_items": recommended,
         "recommendation_rows": int(big_n),

@@ -19,7 +19,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.diversity.coverage import exposure_summary, novelty
+from sparkeval.diversity.coverage import coverage_summary, novelty
 from sparkeval.diversity.inter_user import (
     DEFAULT_EXACT_PAIR_LIMIT,
     DEFAULT_SAMPLE_PAIRS,
@@ -105,7 +105,7 @@ def evaluate_diversity(
         summary["catalogue_from"] = "item features"
     else:
         skipped["catalog_coverage"] = "no catalogue: give --train or --item-features"
-    summary["coverage"] = exposure_summary(lists, catalogue)
+    summary["coverage"] = coverage_summary(lists, catalogue)
     per_user = inter.per_user
     hasher = MinHasher(num_perm=num_perm, seed=seed)
 

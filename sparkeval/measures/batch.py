@@ -203,3 +203,15 @@ class RankedBatch:
             qrels_starts=q_starts,
             qrels_grades=grades,
         )
+
+
+def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, 0 where den == 0 (trec_eval's convention for R = 0).
+
+    Example:
+        >>> safe_divide(np.array([1.0, 2.0]), np.array([4.0, 0.0])).tolist()
+        [0.25, 0.0]
+    """
+    out = np.zeros_like(num, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from sparkeval.measures.batch import RankedBatch
+from sparkeval.measures.batch import RankedBatch, safe_divide
 from sparkeval.measures.gain import (
     GAIN_PARAM,
     GRADE_MAP_PARAM,
@@ -26,7 +26,7 @@ from sparkeval.measures.gain import (
     ideal_gains,
     rank_discount,
 )
-from sparkeval.measures.ranking import TREC, _safe_div
+from sparkeval.measures.ranking import TREC
 from sparkeval.measures.registry import Param, TrecParams, measure
 
 JK = "Järvelin & Kekäläinen, ACM TOIS 20(4), 2002"
@@ -65,7 +65,7 @@ def _ideal_at_cut(b: RankedBatch, k: int | None, gain: str, grade_map: Any) -> n
 def ndcg(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     gain, grade_map = p["gain"], p["gains"]
     actual = _dcg(b, grade_gain(b.rel, gain, grade_map), k, gain)
-    return _safe_div(actual, _ideal_at_cut(b, k, gain, grade_map))
+    return safe_divide(actual, _ideal_at_cut(b, k, gain, grade_map))
 
 
 @measure(
@@ -128,8 +128,8 @@ def ndcg_rel(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     n_pos = b.segment_sum(positive.astype(np.float64))
     dcg_n = b.segment_sum(gains * w)
     idcg_full = _ideal_full(b, cum_ideal)
-    total += _safe_div((rg - n_pos) * dcg_n, idcg_full)
-    return np.where(total > 0, _safe_div(total, rg), 0.0)
+    total += safe_divide((rg - n_pos) * dcg_n, idcg_full)
+    return np.where(total > 0, safe_divide(total, rg), 0.0)
 
 
 def _ideal_full(b: RankedBatch, cum_ideal: np.ndarray) -> np.ndarray:
@@ -175,7 +175,7 @@ def rndcg(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     dcg_n = b.segment_sum(gains * rank_discount(b, "linear"))
     idcg_full = _ideal_full(b, cum_ideal)
     tail_ok = tail & (idcg_full > 0)
-    total = total + np.where(tail_ok, _safe_div(dcg_n, idcg_full), 0.0)
+    total = total + np.where(tail_ok, safe_divide(dcg_n, idcg_full), 0.0)
     points = points + tail_ok
     out = np.full(b.n_segments, np.nan)
     np.divide(total, points, out=out, where=points > 0)
@@ -202,7 +202,7 @@ def g_measure(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray
     nz = gains != 0
     contrib[nz] = gains[nz] / np.log2(2.0 + cost[nz] - so_far[nz])
     total_ideal = b.query_sum(ideal)[b.seg_query]
-    return _safe_div(b.segment_sum(contrib), total_ideal)
+    return safe_divide(b.segment_sum(contrib), total_ideal)
 
 
 # --------------------------------------------------------------------- cascade

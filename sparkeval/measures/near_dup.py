@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from sparkeval.measures.batch import RankedBatch
+from sparkeval.measures.batch import RankedBatch, safe_divide
 from sparkeval.measures.registry import measure
 
 
@@ -33,12 +33,6 @@ def demote_near_duplicates(rel: np.ndarray, dup: np.ndarray | None) -> np.ndarra
     if dup is None:
         return rel
     return np.where(dup & (rel > 0), 0, rel).astype(rel.dtype, copy=False)
-
-
-def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(num, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
 
 
 @measure(
@@ -63,7 +57,7 @@ def near_dup(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     dup = b.dup if b.dup is not None else np.zeros(len(b.rel), dtype=bool)
     top = b.within(k)
     flagged = b.segment_sum((dup & top).astype(np.float64))
-    return _safe_div(flagged, b.segment_sum(top.astype(np.float64)))
+    return safe_divide(flagged, b.segment_sum(top.astype(np.float64)))
 
 
 __all__ = ["demote_near_duplicates", "near_dup"]

@@ -12,17 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from sparkeval.measures.batch import NONPOOL, RankedBatch
+from sparkeval.measures.batch import NONPOOL, RankedBatch, safe_divide
 from sparkeval.measures.registry import Param, TrecParams, measure
 
 TREC = "trec_eval 10 (usnistgov/trec_eval)"
-
-
-def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den, 0 where den == 0 (trec_eval's convention for R = 0)."""
-    out = np.zeros_like(num, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
 
 
 def hits_at(b: RankedBatch, level: int, k: int | None) -> np.ndarray:
@@ -86,7 +79,7 @@ def precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray
 )
 def recall(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     level = p["rel"]
-    return _safe_div(hits_at(b, level, k), b.num_rel(level))
+    return safe_divide(hits_at(b, level, k), b.num_rel(level))
 
 
 #: denominators of AP@k: R (trec_eval map_cut) or min(R, k) (Spark MLlib, Recommenders)
@@ -99,7 +92,7 @@ def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "
     r = b.num_rel(level)
     if denom == "min_k" and k is not None:
         r = np.minimum(r, k)
-    return _safe_div(b.segment_sum(np.where(rel, precision_at_i, 0.0)), r)
+    return safe_divide(b.segment_sum(np.where(rel, precision_at_i, 0.0)), r)
 
 
 @measure(
@@ -166,7 +159,7 @@ def r_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
     r = b.num_rel(level)
     top_r = b.positions <= r[b.seg]
     hits = b.segment_sum((b.relevant(level) & top_r).astype(np.float64))
-    return _safe_div(hits, r)
+    return safe_divide(hits, r)
 
 
 @measure(
@@ -179,32 +172,6 @@ def r_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
 )
 def success(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     return (hits_at(b, p["rel"], k) > 0).astype(np.float64)
-
-
-def linear_gain(grades: np.ndarray) -> np.ndarray:
-    """trec_eval's default gain: the grade itself; unjudged and negative grades gain 0."""
-    return np.maximum(grades, 0).astype(np.float64)
-
-
-def dcg(b: RankedBatch, gains: np.ndarray, k: int | None) -> np.ndarray:
-    """sum_{i<=k} gain_i / log2(i + 1) per segment."""
-    weights = np.where(b.within(k), gains / np.log2(b.positions + 1.0), 0.0)
-    return b.segment_sum(weights)
-
-
-def ideal_dcg(b: RankedBatch, qrels_gains: np.ndarray, k: int | None) -> np.ndarray:
-    """DCG of the best ordering of every qrels doc of the query, cut at k, per segment.
-
-    ``qrels_gains`` is aligned with ``b.qrels_grades`` (sorted by grade within
-    each query); gains are re-sorted descending so any monotone or custom gain
-    map gives the true ideal.
-    """
-    order = np.lexsort((-qrels_gains, b.qrels_query))
-    sorted_gains = qrels_gains[order]
-    pos = b.qrels_positions  # positions do not depend on the values, only on counts
-    keep = (sorted_gains > 0) if k is None else (sorted_gains > 0) & (pos <= k)
-    weights = np.where(keep, sorted_gains / np.log2(pos + 1.0), 0.0)
-    return b.query_sum(weights)[b.seg_query]
 
 
 @measure(
@@ -230,4 +197,4 @@ def winner_takes_all(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.
 def judged(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     top = b.within(k)
     judged_top = b.segment_sum(((b.rel != NONPOOL) & top).astype(np.float64))
-    return _safe_div(judged_top, b.segment_sum(top.astype(np.float64)))
+    return safe_divide(judged_top, b.segment_sum(top.astype(np.float64)))

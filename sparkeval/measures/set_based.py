@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from sparkeval.measures.batch import RankedBatch
-from sparkeval.measures.ranking import TREC, _safe_div, hits_at
+from sparkeval.measures.batch import RankedBatch, safe_divide
+from sparkeval.measures.ranking import TREC, hits_at
 from sparkeval.measures.registry import Param, TrecParams, measure
 
 BETA_PARAM = Param(
@@ -30,7 +30,7 @@ def f_measure(precision: np.ndarray, recall: np.ndarray, beta: float) -> np.ndar
     lam = 1 / (1 + beta^2) (lam = 0.5 for beta = 1).
     """
     b2 = beta * beta
-    return _safe_div((1.0 + b2) * precision * recall, b2 * precision + recall)
+    return safe_divide((1.0 + b2) * precision * recall, b2 * precision + recall)
 
 
 def _counts(b: RankedBatch, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -45,7 +45,7 @@ def _counts(b: RankedBatch, level: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 )
 def set_p(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     n, h, _ = _counts(b, p["rel"])
-    return _safe_div(h, n)
+    return safe_divide(h, n)
 
 
 @measure(
@@ -56,7 +56,7 @@ def set_p(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 )
 def set_r(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     _, h, r = _counts(b, p["rel"])
-    return _safe_div(h, r)
+    return safe_divide(h, r)
 
 
 @measure(
@@ -68,7 +68,7 @@ def set_r(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 )
 def set_f(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     n, h, r = _counts(b, p["rel"])
-    return f_measure(_safe_div(h, n), _safe_div(h, r), p["beta"])
+    return f_measure(safe_divide(h, n), safe_divide(h, r), p["beta"])
 
 
 @measure(
@@ -79,7 +79,7 @@ def set_f(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 )
 def set_ap(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     n, h, r = _counts(b, p["rel"])
-    return _safe_div(h * h, n * r)
+    return safe_divide(h * h, n * r)
 
 
 @measure(
@@ -90,7 +90,7 @@ def set_ap(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 )
 def set_rel_p(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     n, h, r = _counts(b, p["rel"])
-    return _safe_div(h, np.minimum(n, r))
+    return safe_divide(h, np.minimum(n, r))
 
 
 @measure(
@@ -134,4 +134,4 @@ def utility(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 def f_at_k(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     level = p["rel"]
     hits = hits_at(b, level, k)
-    return f_measure(hits / float(k or 1), _safe_div(hits, b.num_rel(level)), p["beta"])
+    return f_measure(hits / float(k or 1), safe_divide(hits, b.num_rel(level)), p["beta"])

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from sparkeval.measures.batch import NONPOOL, UNJUDGED, RankedBatch
-from sparkeval.measures.ranking import TREC, _safe_div, hits_at
+from sparkeval.measures.batch import NONPOOL, UNJUDGED, RankedBatch, safe_divide
+from sparkeval.measures.ranking import TREC, hits_at
 from sparkeval.measures.registry import Param, TrecParams, measure
 from sparkeval.measures.segops import exclusive_cumsum, suffix_max
 
@@ -46,7 +46,7 @@ def _bpref(b: RankedBatch, level: int) -> np.ndarray:
     # non-relevant docs that the qrels count N does not hold
     capped = np.minimum(nonrel_above, denom)
     np.divide(capped, denom, out=penalty, where=rel & (nonrel_above > 0) & (denom > 0))
-    return _safe_div(b.segment_sum(np.where(rel, 1.0 - penalty, 0.0)), b.num_rel(level))
+    return safe_divide(b.segment_sum(np.where(rel, 1.0 - penalty, 0.0)), b.num_rel(level))
 
 
 @measure(
@@ -96,7 +96,7 @@ def inf_ap(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
         (r_above + INFAP_EPSILON) / (r_above + m_above + 2 * INFAP_EPSILON)
     )
     term = np.where(j == 0, 1.0, term)
-    return _safe_div(b.segment_sum(np.where(rel, term, 0.0)), b.num_rel(level))
+    return safe_divide(b.segment_sum(np.where(rel, term, 0.0)), b.num_rel(level))
 
 
 @measure(
@@ -117,7 +117,7 @@ def rprec_mult(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarra
     level = p["rel"]
     cut = np.floor(p["mult"] * b.num_rel(level) + 0.9)
     hits = b.segment_sum((b.relevant(level) & (b.positions <= cut[b.seg])).astype(np.float64))
-    return _safe_div(hits, cut)
+    return safe_divide(hits, cut)
 
 
 def _lround(x: np.ndarray) -> np.ndarray:
@@ -190,7 +190,7 @@ def eleven_point(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndar
 )
 def relative_p(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     level = p["rel"]
-    return _safe_div(hits_at(b, level, k), np.minimum(b.num_rel(level), float(k or 0)))
+    return safe_divide(hits_at(b, level, k), np.minimum(b.num_rel(level), float(k or 0)))
 
 
 @measure(
@@ -205,7 +205,7 @@ def bin_g(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     level = p["rel"]
     rel = b.relevant(level)
     nonrel_above = b.positions - b.cum_relevant(level)  # at a relevant doc: others above it
-    return _safe_div(
+    return safe_divide(
         b.segment_sum(np.where(rel, 1.0 / np.log2(2.0 + nonrel_above), 0.0)), b.num_rel(level)
     )
 

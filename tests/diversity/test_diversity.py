@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from sparkeval.cli import run_argv
-from sparkeval.diversity.coverage import exposure_summary
+from sparkeval.diversity.coverage import coverage_summary
 from sparkeval.diversity.inter_user import hamming_diversity, mean_jaccard
 from sparkeval.diversity.intra_list import item_similarity, serendipity
 from sparkeval.errors import ConfigError
@@ -166,14 +166,14 @@ def test_inter_user_diversity_equals_brute_force(spark):
 def test_coverage_and_gini_by_hand(spark):
     lists = spark.createDataFrame([(1, 1), (1, 2), (2, 1), (2, 3)], "query_id long, doc_id long")
     catalogue = spark.createDataFrame([(i,) for i in range(1, 5)], "doc_id long")
-    result = exposure_summary(lists, catalogue)
+    result = coverage_summary(lists, catalogue)
     # exposures over the catalogue, ascending: 0, 1, 1, 2 (sum 4, m 4)
     # G = sum (2k - m - 1) x_k / (m sum x) = (-3*0 - 1*1 + 1*1 + 3*2) / 16 = 6/16
     assert result["gini"] == pytest.approx(6 / 16)
     assert result["catalog_coverage"] == pytest.approx(3 / 4)
     p = np.array([2, 1, 1]) / 4
     assert result["distributional_coverage"] == pytest.approx(-(p * np.log2(p)).sum())
-    no_cat = exposure_summary(lists)
+    no_cat = coverage_summary(lists)
     assert math.isnan(no_cat["catalog_coverage"])
     # exposures 1, 1, 2: (-2*1 + 0*1 + 2*2) / (3*4) = 2/12
     assert no_cat["gini"] == pytest.approx(2 / 12)

@@ -11,7 +11,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sparkeval.engine.worker.exact_summary import combine, exact_sum, partition_sums, to_float
+from sparkeval.engine.worker.exact_summary import (
+    combine,
+    exact_double_sum,
+    partition_sums,
+    to_float,
+)
 from sparkeval.measures.names import parse_measures
 
 
@@ -28,7 +33,7 @@ def test_exact_sum_equals_rational_sum(seed: int) -> None:
     values[::5] = 0.0
     if len(values) > 3:
         values[1], values[2] = 5e-324, -2.2250738585072014e-308  # subnormal, smallest normal
-    n, e = exact_sum(values)
+    n, e = exact_double_sum(values)
     assert Fraction(n) * Fraction(2) ** e == exact(values.tolist())
     assert to_float((n, e)) == float(exact(values.tolist()))
 

@@ -13,7 +13,7 @@ digits relative to B.
 Example (on Spark)::
 
     m = scale_exponent(1e6)
-    row = df.agg(exact_sum(F.col("x"), m).alias("s")).first()
+    row = df.agg(exact_decimal_sum(F.col("x"), m).alias("s")).first()
     total = from_decimal(row["s"], m)
 """
 
@@ -32,7 +32,7 @@ def scale_exponent(bound: float) -> int:
     """The exponent m for terms whose absolute sum is at most ``bound``.
 
     Returns 0 for a zero or non-finite bound (a non-finite bound means the sum is
-    not finite either; :func:`exact_sum` then sums plain doubles).
+    not finite either; :func:`exact_decimal_sum` then sums plain doubles).
     """
     if not math.isfinite(bound) or bound <= 0:
         return 0
@@ -40,7 +40,7 @@ def scale_exponent(bound: float) -> int:
     return min(max(m, _MIN_EXPONENT), _MAX_EXPONENT)
 
 
-def exact_sum(column, m: int, finite: bool = True):
+def exact_decimal_sum(column, m: int, finite: bool = True):
     """Spark aggregate: the exact decimal sum of ``column * 2^-m``.
 
     Args:
@@ -56,7 +56,7 @@ def exact_sum(column, m: int, finite: bool = True):
 
 
 def from_decimal(value: Decimal | float | None, m: int) -> float:
-    """The double value of a sum returned by :func:`exact_sum` (0.0 for an empty sum)."""
+    """The double value of a sum returned by :func:`exact_decimal_sum` (0.0 for an empty sum)."""
     if value is None:
         return 0.0
     if isinstance(value, float):

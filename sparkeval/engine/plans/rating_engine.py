@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sparkeval.engine.plans.exact import exact_sum, from_decimal, scale_exponent
+from sparkeval.engine.plans.exact import exact_decimal_sum, from_decimal, scale_exponent
 from sparkeval.errors import InputError
 from sparkeval.io.ratings import canonical_ratings
 from sparkeval.measures.rating_names import RatingRequest, parse_rating_measures
@@ -209,7 +209,7 @@ def _exact_sums(
     exps = {k: scale_exponent(bounds[k]) for k in terms}
     row = df.agg(
         *(
-            exact_sum(col, exps[k], finite=math.isfinite(bounds[k])).alias(k)
+            exact_decimal_sum(col, exps[k], finite=math.isfinite(bounds[k])).alias(k)
             for k, col in terms.items()
         )
     ).collect()[0]

@@ -58,7 +58,7 @@ def handoff_enabled(spark: SparkSession) -> bool:
         return False
     if not (spark.sparkContext.master or "").startswith("local"):
         return False
-    return (spark.conf.get(HANDOFF_KEY) or "true").strip().lower() != "false"
+    return (spark.conf.get(HANDOFF_KEY, "true") or "true").strip().lower() != "false"
 
 
 def new_directory(spark: SparkSession) -> Path:

@@ -8,9 +8,9 @@ rounds once (:func:`combine`).  The result does not depend on partitioning, row
 order or the number of executors, and it is the correctly rounded mean of the
 values as computed, e.g.::
 
-    >>> exact_sum(np.array([0.1, 0.2, 0.3]))
+    >>> exact_double_sum(np.array([0.1, 0.2, 0.3]))
     (43234556422756762, -56)
-    >>> to_float(exact_sum(np.array([0.1, 0.2, 0.3])))  # float addition gives 0.6000000000000001
+    >>> to_float(exact_double_sum(np.array([0.1, 0.2, 0.3])))  # float addition: 0.6000000000000001
     0.6
 """
 
@@ -41,7 +41,7 @@ COUNT_KEYS = (
 _HALF = 26  # mantissas are split into two halves so that int64 sums cannot overflow
 
 
-def exact_sum(values: np.ndarray) -> tuple[int, int]:
+def exact_double_sum(values: np.ndarray) -> tuple[int, int]:
     """``(n, e)`` with ``sum(values) == n · 2^e`` exactly (finite float64 values)."""
     if len(values) == 0:
         return 0, 0
@@ -73,7 +73,7 @@ def _fraction(parts: tuple[int, int]) -> Fraction:
 def _encode(values: np.ndarray) -> str:
     """A partial sum as text: ``"n:e"`` when exact, else the float sum (inf or nan)."""
     if np.isfinite(values).all():
-        n, e = exact_sum(values)
+        n, e = exact_double_sum(values)
         return f"{n}:{e}"
     return repr(float(values.sum()))
 
