@@ -37,8 +37,6 @@ from sparkeval.io.readers import default_run_id, detect_format
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-#: start of the message of a task that found a value for the Spark readers to judge
-NOT_DIRECT_MARK = "[sparkeval:not-direct] "
 _GLOB = set("*?[]{}")
 _RUN_VALUE_TYPES = (pa.types.is_integer, pa.types.is_floating)
 _QRELS_VALUE_TYPES = (pa.types.is_integer,)
@@ -59,11 +57,35 @@ _GRADE_BOUND = 10**9
 
 
 class NotDirect(RuntimeError):
-    """A value the direct path does not judge; the Spark readers take over."""
+    """A value the direct path does not judge; the Spark readers take over.
+
+    Raised in a Python worker, it reaches the driver inside Spark's task-failure text;
+    :meth:`found_in` recognises it there, so the marker lives in this class alone.
+
+    Example:
+        >>> wrapped = RuntimeError("Job aborted: " + str(NotDirect("a.parquet: nulls")))
+        >>> NotDirect.found_in(wrapped).reason
+        'a.parquet: nulls'
+        >>> NotDirect.found_in(RuntimeError("another failure")) is None
+        True
+    """
+
+    #: start of the message of a task that found a value for the Spark readers to judge
+    MARK = "[sparkeval:not-direct] "
 
     def __init__(self, reason: str) -> None:
-        super().__init__(NOT_DIRECT_MARK + reason)
+        super().__init__(self.MARK + reason)
         self.reason = reason
+
+    @classmethod
+    def found_in(cls, exc: BaseException) -> NotDirect | None:
+        """The signal carried by ``exc`` (itself, or a Spark failure that wraps it), if any."""
+        if isinstance(exc, cls):
+            return exc
+        text = str(exc)
+        if cls.MARK not in text:
+            return None
+        return cls(text.split(cls.MARK, 1)[1].splitlines()[0])
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from sparkeval.engine.worker.assemble import (
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
-from sparkeval.io.direct import NOT_DIRECT_MARK, DirectPlan, NotDirect
+from sparkeval.io.direct import DirectPlan, NotDirect
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import id_column, numeric_column
 from sparkeval.measures import Measure
@@ -455,10 +455,7 @@ def _evaluate_handed_over(spark: SparkSession, direct, run_ids, buckets, measure
 def _task_failure(exc: BaseException) -> BaseException:
     """What to raise for a failed job: :class:`NotDirect` when a directly-read value
     needs the Spark readers, an :class:`InputError` for a bad input row, else ``exc``."""
-    if NOT_DIRECT_MARK in str(exc):
-        reason = str(exc).split(NOT_DIRECT_MARK, 1)[1].splitlines()[0]
-        return NotDirect(reason)
-    return _recover(exc)
+    return NotDirect.found_in(exc) or _recover(exc)
 
 
 def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
