@@ -143,7 +143,7 @@ def _dump(archive: Path, work: Path) -> None:
 
     from sparkeval.commands.evaluate import EvaluateConfig, show
     from sparkeval.demo_data import generate
-    from sparkeval.pipeline import run_evaluate
+    from sparkeval.evaluate_job import run_evaluate
     from sparkeval.spark import build_session, local_java_options
 
     paths = generate(work / "data", queries=30)

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from sparkeval.measures import Measure
 
 
-def format_value(value: float | None, is_count: bool) -> str:
+def table_value(value: float | None, is_count: bool) -> str:
     """``%.4f`` for measures, whole numbers for counts, ``null`` where undefined."""
     if value is None or value != value:
         return "null"
@@ -42,7 +42,7 @@ def write_table(
             line(
                 row["measure"],
                 row["query_id"],
-                format_value(row["value"], row["measure"] in counts),
+                table_value(row["value"], row["measure"] in counts),
             )
             + "\n"
         )
@@ -50,4 +50,4 @@ def write_table(
         out.write(line("runid", "all", run_id) + "\n")
         out.write(line("num_q", "all", str(run["queries"]["evaluated"])) + "\n")
         for name in names:
-            out.write(line(name, "all", format_value(run["measures"][name], name in counts)) + "\n")
+            out.write(line(name, "all", table_value(run["measures"][name], name in counts)) + "\n")

@@ -19,6 +19,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import match_columns
@@ -98,10 +99,10 @@ def _read_trec_run(spark: SparkSession, path: str) -> DataFrame:
         InputError: naming the file and line of the first malformed line.
     """
     df, _ = read_trec_run(spark, path)
-    bad = df.where(F.col("_bad").isNotNull()).select("_bad").first()
+    bad = df.where(F.col(BAD).isNotNull()).select(BAD).first()
     if bad is not None:
         raise InputError(with_line_number(bad[0]))
-    return df.drop("_bad")
+    return df.drop(BAD)
 
 
 def normalise_columns(
@@ -120,7 +121,7 @@ def normalise_columns(
     return df.select(*(F.col(f"`{found[c]}`").alias(c) for c in columns if c in found))
 
 
-def read_run(
+def read_run_table(
     spark: SparkSession, path: str, run_id: str | None = None, require_score: bool = True
 ) -> DataFrame:
     """A run as ``query_id, doc_id, score[, relevance]`` for one run id.

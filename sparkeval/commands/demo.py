@@ -37,8 +37,8 @@ def run(spark: SparkSession | None, config: DemoConfig) -> Any:
     from sparkeval.commands.evaluate import COMMAND as EVALUATE
     from sparkeval.commands.evaluate import EvaluateConfig
     from sparkeval.demo_data import generate
+    from sparkeval.evaluate_job import run_evaluate
     from sparkeval.job.runner import start_spark
-    from sparkeval.pipeline import run_evaluate
 
     out = Path(config.out)
     paths = generate(out / "data", queries=config.queries)

@@ -1,7 +1,7 @@
 """``sparkeval evaluate``: ranking measures of one or more runs against qrels.
 
 The config (:class:`EvaluateConfig`) is checked before Spark starts; the job itself
-(reading, evaluating, writing) is :func:`sparkeval.pipeline.run_evaluate`.
+(reading, evaluating, writing) is :func:`sparkeval.evaluate_job.run_evaluate`.
 
 Example ``conf/demo.yaml`` (relative paths are relative to the file)::
 
@@ -164,7 +164,7 @@ def _whole(value: Any, key: str, minimum: int) -> None:
 
 def run(spark: SparkSession | None, config: EvaluateConfig) -> Evaluation:
     """Evaluate and write the outputs; the returned evaluation's results stay cached."""
-    from sparkeval.pipeline import run_evaluate
+    from sparkeval.evaluate_job import run_evaluate
 
     assert spark is not None
     return run_evaluate(spark, config)
@@ -182,8 +182,8 @@ def show(evaluation: Evaluation, config: EvaluateConfig, stdout: TextIO) -> None
 
 
 def jvm_profile(config: EvaluateConfig) -> str:
-    """The driver JVM profile: who does the heavy work (:func:`sparkeval.pipeline.jvm_profile`)."""
-    from sparkeval.pipeline import jvm_profile as profile
+    """The driver JVM profile of who does the heavy work (see `evaluate_job.jvm_profile`)."""
+    from sparkeval.evaluate_job import jvm_profile as profile
 
     return profile(config)
 

@@ -44,6 +44,7 @@ from sparkeval.compare.stats import (
     randomization_test,
     wins_ties_losses,
 )
+from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.information import spark_entropy, spark_plogratio
@@ -254,10 +255,10 @@ def read_runs(spark: SparkSession, paths: Sequence[str]) -> Any:
     from sparkeval.io.locate import with_line_number
 
     df, _ = read_run_inputs(spark, list(paths))
-    bad = df.where(F.col("_bad").isNotNull()).select("_bad").first()
+    bad = df.where(F.col(BAD).isNotNull()).select(BAD).first()
     if bad is not None:
         raise InputError(with_line_number(bad[0]))
-    return df.drop("_bad")
+    return df.drop(BAD)
 
 
 # ----------------------------------------------------------------------------- pairing

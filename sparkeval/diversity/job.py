@@ -16,7 +16,7 @@ from sparkeval.commands._tables import (
     _read_table,
     check_k,
     normalise_columns,
-    read_run,
+    read_run_table,
     top_k,
 )
 from sparkeval.diversity.evaluate import evaluate_diversity
@@ -40,7 +40,7 @@ def run_diversity(
     inputs = [p for p in (run_path, train_path, features_path) if p]
     check_output_path(out, inputs, overwrite)
     start = time.perf_counter()
-    lists = top_k(read_run(spark, run_path, run_id, require_score=k is not None), check_k(k))
+    lists = top_k(read_run_table(spark, run_path, run_id, require_score=k is not None), check_k(k))
     cols = ["query_id", "doc_id"] + (["relevance"] if "relevance" in lists.columns else [])
     lists = lists.select(*cols)
     train = None

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.formats import RUN_CODE
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import default_run_id, detect_format
 
@@ -43,7 +44,7 @@ _QRELS_VALUE_TYPES = (pa.types.is_integer,)
 #: the form of the rows :func:`read_unit` returns
 RUN_SCHEMA = pa.schema(
     [
-        ("_run", pa.int32()),
+        (RUN_CODE, pa.int32()),
         ("query_id", pa.string()),
         ("doc_id", pa.string()),
         ("score", pa.float64()),
@@ -230,7 +231,7 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         codes = pa.chunked_array([pa.array([code] * raw.num_rows, pa.int32())])
     return pa.table(
         {
-            "_run": codes,
+            RUN_CODE: codes,
             "query_id": out["query_id"],
             "doc_id": out["doc_id"],
             "score": scores.cast(pa.float64(), safe=False),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.readers import (
     _bad_line,
@@ -70,7 +71,7 @@ def pairs_frame(table, source: str):
         F.lit("'); both doc ids are required"),
     )
     bad = F.when(_missing_id(a) | _missing_id(b), message)
-    return table.select(a.alias("doc_a"), b.alias("doc_b"), bad.alias("_bad"))
+    return table.select(a.alias("doc_a"), b.alias("doc_b"), bad.alias(BAD))
 
 
 def _read_text_pairs(spark: SparkSession, path: str):
@@ -83,7 +84,7 @@ def _read_text_pairs(spark: SparkSession, path: str):
     return rows.select(
         F.get(F.col("_f"), 0).alias("doc_a"),
         F.get(F.col("_f"), 1).alias("doc_b"),
-        bad.alias("_bad"),
+        bad.alias(BAD),
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from sparkeval.engine.formats import BAD
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import match_columns, split_mapping
 from sparkeval.io.readers import _read_table, _trec_lines, check_exists, detect_format
@@ -108,7 +109,7 @@ def canonical_ratings(
     column = VALUE_COLUMN[kind]
     value, bad = _value(source, df[cols[column]], user, item, cols[column])
     return df.select(
-        user.alias("user_id"), item.alias("item_id"), value.alias("value"), bad.alias("_bad")
+        user.alias("user_id"), item.alias("item_id"), value.alias("value"), bad.alias(BAD)
     )
 
 
@@ -127,7 +128,7 @@ def _read_text(spark: SparkSession, path: str, kind: str):
         user.alias("user_id"),
         item.alias("item_id"),
         value.alias("value"),
-        F.when(F.size("_f") < 3, short).otherwise(bad).alias("_bad"),
+        F.when(F.size("_f") < 3, short).otherwise(bad).alias(BAD),
     )
 
 

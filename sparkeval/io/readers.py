@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
 
@@ -126,7 +127,7 @@ def read_trec_run(spark: SparkSession, path: str):
         F.get(F.col("_f"), 0).alias("query_id"),
         F.get(F.col("_f"), 2).alias("doc_id"),
         score.alias("score"),
-        bad.alias("_bad"),
+        bad.alias(BAD),
     )
     return df, (run_id,)
 
@@ -152,7 +153,7 @@ def read_trec_qrels(spark: SparkSession, path: str):
         F.get(F.col("_f"), 0).alias("query_id"),
         F.get(F.col("_f"), 2).alias("doc_id"),
         F.when(bad.isNull(), grade.cast("long")).alias("relevance"),
-        bad.alias("_bad"),
+        bad.alias(BAD),
     )
 
 
@@ -274,7 +275,7 @@ def run_frame(table, cols: Mapping[str, str], source: str, run_col):
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),
         score.alias("score"),
-        bad.alias("_bad"),
+        bad.alias(BAD),
     )
 
 
@@ -337,7 +338,7 @@ def read_qrels(
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),
         grade.cast("long").alias("relevance"),
-        bad.alias("_bad"),
+        bad.alias(BAD),
     )
     if df.first() is None:
         raise InputError(f"{path}: no qrels rows (the input is empty)")

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sparkeval.engine.formats import BAD
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import QRELS_ALIASES, parse_mapping, resolve_columns
 from sparkeval.io.readers import (
@@ -150,7 +151,7 @@ def truth_to_qrels(
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),
         F.when(bad.isNull(), rule.grades(value)).alias("relevance"),
-        bad.alias("_bad"),
+        bad.alias(BAD),
     )
 
 
@@ -172,7 +173,7 @@ def _read_trec_truth(spark: SparkSession, path: str, rule: RelevanceRule):
         F.get(F.col("_f"), 0).alias("query_id"),
         F.get(F.col("_f"), 2).alias("doc_id"),
         F.when(bad.isNull(), rule.grades(rating)).alias("relevance"),
-        bad.alias("_bad"),
+        bad.alias(BAD),
     )
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.commands._tables import check_k, read_run, top_k
+from sparkeval.commands._tables import check_k, read_run_table, top_k
 from sparkeval.lsh.banding import choose_bands
 from sparkeval.lsh.candidates import DEFAULT_MAX_BUCKET, bucket_report, check_max_bucket
 from sparkeval.lsh.minhash import DEFAULT_SCHEME, MinHasher
@@ -104,7 +104,7 @@ def run_similar_users(
     """
     check_output_path(out, [run_path], overwrite)
     start = time.perf_counter()
-    run = read_run(spark, run_path, run_id)
+    run = read_run_table(spark, run_path, run_id)
     result, parameters = find_similar_users(run, threshold, **options)
     try:
         with atomic_output_dir(out) as staging:

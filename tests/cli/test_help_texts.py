@@ -18,9 +18,12 @@ def test_every_option_has_help_text(command) -> None:
 
 @pytest.mark.parametrize("module", COMMAND_MODULES)
 def test_help_is_plain_text(module) -> None:
-    text = build_parser(command_name(module))._subparsers._group_actions[0].choices[
-        command_name(module)
-    ].format_help()
+    text = (
+        build_parser(command_name(module))
+        ._subparsers._group_actions[0]
+        .choices[command_name(module)]
+        .format_help()
+    )
     for markup in ("``", ":mod:", ":func:", ":class:"):
         assert markup not in text, f"{command_name(module)} --help shows {markup!r}"
     assert "--config FILE" in text

@@ -11,7 +11,8 @@ import math
 
 import pytest
 
-from sparkeval.engine.worker.assemble import EvalOptions, evaluate_frames, measure_column
+from sparkeval.engine.formats import measure_column
+from sparkeval.engine.worker.assemble import EvalOptions, evaluate_frames
 from sparkeval.measures.names import parse_measures
 from tests.random_collection import random_collection
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from sparkeval.engine.worker import doc_match
-from sparkeval.engine.worker.doc_match import DocMatch, fingerprints, match_docs
+from sparkeval.engine.worker.doc_match import DocMatch, doc_id_hashes, match_docs
 
 
 def _expected(run_docs, qrels_docs, run_query, qrels_query, run_ranking) -> DocMatch:
@@ -111,20 +111,20 @@ def test_a_match_is_checked_on_the_strings(monkeypatch):
 
 def test_fingerprints_separate_lengths_bytes_and_padding():
     values = ["", "a", "a\x00", "b", "ab", "ba", "abcdefgh", "abcdefgh\x00", "é", "abcdefghi"]
-    found = fingerprints(pa.array(values))
+    found = doc_id_hashes(pa.array(values))
     assert len(set(found.tolist())) == len(values)
-    again = fingerprints(pa.chunked_array([pa.array(values[5:]), pa.array(values[:5])]))
+    again = doc_id_hashes(pa.chunked_array([pa.array(values[5:]), pa.array(values[:5])]))
     np.testing.assert_array_equal(again, np.concatenate([found[5:], found[:5]]))
-    large = fingerprints(pa.array(values, pa.large_string()))
+    large = doc_id_hashes(pa.array(values, pa.large_string()))
     np.testing.assert_array_equal(large, found)
     # a fingerprint does not depend on the other strings hashed with it
-    alone = np.concatenate([fingerprints(pa.array([v])) for v in values])
+    alone = np.concatenate([doc_id_hashes(pa.array([v])) for v in values])
     np.testing.assert_array_equal(alone, found)
 
 
 def test_long_doc_ids_are_matched_exactly():
     long_id = "d" * (doc_match.MAX_FINGERPRINT_BYTES + 1)
-    assert fingerprints(pa.array(["short", long_id])) is None
+    assert doc_id_hashes(pa.array(["short", long_id])) is None
     run_docs, qrels_docs = [long_id, "x"], ["x", long_id]
     codes = np.array([0, 0])
     found = match_docs(*_arrays(run_docs, qrels_docs, codes, codes, codes))
@@ -133,6 +133,6 @@ def test_long_doc_ids_are_matched_exactly():
 
 def test_blocks_of_rows_hash_like_one():
     values = [f"doc{i}" * (1 + i % 5) for i in range(doc_match._BLOCK_ROWS + 100)]
-    whole = fingerprints(pa.array(values))
-    parts = np.concatenate([fingerprints(pa.array([v])) for v in values[-150:]])
+    whole = doc_id_hashes(pa.array(values))
+    parts = np.concatenate([doc_id_hashes(pa.array([v])) for v in values[-150:]])
     np.testing.assert_array_equal(whole[-150:], parts)

@@ -105,7 +105,7 @@ def test_local_driver_jvm_profiles(monkeypatch):
 )
 def test_evaluate_jobs_pick_the_jvm_profile_of_who_reads(inputs, expected):
     from sparkeval.commands.evaluate import EvaluateConfig
-    from sparkeval.pipeline import jvm_profile
+    from sparkeval.evaluate_job import jvm_profile
 
     config = EvaluateConfig.load(measures=["AP"], out="out", **inputs)
     assert jvm_profile(config) == expected

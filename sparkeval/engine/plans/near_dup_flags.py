@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sparkeval.engine.formats import BAD, DUPLICATE_FLAG
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.pairs import pairs_frame
@@ -55,12 +56,12 @@ def pair_stats(pairs) -> dict[str, int]:
     """
     from pyspark.sql import functions as F
 
-    ok = F.col("_bad").isNull()
+    ok = F.col(BAD).isNull()
     self_pair = ok & (F.col("doc_a") == F.col("doc_b"))
     used = ok & (F.col("doc_a") != F.col("doc_b"))
     row = pairs.agg(
         F.count(F.lit(1)).alias("read"),
-        F.min("_bad").alias("bad"),
+        F.min(BAD).alias("bad"),
         F.sum(F.when(self_pair, 1).otherwise(0)).alias("self"),
         F.count_distinct(
             F.when(used, F.least("doc_a", "doc_b")), F.when(used, F.greatest("doc_a", "doc_b"))
@@ -124,7 +125,9 @@ def with_flags(run_df: DataFrame, flagged):
     keys = ["run_id", "query_id", "doc_id"]
     marked = flagged.select(*keys, F.lit(True).alias("_flag"))
     joined = run_df.join(marked, keys, "left")
-    return joined.select(*run_df.columns, F.coalesce(F.col("_flag"), F.lit(False)).alias("_dup"))
+    return joined.select(
+        *run_df.columns, F.coalesce(F.col("_flag"), F.lit(False)).alias(DUPLICATE_FLAG)
+    )
 
 
 @dataclass
@@ -162,12 +165,12 @@ def flag_near_duplicates(run_df: DataFrame, pairs, run_ids: Sequence[str]) -> Ne
     """
     from pyspark.sql import functions as F
 
-    if "_bad" not in pairs.columns:
+    if BAD not in pairs.columns:
         pairs = pairs_frame(pairs, "near_duplicates DataFrame")
     stats = pair_stats(pairs)
     if stats["distinct_pairs"] == 0:
         report = {**stats, "rows_flagged": {r: 0 for r in run_ids}}
-        return NearDuplicateFlags(run_df.withColumn("_dup", F.lit(False)), report)
+        return NearDuplicateFlags(run_df.withColumn(DUPLICATE_FLAG, F.lit(False)), report)
     flagged = flagged_rows(run_df, pair_edges(pairs)).persist()
     counts = {
         r["run_id"]: int(r["n"])

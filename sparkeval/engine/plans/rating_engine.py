@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.exact import exact_decimal_sum, from_decimal, scale_exponent
 from sparkeval.errors import InputError
 from sparkeval.io.ratings import canonical_ratings
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 MISSING_POLICIES = ("error", "skip")
-_CANONICAL = {"user_id", "item_id", "value", "_bad"}
+_CANONICAL = {"user_id", "item_id", "value", BAD}
 _PER_USER_SCHEMA = "user_id string, _order int, value double"
 
 
@@ -79,7 +80,7 @@ def _by_pair(df: DataFrame, value: str, count: str, bad: str):
     return df.groupBy("user_id", "item_id").agg(
         F.first("value").alias(value),
         F.count(F.lit(1)).alias(count),
-        F.min("_bad").alias(bad),
+        F.min(BAD).alias(bad),
     )
 
 

@@ -40,17 +40,20 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.formats import (
+    BAD,
+    DUPLICATE_FLAG,
+    RUN_CODE,
+    SHIPPED_VALUE,
+    measure_column,
+    undefined_count_key,
+    value_sum_key,
+)
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
 from sparkeval.engine.transport.per_query_writer import write_per_query
-from sparkeval.engine.worker.assemble import (
-    RUN_CODE,
-    EvalOptions,
-    evaluate_tables,
-    measure_column,
-    per_query_indexes,
-)
+from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, per_query_indexes
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
@@ -63,8 +66,8 @@ from sparkeval.measures.names import parse_measures
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-_RUN_COLUMNS = ("run_id", "query_id", "doc_id", "score", "_bad")
-_QRELS_COLUMNS = ("query_id", "doc_id", "relevance", "_bad")
+_RUN_COLUMNS = ("run_id", "query_id", "doc_id", "score", BAD)
+_QRELS_COLUMNS = ("query_id", "doc_id", "relevance", BAD)
 
 
 @dataclass
@@ -215,18 +218,18 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
     strings, and a value that is not a number (or not an integer grade) is reported.
     """
     columns = _RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS
-    if "_bad" in df.columns:
+    if BAD in df.columns:
         return df.select(*columns)
-    missing = [c for c in columns if c != "_bad" and c not in df.columns]
+    missing = [c for c in columns if c != BAD and c not in df.columns]
     if missing:
         raise InputError(
             f"{kind} DataFrame: missing column(s) {', '.join(missing)}; "
             f"columns are: {', '.join(df.columns)}"
         )
     number, bad = numeric_column(df, f"{kind} DataFrame", value, ("query_id", "doc_id"), integer)
-    ids = [id_column(c).alias(c) for c in columns if c not in ("_bad", value)]
+    ids = [id_column(c).alias(c) for c in columns if c not in (BAD, value)]
     typed = number.cast("long") if integer else number
-    return df.select(*ids, typed.alias(value), bad.alias("_bad")).select(*columns)
+    return df.select(*ids, typed.alias(value), bad.alias(BAD)).select(*columns)
 
 
 def _failing_bad_rows(value: str):
@@ -237,14 +240,13 @@ def _failing_bad_rows(value: str):
     """
     from pyspark.sql import functions as F
 
-    bad = F.col("_bad")
+    bad = F.col(BAD)
     return F.when(bad.isNotNull(), F.raise_error(marked_message(bad))).otherwise(F.col(value))
 
 
 #: the ``_run`` code of shipped qrels rows
 _QRELS_ROW = -1
 #: the one value column of the shipped rows: the score of a run row, the grade of a qrels row
-_VALUE = "_value"
 
 
 def _shipped(run_df: DataFrame, qrels_df: DataFrame, run_ids: Sequence[str]):
@@ -264,20 +266,20 @@ def _shipped(run_df: DataFrame, qrels_df: DataFrame, run_ids: Sequence[str]):
     else:
         lookup = F.create_map(*(F.lit(x) for i, r in enumerate(run_ids) for x in (r, i)))
         code = F.try_element_at(lookup, F.col("run_id"))
-    flags = "_dup" in run_df.columns
+    flags = DUPLICATE_FLAG in run_df.columns
     run_rows = run_df.select(
         code.cast("int").alias(RUN_CODE),
         "query_id",
         "doc_id",
-        _failing_bad_rows("score").cast("double").alias(_VALUE),
-        *([F.col("_dup")] if flags else []),
+        _failing_bad_rows("score").cast("double").alias(SHIPPED_VALUE),
+        *([F.col(DUPLICATE_FLAG)] if flags else []),
     )
     qrels_rows = qrels_df.select(
         F.lit(_QRELS_ROW).cast("int").alias(RUN_CODE),
         "query_id",
         "doc_id",
-        _failing_bad_rows("relevance").cast("double").alias(_VALUE),
-        *([F.lit(None).cast("boolean").alias("_dup")] if flags else []),
+        _failing_bad_rows("relevance").cast("double").alias(SHIPPED_VALUE),
+        *([F.lit(None).cast("boolean").alias(DUPLICATE_FLAG)] if flags else []),
     )
     return run_rows.unionByName(qrels_rows)
 
@@ -288,14 +290,14 @@ def _split_shipped(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
 
     is_qrels = pc.fill_null(pc.equal(rows.column(RUN_CODE), _QRELS_ROW), False)
     run = rows.filter(pc.invert(is_qrels)).rename_columns(
-        ["score" if c == _VALUE else c for c in rows.column_names]
+        ["score" if c == SHIPPED_VALUE else c for c in rows.column_names]
     )
     qrels = rows.filter(is_qrels)
     qrels = pa.table(
         {
             "query_id": qrels.column("query_id"),
             "doc_id": qrels.column("doc_id"),
-            "relevance": qrels.column(_VALUE).cast(pa.int64()),
+            "relevance": qrels.column(SHIPPED_VALUE).cast(pa.int64()),
         }
     )
     return run, qrels
@@ -386,7 +388,7 @@ def evaluate(
     else:
         if run_df is None or qrels_df is None:
             raise ValueError("give run_df and qrels_df, or direct")
-        wide, stats, flags, run_ids = _evaluate_frames(
+        wide, stats, flags, run_ids = _evaluate_spark_read_frames(
             spark, run_df, qrels_df, measure_list, options, run_ids, buckets, near_duplicates
         )
         reader = "spark"
@@ -397,7 +399,7 @@ def evaluate(
     return Evaluation(report, measure_list, out_names, reader, wide)
 
 
-def _evaluate_frames(
+def _evaluate_spark_read_frames(
     spark: SparkSession,
     run_df: DataFrame,
     qrels_df: DataFrame,
@@ -527,8 +529,10 @@ def _report(
         if s is None or not s["rows_read"]:
             raise InputError(f"run {run_id!r} has no rows")
         runs[run_id] = {
-            "measures": {out_names[i]: s[f"v{i}"] for i in range(len(measures))},
-            "undefined": {out_names[i]: int(s[f"u{i}"]) for i in range(len(measures))},
+            "measures": {out_names[i]: s[value_sum_key(i)] for i in range(len(measures))},
+            "undefined": {
+                out_names[i]: int(s[undefined_count_key(i)]) for i in range(len(measures))
+            },
             "queries": {
                 "evaluated": int(s["evaluated"]),
                 "in_both": int(s["in_both"]),

@@ -37,8 +37,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sparkeval.engine.formats import measure_column
 from sparkeval.engine.transport import result_blobs
-from sparkeval.engine.worker.assemble import measure_column, per_query_indexes
+from sparkeval.engine.worker.assemble import per_query_indexes
 
 #: the columns of ``per_query.parquet``
 PER_QUERY_SCHEMA = pa.schema(

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.formats import BAD, DUPLICATE_FLAG, RUN_CODE, measure_column
 from sparkeval.engine.plans.near_dup_flags import check_flags_available
 from sparkeval.engine.worker.doc_match import match_docs
 from sparkeval.engine.worker.string_codes import joint_codes
@@ -77,19 +78,14 @@ _RUN_TYPES = {
     "query_id": pa.string(),
     "doc_id": pa.string(),
     "score": pa.float64(),
-    "_bad": pa.string(),
+    BAD: pa.string(),
 }
 _QRELS_TYPES = {
     "query_id": pa.string(),
     "doc_id": pa.string(),
     "relevance": pa.int64(),
-    "_bad": pa.string(),
+    BAD: pa.string(),
 }
-
-
-def measure_column(i: int) -> str:
-    """Internal column name of the i-th requested measure in the wide frame."""
-    return f"m{i}"
 
 
 def per_query_indexes(measures: Sequence[Measure]) -> list[int]:
@@ -113,15 +109,13 @@ def _as_table(data: pd.DataFrame | pa.Table, columns: dict[str, pa.DataType]) ->
         if name in data.column_names:
             col = data.column(name)
             arrays.append(col if col.type == kind else col.cast(kind))
-        elif name == "_bad":
+        elif name == BAD:
             arrays.append(pa.nulls(data.num_rows, kind))
         else:
             raise ValueError(f"missing column {name!r}")
     return pa.table(arrays, names=list(columns))
 
 
-#: column of integer run codes (index into ``run_ids``) that may replace ``run_id``
-RUN_CODE = "_run"
 _CODED_RUN_TYPES = {RUN_CODE: pa.int32(), **{k: v for k, v in _RUN_TYPES.items() if k != "run_id"}}
 #: largest (runs x queries) grid handled with dense lookup tables instead of sorting
 _DENSE_SLOTS = 1 << 26
@@ -129,7 +123,7 @@ _DENSE_SLOTS = 1 << 26
 
 def _first_row(table: pa.Table, mask, run_ids: Sequence[str] | None) -> dict[str, object]:
     row = table.filter(mask).slice(0, 1).to_pylist()[0]
-    row.pop("_bad", None)
+    row.pop(BAD, None)
     if RUN_CODE in row:
         code = row.pop(RUN_CODE)
         row = {"run_id": run_ids[code] if run_ids and code is not None else code, **row}
@@ -141,7 +135,7 @@ def _check_nulls(
 ) -> None:
     """Reject rows that cannot be evaluated; every message names the key."""
     for table in (run, qrels):
-        bad = table.column("_bad")
+        bad = table.column(BAD)
         if bad.null_count < len(bad):
             _raise(str(pc.drop_null(bad)[0].as_py()), in_worker)
     if RUN_CODE in run.column_names:
@@ -151,7 +145,7 @@ def _check_nulls(
             raise ValueError(f"rows of runs that are not among run_ids {list(run_ids or ())}")
     for name, table in (("run", run), ("qrels", qrels)):
         for col in table.column_names:
-            if col != "_bad" and table.column(col).null_count:
+            if col != BAD and table.column(col).null_count:
                 row = _first_row(table, pc.is_null(table.column(col)), run_ids)
                 _raise(f"{name} row with empty {col}: {row}", in_worker)
     nan = pc.is_nan(run.column("score"))
@@ -242,9 +236,9 @@ def evaluate_tables(
     coded = isinstance(run, pa.Table) and RUN_CODE in run.column_names
     if coded and run_ids is None:
         raise ValueError(f"a {RUN_CODE!r} column needs run_ids")
-    has_dup = "_dup" in (run.column_names if isinstance(run, pa.Table) else run.columns)
+    has_dup = DUPLICATE_FLAG in (run.column_names if isinstance(run, pa.Table) else run.columns)
     types = _CODED_RUN_TYPES if coded else _RUN_TYPES
-    run = _as_table(run, {**types, "_dup": pa.bool_()} if has_dup else types)
+    run = _as_table(run, {**types, DUPLICATE_FLAG: pa.bool_()} if has_dup else types)
     if not has_dup and run.num_rows:
         check_flags_available(measures, "a boolean run column _dup")
     qrels = _as_table(qrels, _QRELS_TYPES)
@@ -316,7 +310,7 @@ def evaluate_tables(
     hit = at >= 0
     found = grades[np.where(hit, at, 0)] if len(grades) else np.zeros(len(at), np.int64)
     rel = np.where(hit, np.where(found < 0, UNJUDGED, found), NONPOOL)
-    dup = run.column("_dup").to_numpy(zero_copy_only=False)[kept] if has_dup else None
+    dup = run.column(DUPLICATE_FLAG).to_numpy(zero_copy_only=False)[kept] if has_dup else None
     rel = demote_near_duplicates(rel, dup)
 
     # --- compact to evaluated segments; judged grades per query -----------------------

@@ -92,12 +92,12 @@ def _block_fingerprints(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     return h
 
 
-def fingerprints(docs: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+def doc_id_hashes(docs: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     """A 64-bit hash of every string's bytes (and length); None when a string is longer
     than :data:`MAX_FINGERPRINT_BYTES`.
 
     Example:
-        >>> f = fingerprints(pa.array(["d1", "d2", "d1", ""]))
+        >>> f = doc_id_hashes(pa.array(["d1", "d2", "d1", ""]))
         >>> bool(f[0] == f[2]), bool(f[0] == f[1]), bool(f[3] == f[0])
         (True, False, False)
     """
@@ -147,8 +147,8 @@ def match_docs(
     Returns:
         A :class:`DocMatch`; its duplicates are reported by exact codes only.
     """
-    run_fp = fingerprints(run_docs)
-    qrels_fp = fingerprints(qrels_docs) if run_fp is not None else None
+    run_fp = doc_id_hashes(run_docs)
+    qrels_fp = doc_id_hashes(qrels_docs) if run_fp is not None else None
     if run_fp is not None and qrels_fp is not None:
         found = _match_keys(
             _combine(qrels_query, qrels_fp),

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.formats import undefined_count_key, value_sum_key
 from sparkeval.measures import GMEAN_FLOOR, Measure
 
 #: the per-run counts of the report, from the flag and count columns of the wide rows
@@ -85,7 +86,7 @@ def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBat
     with the number of defined values of measure i and their exact sum (of logs for
     a geometric mean); ``u{i}``, the evaluated queries where measure i is undefined.
     """
-    from sparkeval.engine.worker.assemble import measure_column
+    from sparkeval.engine.formats import measure_column
 
     runs, keys, counts, totals = [], [], [], []
 
@@ -122,8 +123,12 @@ def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBat
             defined = pc.drop_null(column).to_numpy()
             if m.spec.aggregate == "gmean":
                 defined = np.log(np.maximum(defined, GMEAN_FLOOR))
-            emit(run, f"v{i}", len(defined), _encode(defined))
-            emit(run, f"u{i}", int((ev & pc.is_null(column).to_numpy(zero_copy_only=False)).sum()))
+            emit(run, value_sum_key(i), len(defined), _encode(defined))
+            emit(
+                run,
+                undefined_count_key(i),
+                int((ev & pc.is_null(column).to_numpy(zero_copy_only=False)).sum()),
+            )
     return pa.record_batch(
         {
             "run_id": pa.array(runs, pa.string()),
@@ -152,10 +157,10 @@ def combine(rows: Sequence[Any], measures: Sequence[Measure]) -> dict[str, dict[
     for run, run_counts in counts.items():
         stat: dict[str, Any] = {k: run_counts.get(k, 0) for k in COUNT_KEYS}
         for i, m in enumerate(measures):
-            defined = run_counts.get(f"v{i}", 0)
-            stat[f"u{i}"] = run_counts.get(f"u{i}", 0)
-            stat[f"v{i}"] = (
-                _value(totals.get(run, {}).get(f"v{i}", []), defined, m.spec.aggregate)
+            defined = run_counts.get(value_sum_key(i), 0)
+            stat[undefined_count_key(i)] = run_counts.get(undefined_count_key(i), 0)
+            stat[value_sum_key(i)] = (
+                _value(totals.get(run, {}).get(value_sum_key(i), []), defined, m.spec.aggregate)
                 if defined
                 else None
             )

@@ -1,4 +1,4 @@
-"""The ``evaluate`` job: read inputs, evaluate on Spark, write outputs atomically."""
+"""The `evaluate` job body: read inputs, evaluate on Spark, write outputs atomically."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _evaluate_direct(
     """Evaluate inputs the Python workers read; None when a value needs Spark's readers."""
     log(f"evaluating {len(direct.run_ids)} run(s): {', '.join(direct.run_ids)}")
     try:
-        return _evaluate(spark, config, plan, direct=direct, run_ids=direct.run_ids)
+        return _evaluate_with_plan(spark, config, plan, direct=direct, run_ids=direct.run_ids)
     except NotDirect as exc:
         log(f"{exc.reason}; the inputs are read by Spark instead")
         return None
@@ -93,7 +93,7 @@ def _evaluate_spark_read(
         pairs_df = read_pairs(spark, config.near_duplicates, pairs_format)
     if announce:
         log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
-    return _evaluate(
+    return _evaluate_with_plan(
         spark, config, plan, run_df, qrels_df, run_ids=run_ids, near_duplicates=pairs_df
     )
 
@@ -132,7 +132,7 @@ def _direct_plan(
     )
 
 
-def _evaluate(
+def _evaluate_with_plan(
     spark: SparkSession,
     config: EvaluateConfig,
     plan: CompatPlan,

@@ -1,0 +1,46 @@
+"""The internal formats that cross module (and process) boundaries, named in one place.
+
+Rows shipped to the evaluation and results coming back carry a few hidden columns
+and numbered keys. Every module spells them through these names, so a format change
+is made here once.
+
+* Hidden columns of the rows read from inputs: :data:`BAD` (a message for a row that
+  could not be parsed, null otherwise: the job fails on it in the stage that reads
+  it), :data:`DUPLICATE_FLAG` (near-duplicate flag of a run row), :data:`RUN_CODE`
+  (the integer code of a row's run; the engine ships codes, not run names) and
+  :data:`SHIPPED_VALUE` (score of a run row or grade of a qrels row, in the one frame
+  that ships both).
+* Results: :func:`measure_column` names the wide rows' per-query value of measure i;
+  :func:`value_sum_key` and :func:`undefined_count_key` the per-run partial sums and
+  undefined counts of measure i.
+
+Example:
+    >>> measure_column(3), value_sum_key(3), undefined_count_key(3)
+    ('m3', 'v3', 'u3')
+"""
+
+from __future__ import annotations
+
+#: a row's parse error (null when the row is fine)
+BAD = "_bad"
+#: a run row that near-duplicates a higher-ranked doc of its ranking
+DUPLICATE_FLAG = "_dup"
+#: a row's run, as an index into the evaluation's run ids
+RUN_CODE = "_run"
+#: score (run rows) or grade (qrels rows) in the frame that ships both
+SHIPPED_VALUE = "_value"
+
+
+def measure_column(i: int) -> str:
+    """The wide-row column of measure ``i``'s per-query value."""
+    return f"m{i}"
+
+
+def value_sum_key(i: int) -> str:
+    """The partial-sum key of measure ``i``'s defined values."""
+    return f"v{i}"
+
+
+def undefined_count_key(i: int) -> str:
+    """The key of measure ``i``'s count of undefined values."""
+    return f"u{i}"
