@@ -7,9 +7,7 @@ TREC run file (``qid Q0 docno rank score tag``, any other extension, read like
 matched case-insensitively against a few common aliases, so a recommender table
 ``userID, itemID, prediction`` reads as ``query_id, doc_id, score``.
 
-Example:
-    >>> sorted(RUN_COLUMNS)
-    ['doc_id', 'query_id', 'relevance', 'run_id', 'score']
+Column names come from the one alias table, :mod:`sparkeval.io.columns`.
 """
 
 from __future__ import annotations
@@ -22,45 +20,12 @@ from pyspark.sql import functions as F
 from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.io.columns import match_columns
+from sparkeval.io.columns import RUN_ALIASES, match_columns
 from sparkeval.io.locate import with_line_number
-from sparkeval.io.readers import read_trec_run
+from sparkeval.io.readers import TABLE_SUFFIXES, read_trec_run
 
-#: canonical run columns and the aliases accepted for each (lower case)
-RUN_COLUMNS: dict[str, tuple[str, ...]] = {
-    "run_id": ("run_id", "run", "tag"),
-    "query_id": ("query_id", "qid", "user_id", "userid", "user"),
-    "doc_id": ("doc_id", "docno", "docid", "item_id", "itemid", "item"),
-    "score": ("score", "prediction", "pred", "sim"),
-    "relevance": ("relevance", "rel"),
-}
-#: training interactions: a user and an item per row
-TRAIN_COLUMNS: dict[str, tuple[str, ...]] = {
-    "query_id": RUN_COLUMNS["query_id"],
-    "doc_id": RUN_COLUMNS["doc_id"],
-}
-#: item features: an item and an array of features (labels or a numeric vector)
-FEATURE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "doc_id": RUN_COLUMNS["doc_id"],
-    "features": ("features", "feature", "vector", "labels"),
-}
-#: documents for near-duplicate search
-DOC_COLUMNS: dict[str, tuple[str, ...]] = {
-    "doc_id": ("doc_id", "docno", "docid", "id", "item_id", "itemid"),
-    "text": ("text", "body", "content"),
-    "tokens": ("tokens", "shingles"),
-    "weights": ("weights",),
-}
-
-_FORMATS = {
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".json": "json",
-    ".jsonl": "json",
-    ".ndjson": "json",
-}
+#: table formats by extension: the same detection as every other reader's
+_FORMATS = TABLE_SUFFIXES
 
 
 def _read_table(spark: SparkSession, path: str) -> DataFrame:
@@ -84,7 +49,7 @@ def _read_table(spark: SparkSession, path: str) -> DataFrame:
         return spark.read.csv(
             str(p), header=True, inferSchema=True, sep="\t" if fmt == "tsv" else ","
         )
-    return spark.read.json(str(p))
+    return spark.read.json(str(p))  # jsonl
 
 
 def _is_trec_run(path: str) -> bool:
@@ -134,7 +99,7 @@ def read_run_table(
     """
     required = ("query_id", "doc_id", "score") if require_score else ("query_id", "doc_id")
     table = _read_trec_run(spark, path) if _is_trec_run(path) else _read_table(spark, path)
-    run = normalise_columns(table, RUN_COLUMNS, required, path)
+    run = normalise_columns(table, RUN_ALIASES, required, path)
     if "run_id" in run.columns:
         if run_id is not None:
             run = run.where(F.col("run_id") == F.lit(run_id))

@@ -11,8 +11,6 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from sparkeval.commands._tables import (
-    FEATURE_COLUMNS,
-    TRAIN_COLUMNS,
     _read_table,
     check_k,
     normalise_columns,
@@ -21,6 +19,7 @@ from sparkeval.commands._tables import (
 )
 from sparkeval.diversity.evaluate import evaluate_diversity
 from sparkeval.errors import InputError
+from sparkeval.io.columns import FEATURE_ALIASES, TRAIN_ALIASES
 from sparkeval.output import atomic_output_dir, check_output_path, write_json, write_parquet
 
 
@@ -46,13 +45,13 @@ def run_diversity(
     train = None
     if train_path:
         train = normalise_columns(
-            _read_table(spark, train_path), TRAIN_COLUMNS, ("query_id", "doc_id"), train_path
+            _read_table(spark, train_path), TRAIN_ALIASES, ("query_id", "doc_id"), train_path
         )
     features = None
     if features_path:
         features = normalise_columns(
             _read_table(spark, features_path),
-            FEATURE_COLUMNS,
+            FEATURE_ALIASES,
             ("doc_id", "features"),
             features_path,
         )

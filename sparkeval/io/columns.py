@@ -1,4 +1,10 @@
-"""Canonical column names, their accepted aliases and explicit column mappings."""
+"""Canonical column names, their accepted aliases and explicit column mappings.
+
+The one alias table of every command: each canonical column lists the names accepted
+for it (case-insensitive, in preference order), and each kind of table (run, qrels,
+rating tables, training interactions, item features, documents) takes its columns from
+it, so ``topic``, ``userID`` or ``iid`` mean the same in every command.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +12,56 @@ from collections.abc import Mapping, Sequence
 
 from sparkeval.errors import ConfigError, InputError
 
+#: names of a query (or user) id column
+QUERY_NAMES = ("query_id", "qid", "query", "topic", "user_id", "userid", "user", "uid")
+#: names of a doc (or item) id column
+DOC_NAMES = ("doc_id", "docno", "docid", "doc", "item_id", "itemid", "item", "iid")
+#: names of a run id column
+RUN_NAMES = ("run_id", "runid", "run", "tag", "system")
+#: names of a run's score column
+SCORE_NAMES = ("score", "prediction", "pred", "sim", "similarity")
+#: names of a judgement's grade column
+GRADE_NAMES = ("relevance", "rel", "grade", "rating", "label", "judgment", "judgement")
+
 #: canonical run columns and the names accepted for each (case-insensitive)
 RUN_ALIASES: dict[str, tuple[str, ...]] = {
-    "run_id": ("run_id", "runid", "run", "tag", "system"),
-    "query_id": ("query_id", "qid", "query", "topic", "user_id", "userid", "user"),
-    "doc_id": ("doc_id", "docno", "docid", "doc", "item_id", "itemid", "item"),
-    "score": ("score", "prediction", "pred", "sim", "similarity"),
+    "run_id": RUN_NAMES,
+    "query_id": QUERY_NAMES,
+    "doc_id": DOC_NAMES,
+    "score": SCORE_NAMES,
+    "relevance": GRADE_NAMES,
 }
 
 #: canonical qrels columns and the names accepted for each (case-insensitive)
 QRELS_ALIASES: dict[str, tuple[str, ...]] = {
-    "query_id": RUN_ALIASES["query_id"],
-    "doc_id": RUN_ALIASES["doc_id"],
-    "relevance": ("relevance", "rel", "grade", "rating", "label", "judgment", "judgement"),
+    "query_id": QUERY_NAMES,
+    "doc_id": DOC_NAMES,
+    "relevance": GRADE_NAMES,
+}
+
+#: rating tables: predictions ``(user, item, prediction)`` and truth ``(user, item, rating)``
+RATING_ALIASES: dict[str, tuple[str, ...]] = {
+    "user_id": ("user_id", "userid", "user", "uid", "query_id", "qid", "query", "topic"),
+    "item_id": ("item_id", "itemid", "item", "iid", "doc_id", "docno", "docid", "doc"),
+    "prediction": ("prediction", "pred", "predicted", "score", "estimate", "rating"),
+    "rating": ("rating", "label", "truth", "relevance", "grade", "value"),
+}
+
+#: training interactions: a user and an item per row
+TRAIN_ALIASES: dict[str, tuple[str, ...]] = {"query_id": QUERY_NAMES, "doc_id": DOC_NAMES}
+
+#: item features: an item and an array of features (labels or a numeric vector)
+FEATURE_ALIASES: dict[str, tuple[str, ...]] = {
+    "doc_id": DOC_NAMES,
+    "features": ("features", "feature", "vector", "labels"),
+}
+
+#: documents for near-duplicate search
+DOC_ALIASES: dict[str, tuple[str, ...]] = {
+    "doc_id": (*DOC_NAMES, "id"),
+    "text": ("text", "body", "content"),
+    "tokens": ("tokens", "shingles"),
+    "weights": ("weights",),
 }
 
 REQUIRED = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.io.columns import match_columns, split_mapping
+from sparkeval.io.columns import RATING_ALIASES, match_columns, split_mapping
 from sparkeval.io.readers import _read_table, _trec_lines, check_exists, detect_format
 
 if TYPE_CHECKING:
@@ -31,13 +31,8 @@ KINDS = ("predictions", "truth")
 #: the value column of each kind of table
 VALUE_COLUMN = {"predictions": "prediction", "truth": "rating"}
 
-#: accepted names of every canonical column (case-insensitive), in preference order
-ALIASES: dict[str, tuple[str, ...]] = {
-    "user_id": ("user_id", "userid", "user", "uid", "query_id", "qid"),
-    "item_id": ("item_id", "itemid", "item", "iid", "doc_id", "docno", "docid"),
-    "prediction": ("prediction", "pred", "predicted", "score", "estimate", "rating"),
-    "rating": ("rating", "label", "truth", "relevance", "grade", "value"),
-}
+#: accepted names of every canonical column (the one alias table, :mod:`sparkeval.io.columns`)
+ALIASES = RATING_ALIASES
 
 
 def parse_columns(text: str | Mapping[str, str] | None) -> dict[str, str]:

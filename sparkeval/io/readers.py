@@ -29,11 +29,13 @@ from sparkeval.io.columns import parse_mapping, resolve_columns
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-FORMATS = ("trec", "parquet", "csv", "jsonl")
-_SUFFIXES = {
+FORMATS = ("trec", "parquet", "csv", "tsv", "jsonl")
+#: the format of a table by its extension (anything else is TREC text)
+TABLE_SUFFIXES = {
     ".parquet": "parquet",
     ".pq": "parquet",
     ".csv": "csv",
+    ".tsv": "tsv",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
     ".json": "jsonl",
@@ -63,7 +65,7 @@ def _local(path: str) -> str:
 def detect_format(path: str, fmt: str | None = None) -> str:
     """The input format: ``fmt`` when given, else from the extension.
 
-    A directory is Parquet; ``.parquet/.pq``, ``.csv``, ``.jsonl/.ndjson/.json``
+    A directory is Parquet; ``.parquet/.pq``, ``.csv``, ``.tsv``, ``.jsonl/.ndjson/.json``
     by suffix; anything else (``qrels.test``, ``run.txt``) is TREC text.
     """
     if fmt is not None:
@@ -74,7 +76,7 @@ def detect_format(path: str, fmt: str | None = None) -> str:
         return fmt
     if _is_local(path) and os.path.isdir(_local(path)):
         return "parquet"
-    return _SUFFIXES.get(Path(path).suffix.lower(), "trec")
+    return TABLE_SUFFIXES.get(Path(path).suffix.lower(), "trec")
 
 
 def check_exists(path: str) -> None:
@@ -163,8 +165,9 @@ def _read_table(spark: SparkSession, path: str, fmt: str):
             return spark.read.parquet(path)
         except Exception as exc:  # corrupt or unreadable Parquet: say which file
             raise InputError(f"{path}: cannot read as Parquet ({_first_line(exc)})") from exc
-    if fmt == "csv":
-        return spark.read.option("header", "true").option("mode", "PERMISSIVE").csv(path)
+    if fmt in ("csv", "tsv"):
+        reader = spark.read.option("header", "true").option("mode", "PERMISSIVE")
+        return reader.option("sep", "\t" if fmt == "tsv" else ",").csv(path)
     try:
         return spark.read.option("mode", "FAILFAST").json(path)
     except Exception as exc:  # schema inference parses every line: a bad one fails here

@@ -31,8 +31,9 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.commands._tables import DOC_COLUMNS, _read_table, normalise_columns
+from sparkeval.commands._tables import _read_table, normalise_columns
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.io.columns import DOC_ALIASES
 from sparkeval.lsh.banding import check_threshold, choose_bands
 from sparkeval.lsh.candidates import DEFAULT_MAX_BUCKET, bucket_report, check_max_bucket
 from sparkeval.lsh.clusters import components
@@ -192,7 +193,7 @@ def run_near_duplicates(
     if method == "minhash":
         check_threshold(threshold, "--threshold")
     start = time.perf_counter()
-    docs = normalise_columns(_read_table(spark, docs_path), DOC_COLUMNS, ("doc_id",), docs_path)
+    docs = normalise_columns(_read_table(spark, docs_path), DOC_ALIASES, ("doc_id",), docs_path)
     result, parameters = find_near_duplicates(docs, method, threshold, **options)
     try:
         with atomic_output_dir(out) as staging:
