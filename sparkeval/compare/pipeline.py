@@ -89,6 +89,14 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "randomization_exact",
     "higher_is_better",
 )
+#: the columns of comparison.parquet that are not doubles: names, counts and flags
+_NOT_FLOAT = {"run_id", "baseline", "measure", "randomization_exact", "higher_is_better"}
+#: the double columns of comparison.parquet (means, deltas, p-values, CI bounds)
+FLOAT_COLUMNS: tuple[str, ...] = tuple(
+    c
+    for c in COMPARISON_COLUMNS
+    if c not in _NOT_FLOAT and c not in ("wins", "ties", "losses") and not c.startswith("n_")
+)
 
 #: rows of per-query values/deltas at most pulled to the driver for the plots
 PLOT_MAX_ROWS = 200_000
@@ -450,26 +458,7 @@ def comparison_table(
         table.loc[idx, "p_randomization_holm"] = holm(
             table.loc[idx, "p_randomization"].to_numpy(np.float64)
         )
-    float_cols = [
-        c
-        for c in COMPARISON_COLUMNS
-        if c
-        not in (
-            "run_id",
-            "baseline",
-            "measure",
-            "wins",
-            "ties",
-            "losses",
-            "n_queries",
-            "n_run_only",
-            "n_baseline_only",
-            "n_undefined",
-            "randomization_exact",
-            "higher_is_better",
-        )
-    ]
-    for col in float_cols:
+    for col in FLOAT_COLUMNS:
         table[col] = table[col].astype("float64")
     return table[list(COMPARISON_COLUMNS)].reset_index(drop=True)
 
