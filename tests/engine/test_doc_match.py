@@ -90,7 +90,7 @@ def test_match_equals_dictionary_lookup(seed, duplicate):
 )
 @pytest.mark.parametrize("duplicate", [None, "qrels", "run"])
 def test_colliding_fingerprints_do_not_change_the_answer(monkeypatch, weak_hash, duplicate):
-    monkeypatch.setattr(doc_match, "fingerprints", weak_hash)
+    monkeypatch.setattr(doc_match, "doc_id_hashes", weak_hash)
     case = _case(7, duplicate)
     _same(match_docs(*_arrays(*case)), _expected(*case))
 
@@ -98,7 +98,7 @@ def test_colliding_fingerprints_do_not_change_the_answer(monkeypatch, weak_hash,
 def test_a_match_is_checked_on_the_strings(monkeypatch):
     # unique keys on both sides, but the run's "b" shares its fingerprint with the
     # judged "a": only the string comparison tells them apart
-    monkeypatch.setattr(doc_match, "fingerprints", lambda docs: np.zeros(len(docs), np.uint64))
+    monkeypatch.setattr(doc_match, "doc_id_hashes", lambda docs: np.zeros(len(docs), np.uint64))
     found = match_docs(
         pa.chunked_array([pa.array(["b"])]),
         pa.chunked_array([pa.array(["a"])]),

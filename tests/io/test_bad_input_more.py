@@ -449,7 +449,7 @@ def test_bad_options_fail_before_spark_work(tmp_path, capsys, argv, fragments) -
         ("overwrite: 'yes'\n", ["job.yaml: key 'overwrite' expects bool, got 'yes'"]),
         ("spark: [a, b]\n", ["job.yaml: key 'spark' expects dict"]),
         ("run_columns: {score: pred, rank: r}\n", ["key 'run_columns'", "unknown column(s) rank"]),
-        ("format: xml\n", ["key 'format': 'xml' is not one of trec, parquet, csv, jsonl"]),
+        ("format: xml\n", ["key 'format': 'xml' is not one of trec, parquet, csv, tsv, jsonl"]),
         ("names: both\n", ["key 'names': 'both' is not one of canonical, trec"]),
     ],
 )
