@@ -15,30 +15,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
+from sparkeval.compare.options import BaselineComparisonConfig
 from sparkeval.errors import EXIT_GATE, EXIT_OK
 from sparkeval.job.command import Command
 from sparkeval.job.options import option
-from sparkeval.job.spark_options import OutputJobConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
 @dataclass(frozen=True, kw_only=True)
-class CompareConfig(OutputJobConfig):
+class CompareConfig(BaselineComparisonConfig):
     """A comparison of runs with a baseline; see ``sparkeval compare --help``."""
 
     per_query: str = option(
         metavar="PATH",
         path=True,
         help="per_query.parquet, or the output directory of 'sparkeval evaluate'",
-    )
-    baseline: str = option(metavar="RUN", help="run id of the baseline")
-    compared: tuple[str, ...] = option(
-        (),
-        flag="--run",
-        metavar="RUN",
-        help="run id to compare (repeatable; default: every other run)",
     )
     measures: tuple[str, ...] = option(
         (),
@@ -71,9 +64,6 @@ class CompareConfig(OutputJobConfig):
         help="run table(s) run_id, query_id, doc_id, score (Parquet or CSV) for "
         "rank distances and item exposure against the baseline",
     )
-    k: int = option(10, help="depth of Jaccard@k and of the exposure distributions (default 10)")
-    rbo_p: float = option(0.9, help="RBO persistence (default 0.9)")
-    depth: int = option(100, help="rankings are cut at this depth for rank distances (default 100)")
     extra_summary: tuple[str, ...] = option(
         (),
         metavar="PATH",

@@ -16,17 +16,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sparkeval.compare.options import BaselineComparisonConfig
 from sparkeval.errors import ConfigError
 from sparkeval.job.command import Command
 from sparkeval.job.options import option
-from sparkeval.job.spark_options import OutputJobConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
 @dataclass(frozen=True, kw_only=True)
-class RankDistanceConfig(OutputJobConfig):
+class RankDistanceConfig(BaselineComparisonConfig):
     """Runs, a baseline and the depths; see ``sparkeval rank-distance --help``."""
 
     runs: tuple[str, ...] = option(
@@ -34,16 +34,6 @@ class RankDistanceConfig(OutputJobConfig):
         path=True,
         help="run table(s) run_id, query_id, doc_id, score (Parquet or CSV)",
     )
-    baseline: str = option(metavar="RUN", help="run id of the baseline")
-    compared: tuple[str, ...] = option(
-        (),
-        flag="--run",
-        metavar="RUN",
-        help="run id to compare (repeatable; default: every other run)",
-    )
-    k: int = option(10, help="depth of Jaccard@k and exposure (default 10)")
-    rbo_p: float = option(0.9, help="RBO persistence (default 0.9)")
-    depth: int = option(100, help="ranking depth cap (default 100)")
 
     def input_paths(self) -> list[str]:
         return list(self.runs)
