@@ -13,25 +13,23 @@ and ``report.md`` (plus ``rank_distance.parquet`` with ``--runs``) atomically in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from sparkeval.compare.options import BaselineComparisonConfig
 from sparkeval.errors import EXIT_GATE, EXIT_OK
-from sparkeval.job.command import Command
-from sparkeval.job.options import option
+from sparkeval.job.command import Command, spark_job
+from sparkeval.job.options import input_path, option
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from sparkeval.compare.job import CompareOutcome
 
 
 @dataclass(frozen=True, kw_only=True)
 class CompareConfig(BaselineComparisonConfig):
     """A comparison of runs with a baseline; see ``sparkeval compare --help``."""
 
-    per_query: str = option(
-        metavar="PATH",
-        path=True,
-        help="per_query.parquet, or the output directory of 'sparkeval evaluate'",
+    per_query: str = input_path(
+        "per_query.parquet, or the output directory of 'sparkeval evaluate'"
     )
     measures: tuple[str, ...] = option(
         (),
@@ -57,19 +55,15 @@ class CompareConfig(BaselineComparisonConfig):
         help="gate condition, repeatable: 'nDCG@10 < 0.30' (a run's mean) or "
         "'nDCG@10 drop > 1%% p<0.05' / 'AP drop > 0.01' (against the baseline)",
     )
-    runs: tuple[str, ...] = option(
-        (),
-        metavar="PATH",
-        path=True,
-        help="run table(s) run_id, query_id, doc_id, score (Parquet or CSV) for "
+    runs: tuple[str, ...] = input_path(
+        "run table(s) run_id, query_id, doc_id, score (Parquet or CSV) for "
         "rank distances and item exposure against the baseline",
-    )
-    extra_summary: tuple[str, ...] = option(
         (),
-        metavar="PATH",
-        path=True,
-        help="summary.json (or a directory holding one) of another stage, shown "
+    )
+    extra_summary: tuple[str, ...] = input_path(
+        "summary.json (or a directory holding one) of another stage, shown "
         "in the report (repeatable)",
+        (),
     )
     no_plots: bool = option(False, help="report without plots")
 
@@ -89,54 +83,6 @@ class CompareConfig(BaselineComparisonConfig):
         return [name for item in self.measures for name in split_measure_list(item)]
 
 
-@dataclass
-class CompareOutcome:
-    """What a comparison wrote: its summary and the gate's failures (empty: passed)."""
-
-    summary: dict[str, Any]
-    failures: list[dict[str, Any]]
-    out: str
-
-
-def run(spark: SparkSession | None, config: CompareConfig) -> CompareOutcome:
-    """Compare, judge the gate and write every output atomically."""
-    from sparkeval.compare.outputs import (
-        load_extra_summary,
-        match_conditions,
-        parse_conditions,
-        write_outputs,
-    )
-    from sparkeval.compare.pipeline import CompareOptions, compare, read_per_query, read_runs
-    from sparkeval.compare.progress import stage
-
-    assert spark is not None
-    config.preflight()
-    measures = config.measure_list()
-    options = CompareOptions(
-        baseline=config.baseline,
-        measures=tuple(measures) if measures else None,
-        runs=config.compared or None,
-        permutations=config.permutations,
-        bootstrap=config.bootstrap,
-        seed=config.seed,
-        alpha=config.alpha,
-        k=config.k,
-        rbo_p=config.rbo_p,
-        depth=config.depth,
-    )
-    conditions = parse_conditions(list(config.fail_if))
-    extras = dict(load_extra_summary(p) for p in config.extra_summary)
-    per_query = read_per_query(spark, config.per_query)
-    stage("read", f"per-query table {config.per_query}")
-    runs_df = read_runs(spark, list(config.runs)) if config.runs else None
-    result = compare(
-        spark, per_query, options, runs_df=runs_df, with_plots=not config.no_plots, say=stage
-    )
-    matched = match_conditions(conditions, result.measures)
-    summary, failures = write_outputs(result, matched, extras, config.out)
-    return CompareOutcome(summary, failures, config.out)
-
-
 def exit_code(outcome: CompareOutcome) -> int:
     """3 when a ``--fail-if`` condition held, else 0."""
     return EXIT_GATE if outcome.failures else EXIT_OK
@@ -151,6 +97,6 @@ COMMAND = Command(
     "optional rank distances and exposure from run tables; a quality gate "
     "(--fail-if, exit code 3) and an HTML/Markdown report.",
     config=CompareConfig,
-    run=run,
+    run=spark_job("sparkeval.compare.job:run_compare"),
     exit_code=exit_code,
 )

@@ -15,33 +15,22 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self, TextIO
+from typing import Any, Self, TextIO
 
 from sparkeval.diversity.inter_user import DEFAULT_EXACT_PAIR_LIMIT, DEFAULT_SAMPLE_PAIRS
 from sparkeval.diversity.intra_list import SIMILARITIES
-from sparkeval.job.command import Command
-from sparkeval.job.options import option
-from sparkeval.job.spark_options import OutputJobConfig
+from sparkeval.job.command import Command, spark_job
+from sparkeval.job.options import input_path, option
+from sparkeval.job.spark_options import RunListsConfig
 from sparkeval.lsh.options import check_positive
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 
 @dataclass(frozen=True, kw_only=True)
-class DiversityConfig(OutputJobConfig):
+class DiversityConfig(RunListsConfig):
     """The lists, optional training data and item features, and the sampling settings."""
 
-    run: str = option(
-        metavar="PATH", path=True, help="recommendation lists (run table or TREC run file)"
-    )
-    run_id: str | None = option(None, help="run to use when the table holds several")
-    train: str | None = option(
-        None, metavar="PATH", path=True, help="training interactions (user, item)"
-    )
-    item_features: str | None = option(
-        None, metavar="PATH", path=True, help="item features (item, features)"
-    )
+    train: str | None = input_path("training interactions (user, item)", None)
+    item_features: str | None = input_path("item features (item, features)", None)
     similarity: str | None = option(
         None,
         choices=SIMILARITIES,
@@ -70,27 +59,6 @@ class DiversityConfig(OutputJobConfig):
         return [p for p in (self.run, self.train, self.item_features) if p]
 
 
-def run(spark: SparkSession | None, config: DiversityConfig) -> dict[str, Any]:
-    """Measure the lists and write the outputs; returns the summary written."""
-    from sparkeval.diversity.job import run_diversity
-
-    assert spark is not None
-    return run_diversity(
-        spark,
-        config.run,
-        config.out,
-        train_path=config.train,
-        features_path=config.item_features,
-        run_id=config.run_id,
-        k=config.k,
-        overwrite=config.overwrite,
-        similarity=config.similarity,
-        exact_pair_limit=config.exact_pair_limit,
-        sample_pairs=config.sample_pairs,
-        seed=config.seed,
-    )
-
-
 def show(summary: dict[str, Any], config: DiversityConfig, stdout: TextIO) -> None:
     """One line of headline values, then what could not be computed and why."""
     inter = summary["inter_user"]
@@ -110,6 +78,6 @@ COMMAND = Command(
     description="Beyond-accuracy measures of a run's recommendation lists. Writes "
     "OUT/per_user.parquet and OUT/summary.json.",
     config=DiversityConfig,
-    run=run,
+    run=spark_job("sparkeval.diversity.job:run_diversity"),
     show=show,
 )

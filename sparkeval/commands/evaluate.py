@@ -24,14 +24,12 @@ from sparkeval.errors import ConfigError
 from sparkeval.io.columns import parse_mapping
 from sparkeval.io.readers import FORMATS
 from sparkeval.io.truth import RelevanceRule
-from sparkeval.job.command import Command
-from sparkeval.job.options import option
+from sparkeval.job.command import Command, spark_job
+from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.measures.names import parse_measures
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from sparkeval.engine.plans.spark_engine import Evaluation
 
 #: who reads Parquet inputs (see sparkeval.io.direct): the workers where possible, or Spark
@@ -42,10 +40,8 @@ READERS: tuple[str, ...] = ("auto", "spark")
 class EvaluateConfig(OutputJobConfig):
     """Everything the ``evaluate`` job needs; see ``sparkeval evaluate --help``."""
 
-    run: tuple[str, ...] = option(
-        help="run file or directory (repeatable)", metavar="PATH", path=True
-    )
-    qrels: str = option(help="relevance judgements", metavar="PATH", path=True)
+    run: tuple[str, ...] = input_path("run file or directory (repeatable)")
+    qrels: str = input_path("relevance judgements")
     measures: tuple[str, ...] = option(
         help="comma separated measure names (nDCG@10, AP, P@5, map, ndcg_cut_10, ...) "
         "or sets (official, all_trec); see 'sparkeval measures'",
@@ -93,13 +89,11 @@ class EvaluateConfig(OutputJobConfig):
     relevance_threshold: float | None = option(
         None, metavar="T", help="truth ratings >= T are relevant (grade 1), others grade 0"
     )
-    near_duplicates: str | None = option(
-        None,
-        metavar="PATH",
-        path=True,
-        help="near-duplicate pairs doc_a, doc_b (e.g. the pairs.parquet of 'sparkeval "
+    near_duplicates: str | None = input_path(
+        "near-duplicate pairs doc_a, doc_b (e.g. the pairs.parquet of 'sparkeval "
         "near-duplicates'): a doc that near-duplicates a higher-ranked doc gains nothing, "
         "and NearDup@k becomes available",
+        None,
     )
     near_duplicates_format: str | None = option(
         None,
@@ -162,14 +156,6 @@ def _whole(value: Any, key: str, minimum: int) -> None:
         raise ConfigError(f"key '{key}': expected a whole number >= {minimum}, got {value!r}")
 
 
-def run(spark: SparkSession | None, config: EvaluateConfig) -> Evaluation:
-    """Evaluate and write the outputs; the returned evaluation's results stay cached."""
-    from sparkeval.evaluate_job import run_evaluate
-
-    assert spark is not None
-    return run_evaluate(spark, config)
-
-
 def show(evaluation: Evaluation, config: EvaluateConfig, stdout: TextIO) -> None:
     """The trec_eval-style table (per query with ``--per-query``), then release the cache."""
     from sparkeval.trec_table import write_table
@@ -194,7 +180,7 @@ COMMAND = Command(
     description="Evaluate runs against qrels on Spark. Writes OUT/per_query.parquet and "
     "OUT/summary.json and prints a trec_eval-style table.",
     config=EvaluateConfig,
-    run=run,
+    run=spark_job("sparkeval.evaluate_job:run_evaluate"),
     show=show,
     jvm_profile=jvm_profile,
 )

@@ -12,27 +12,21 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self, TextIO
+from typing import Any, Self, TextIO
 
-from sparkeval.job.command import Command
-from sparkeval.job.options import option
+from sparkeval.job.command import Command, spark_job
+from sparkeval.job.options import input_path, option
+from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.lsh.near_duplicate_search import METHODS
-from sparkeval.lsh.options import LshConfig, check_positive
+from sparkeval.lsh.options import LshOptions, check_positive
 from sparkeval.lsh.shingles import SHINGLE_KINDS
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 
 @dataclass(frozen=True, kw_only=True)
-class NearDuplicatesConfig(LshConfig):
+class NearDuplicatesConfig(LshOptions, OutputJobConfig):
     """A docs table, the method and its threshold, shingling, plus the LSH options."""
 
-    docs: str = option(
-        metavar="PATH",
-        path=True,
-        help="docs table: doc_id and text, or doc_id and tokens [+ weights]",
-    )
+    docs: str = input_path("docs table: doc_id and text, or doc_id and tokens [+ weights]")
     method: str = option(
         "minhash",
         choices=METHODS,
@@ -48,28 +42,10 @@ class NearDuplicatesConfig(LshConfig):
 
     def validate(self) -> Self:
         check_positive(self.k, "k")
-        return super().validate()
+        return self.check_lsh()
 
     def input_paths(self) -> list[str]:
         return [self.docs]
-
-
-def run(spark: SparkSession | None, config: NearDuplicatesConfig) -> dict[str, Any]:
-    """Find, cluster and write the near-duplicate pairs; returns the summary written."""
-    from sparkeval.lsh.near_duplicate_search import run_near_duplicates
-
-    assert spark is not None
-    return run_near_duplicates(
-        spark,
-        config.docs,
-        config.out,
-        config.method,
-        config.threshold,
-        overwrite=config.overwrite,
-        shingle=config.shingle,
-        k=config.k,
-        **config.lsh_values(),
-    )
 
 
 def show(summary: dict[str, Any], config: NearDuplicatesConfig, stdout: TextIO) -> None:
@@ -95,6 +71,6 @@ COMMAND = Command(
     "exact Jaccard >= T, or SimHash pairs within a Hamming distance, all verified. Writes "
     "OUT/pairs.parquet, OUT/clusters.parquet and OUT/summary.json.",
     config=NearDuplicatesConfig,
-    run=run,
+    run=spark_job("sparkeval.lsh.near_duplicate_search:run_near_duplicates"),
     show=show,
 )

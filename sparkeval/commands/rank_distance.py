@@ -14,25 +14,19 @@ exposure entropy and JS/KL against the baseline) atomically into ``--out``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from sparkeval.compare.options import BaselineComparisonConfig
 from sparkeval.errors import ConfigError
-from sparkeval.job.command import Command
-from sparkeval.job.options import option
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+from sparkeval.job.command import Command, spark_job
+from sparkeval.job.options import input_path
 
 
 @dataclass(frozen=True, kw_only=True)
 class RankDistanceConfig(BaselineComparisonConfig):
     """Runs, a baseline and the depths; see ``sparkeval rank-distance --help``."""
 
-    runs: tuple[str, ...] = option(
-        metavar="PATH",
-        path=True,
-        help="run table(s) run_id, query_id, doc_id, score (Parquet or CSV)",
+    runs: tuple[str, ...] = input_path(
+        "run table(s) run_id, query_id, doc_id, score (Parquet or CSV)"
     )
 
     def input_paths(self) -> list[str]:
@@ -62,42 +56,6 @@ def compared_runs(present: list[str], baseline: str, wanted: tuple[str, ...]) ->
     return runs
 
 
-def run(spark: SparkSession | None, config: RankDistanceConfig) -> dict[str, Any]:
-    """Rank distances and exposure against the baseline; returns the summary written."""
-    from sparkeval.compare.pipeline import (
-        CompareOptions,
-        exposure_divergence,
-        rank_distance_summary,
-        rank_distance_table,
-        read_runs,
-    )
-    from sparkeval.compare.progress import stage
-    from sparkeval.output import atomic_output_dir, write_json, write_parquet
-
-    assert spark is not None
-    config.preflight()
-    options = CompareOptions(
-        baseline=config.baseline, k=config.k, rbo_p=config.rbo_p, depth=config.depth
-    )
-    runs_df = read_runs(spark, list(config.runs))
-    present = sorted(r[0] for r in runs_df.select("run_id").distinct().collect())
-    runs = compared_runs(present, config.baseline, config.compared)
-    stage("read", f"{len(present)} run(s) in {', '.join(config.runs)}")
-    table = rank_distance_table(spark, runs_df, options, runs).cache()
-    summary = {"rank_distance": rank_distance_summary(table, options)}
-    stage("rank-distance", f"{len(runs)} run(s) against {config.baseline}")
-    summary["exposure"] = exposure_divergence(spark, runs_df, options, runs)
-    stage("exposure", f"top-{config.k} exposure entropy, JS and KL")
-    try:
-        with atomic_output_dir(config.out) as staging:
-            write_parquet(table.orderBy("run_id", "query_id"), staging / "rank_distance.parquet")
-            write_json(staging / "summary.json", summary)
-    finally:
-        table.unpersist()
-    stage("write", f"{config.out}/rank_distance.parquet and summary.json")
-    return summary
-
-
 COMMAND = Command(
     name="rank-distance",
     help="rank distances (τ, ρ, footrule, Cayley, Ulam, Hamming, Jaccard@k, RBO) and "
@@ -105,5 +63,5 @@ COMMAND = Command(
     description="Compare the rankings of runs with a baseline's, query by query. "
     "Rankings: score descending, ties by doc_id descending; cut at --depth.",
     config=RankDistanceConfig,
-    run=run,
+    run=spark_job("sparkeval.compare.job:run_rank_distance"),
 )

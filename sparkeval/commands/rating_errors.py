@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self, TextIO
@@ -10,15 +9,12 @@ from typing import TYPE_CHECKING, Self, TextIO
 from sparkeval.engine.plans.rating_engine import MISSING_POLICIES
 from sparkeval.errors import ConfigError
 from sparkeval.io.readers import FORMATS
-from sparkeval.job.command import Command
-from sparkeval.job.options import option
-from sparkeval.job.runner import log
+from sparkeval.job.command import Command, spark_job
+from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.measures.rating_names import DEFAULT_RATING_MEASURES, parse_rating_measures
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from sparkeval.engine.plans.rating_engine import RatingEvaluation
 
 
@@ -26,12 +22,10 @@ if TYPE_CHECKING:
 class RatingErrorsConfig(OutputJobConfig):
     """Predictions, true ratings and the errors asked for."""
 
-    predictions: str = option(
-        metavar="PATH",
-        path=True,
-        help="predictions table (Parquet, CSV, JSON Lines or 'user item value' text)",
+    predictions: str = input_path(
+        "predictions table (Parquet, CSV, JSON Lines or 'user item value' text)"
     )
-    truth: str = option(metavar="PATH", path=True, help="true ratings table")
+    truth: str = input_path("true ratings table")
     measures: tuple[str, ...] = option(
         (),
         metavar="LIST",
@@ -75,47 +69,6 @@ class RatingErrorsConfig(OutputJobConfig):
         return [r.name for r in requests]
 
 
-def run(spark: SparkSession | None, config: RatingErrorsConfig) -> RatingEvaluation:
-    """Read, evaluate and write ``per_user.parquet`` and ``summary.json`` all or nothing.
-
-    The returned evaluation's per-user values stay cached until ``unpersist()``.
-    """
-    from sparkeval.engine.plans.rating_engine import rating_errors
-    from sparkeval.io.ratings import parse_columns, read_ratings
-    from sparkeval.output import atomic_output_dir, write_json, write_parquet
-
-    assert spark is not None
-    config.preflight()
-    started = time.time()
-    columns = parse_columns(config.columns)
-    pred = read_ratings(spark, config.predictions, "predictions", config.format, columns)
-    truth = read_ratings(spark, config.truth, "truth", config.format, columns)
-    evaluation = rating_errors(
-        spark,
-        pred,
-        truth,
-        config.measure_names(),
-        missing=config.missing,
-        buckets=config.buckets,
-    )
-    try:
-        report = dict(evaluation.report)
-        report["inputs"] = {"predictions": config.predictions, "truth": config.truth}
-        with atomic_output_dir(config.out) as staging:
-            write_parquet(
-                evaluation.per_user.orderBy("user_id", "_order").drop("_order"),
-                staging / "per_user.parquet",
-            )
-            report["seconds"] = round(time.time() - started, 3)
-            write_json(staging / "summary.json", report)
-    except BaseException:
-        evaluation.unpersist()
-        raise
-    evaluation.report = report
-    log(f"results in {config.out} (per_user.parquet, summary.json)")
-    return evaluation
-
-
 def show(evaluation: RatingEvaluation, config: RatingErrorsConfig, stdout: TextIO) -> None:
     """One line per error (pooled value), then the matched and skipped pair counts."""
     report = evaluation.report
@@ -138,6 +91,6 @@ COMMAND = Command(
     "of per-user values. Writes OUT/per_user.parquet (user_id, measure, value) and "
     "OUT/summary.json.",
     config=RatingErrorsConfig,
-    run=run,
+    run=spark_job("sparkeval.rating_job:run_rating_errors"),
     show=show,
 )

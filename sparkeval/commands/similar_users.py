@@ -13,50 +13,24 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self, TextIO
+from typing import Any, Self, TextIO
 
-from sparkeval.job.command import Command
+from sparkeval.job.command import Command, spark_job
 from sparkeval.job.options import option
-from sparkeval.lsh.options import LshConfig, check_positive
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+from sparkeval.job.spark_options import RunListsConfig
+from sparkeval.lsh.options import LshOptions, check_positive
 
 
 @dataclass(frozen=True, kw_only=True)
-class SimilarUsersConfig(LshConfig):
+class SimilarUsersConfig(LshOptions, RunListsConfig):
     """A run, the Jaccard threshold and the list cutoff, plus the LSH options."""
 
-    run: str = option(
-        metavar="PATH", path=True, help="run table (Parquet/CSV/TSV/JSONL) or TREC run file"
-    )
-    run_id: str | None = option(None, help="run to use when the table holds several")
     threshold: str | float = option(help="Jaccard threshold in (0, 1]")
     k: int | None = option(None, help="use each user's top K items by score (default: whole list)")
 
     def validate(self) -> Self:
         check_positive(self.k, "k")
-        return super().validate()
-
-    def input_paths(self) -> list[str]:
-        return [self.run]
-
-
-def run(spark: SparkSession | None, config: SimilarUsersConfig) -> dict[str, Any]:
-    """Find and write the similar pairs; returns the summary written."""
-    from sparkeval.lsh.similar_users import run_similar_users
-
-    assert spark is not None
-    return run_similar_users(
-        spark,
-        config.run,
-        config.out,
-        config.threshold,
-        run_id=config.run_id,
-        overwrite=config.overwrite,
-        k=config.k,
-        **config.lsh_values(),
-    )
+        return self.check_lsh()
 
 
 def show(summary: dict[str, Any], config: SimilarUsersConfig, stdout: TextIO) -> None:
@@ -85,6 +59,6 @@ COMMAND = Command(
     "verified exactly. Writes OUT/pairs.parquet (user_a, user_b, jaccard) and "
     "OUT/summary.json.",
     config=SimilarUsersConfig,
-    run=run,
+    run=spark_job("sparkeval.lsh.similar_users:run_similar_users"),
     show=show,
 )

@@ -116,14 +116,11 @@ def evaluate_diversity(
     if sim is not None:
         ild = intra_list_diversity(lists, sim_of)
         per_user = per_user.join(ild, "query_id", "left")
-        row = ild.agg(
-            F.mean("intra_list_diversity").alias("m"),
-            F.sum(F.when(F.col("intra_list_diversity").isNull(), 1).otherwise(0)).alias("short"),
-        ).collect()[0]
+        mean, short = _mean_and_nulls(ild, "intra_list_diversity")
         summary["intra_list_diversity"] = {
             "similarity": sim,
-            "mean": float(row["m"]) if row["m"] is not None else math.nan,
-            "users_with_fewer_than_2_items": int(row["short"] or 0),
+            "mean": mean,
+            "users_with_fewer_than_2_items": short,
         }
     else:
         per_user = per_user.withColumn("intra_list_diversity", F.lit(None).cast("double"))
@@ -138,14 +135,11 @@ def evaluate_diversity(
     if train is not None and sim is not None:
         _per_item, ser_user = serendipity(lists, train, sim_of)
         per_user = per_user.join(ser_user, "query_id", "left")
-        row = ser_user.agg(
-            F.mean("serendipity").alias("m"),
-            F.sum(F.when(F.col("serendipity").isNull(), 1).otherwise(0)).alias("none"),
-        ).collect()[0]
+        mean, without_train = _mean_and_nulls(ser_user, "serendipity")
         summary["serendipity"] = {
             "similarity": sim,
-            "mean_over_users": float(row["m"]) if row["m"] is not None else math.nan,
-            "users_without_train_rows": int(row["none"] or 0),
+            "mean_over_users": mean,
+            "users_without_train_rows": without_train,
             "relevance": "column relevance" if "relevance" in lists.columns else "1 for every item",
         }
     else:
@@ -161,3 +155,12 @@ def evaluate_diversity(
         "serendipity",
     )
     return per_user, summary
+
+
+def _mean_and_nulls(per_user: DataFrame, column: str) -> tuple[float, int]:
+    """The mean of ``column`` over its non-null values (NaN when none) and its null count."""
+    row = per_user.agg(
+        F.mean(column).alias("mean"),
+        F.sum(F.when(F.col(column).isNull(), 1).otherwise(0)).alias("nulls"),
+    ).collect()[0]
+    return (float(row["mean"]) if row["mean"] is not None else math.nan), int(row["nulls"] or 0)

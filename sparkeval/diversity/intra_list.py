@@ -23,11 +23,11 @@ so a two-item list of them has ILD 0.5.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparkeval.errors import ConfigError, InputError
@@ -133,53 +133,43 @@ def item_similarity(
         vec = features.select(
             "doc_id", F.col("features").cast("array<double>").alias("v")
         ).withColumn("norm", F.sqrt(F.aggregate("v", F.lit(0.0), lambda acc, x: acc + x * x)))
-        fi = vec.select(
-            F.col("doc_id").alias("i"), F.col("v").alias("vi"), F.col("norm").alias("ni")
-        )
-        fj = vec.select(
-            F.col("doc_id").alias("j"), F.col("v").alias("vj"), F.col("norm").alias("nj")
-        )
         dot = F.aggregate(
             F.zip_with("vi", "vj", lambda x, y: x * y), F.lit(0.0), lambda a, x: a + x
         )
-        return (
-            pairs.join(fi, "i")
-            .join(fj, "j")
-            .select(
-                "i",
-                "j",
-                F.when((F.col("ni") > 0) & (F.col("nj") > 0), dot / (F.col("ni") * F.col("nj")))
-                .otherwise(F.lit(0.0))
-                .alias("sim"),
-            )
-        )
+        cosine = F.when(
+            (F.col("ni") > 0) & (F.col("nj") > 0), dot / (F.col("ni") * F.col("nj"))
+        ).otherwise(F.lit(0.0))
+        return _score_pairs(pairs, vec, {"v": ("vi", "vj"), "norm": ("ni", "nj")}, cosine)
     sets = _feature_sets(features)
     if method == "jaccard":
-        si = sets.select(F.col("doc_id").alias("i"), F.col("fset").alias("a"))
-        sj = sets.select(F.col("doc_id").alias("j"), F.col("fset").alias("b"))
         inter = F.size(F.array_intersect("a", "b"))
         union = F.size(F.array_union("a", "b"))
-        return (
-            pairs.join(si, "i")
-            .join(sj, "j")
-            .select("i", "j", F.when(union > 0, inter / union).otherwise(F.lit(0.0)).alias("sim"))
-        )
+        jaccard = F.when(union > 0, inter / union).otherwise(F.lit(0.0))
+        return _score_pairs(pairs, sets, {"fset": ("a", "b")}, jaccard)
     hasher = hasher or MinHasher()
     sig = _minhash_signatures(sets, hasher)
-    gi = sig.select(F.col("doc_id").alias("i"), F.col("sig").alias("a"), F.col("empty").alias("ea"))
-    gj = sig.select(F.col("doc_id").alias("j"), F.col("sig").alias("b"), F.col("empty").alias("eb"))
     equal = F.size(F.filter(F.zip_with("a", "b", lambda x, y: x == y), lambda t: t))
-    return (
-        pairs.join(gi, "i")
-        .join(gj, "j")
-        .select(
-            "i",
-            "j",
-            F.when(F.col("ea") | F.col("eb"), F.lit(0.0))
-            .otherwise(equal / F.lit(float(hasher.num_perm)))
-            .alias("sim"),
-        )
+    estimate = F.when(F.col("ea") | F.col("eb"), F.lit(0.0)).otherwise(
+        equal / F.lit(float(hasher.num_perm))
     )
+    return _score_pairs(pairs, sig, {"sig": ("a", "b"), "empty": ("ea", "eb")}, estimate)
+
+
+def _score_pairs(
+    pairs: DataFrame, table: DataFrame, sides: Mapping[str, tuple[str, str]], similarity: Column
+) -> DataFrame:
+    """``i, j, sim``: ``table``'s rows of both items joined onto ``pairs``, then scored.
+
+    ``sides`` renames each column of ``table`` for the ``i`` item and the ``j`` item
+    (``{"v": ("vi", "vj")}``); ``similarity`` is an expression over those names.
+    """
+    left = table.select(
+        F.col("doc_id").alias("i"), *(F.col(c).alias(a) for c, (a, _) in sides.items())
+    )
+    right = table.select(
+        F.col("doc_id").alias("j"), *(F.col(c).alias(b) for c, (_, b) in sides.items())
+    )
+    return pairs.join(left, "i").join(right, "j").select("i", "j", similarity.alias("sim"))
 
 
 def intra_list_diversity(lists: DataFrame, sim_of) -> DataFrame:

@@ -95,13 +95,27 @@ def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, 
         >>> parse_mapping("query_id=uid, doc_id=iid", "run")
         {'query_id': 'uid', 'doc_id': 'iid'}
     """
-    pairs = split_mapping(text, f"{kind} column mapping")
     allowed = REQUIRED[kind] + OPTIONAL[kind]
+    return mapping_onto(text, allowed, f"{kind} column mapping", f"{kind} columns")
+
+
+def mapping_onto(
+    text: str | Mapping[str, str] | None, allowed: Sequence[str], label: str, what: str
+) -> dict[str, str]:
+    """``canonical=source`` pairs whose canonical names are all in ``allowed``.
+
+    A ConfigError names ``label`` (the option) and lists the canonical ``what``.
+
+    Example:
+        >>> mapping_onto("user_id=uid", ("user_id", "item_id"), "--columns", "columns")
+        {'user_id': 'uid'}
+    """
+    pairs = split_mapping(text, label)
     unknown = sorted(set(pairs) - set(allowed))
     if unknown:
         raise ConfigError(
-            f"{kind} column mapping names unknown column(s) {', '.join(unknown)}; "
-            f"canonical {kind} columns are: {', '.join(allowed)}"
+            f"{label} names unknown column(s) {', '.join(unknown)}; "
+            f"canonical {what} are: {', '.join(allowed)}"
         )
     return pairs
 

@@ -22,14 +22,7 @@ from typing import TYPE_CHECKING
 
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
-from sparkeval.io.readers import (
-    _bad_line,
-    _read_table,
-    _trec_lines,
-    check_exists,
-    detect_format,
-    id_column,
-)
+from sparkeval.io import readers
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -59,7 +52,7 @@ def pairs_frame(table, source: str):
             f"{source}: missing column(s) {', '.join(repr(c) for c in missing)}; "
             f"columns are: {', '.join(table.columns)}"
         )
-    a, b = id_column("doc_a"), id_column("doc_b")
+    a, b = readers.id_column("doc_a"), readers.id_column("doc_b")
     which = F.when(_missing_id(a), F.lit("doc_a")).otherwise(F.lit("doc_b"))
     message = F.concat(
         F.lit(f"{source}: pair row with a missing or empty "),
@@ -77,8 +70,8 @@ def pairs_frame(table, source: str):
 def _read_text_pairs(spark: SparkSession, path: str):
     from pyspark.sql import functions as F
 
-    rows = _trec_lines(spark, path)
-    bad = _bad_line(
+    rows = readers._trec_lines(spark, path)
+    bad = readers._bad_line(
         path, F.size("_f") < 2, "expected two whitespace separated doc ids 'doc_a doc_b'"
     )
     return rows.select(
@@ -94,11 +87,11 @@ def read_pairs(spark: SparkSession, path: str, fmt: str | None = None):
     An empty input is allowed (no pairs: every measure is as without pairs).
     ``fmt`` ``trec`` means whitespace-separated text.
     """
-    check_exists(path)
-    fmt = detect_format(path, fmt)
+    readers.check_exists(path)
+    fmt = readers.detect_format(path, fmt)
     if fmt == "trec":
         return _read_text_pairs(spark, path)
-    return pairs_frame(_read_table(spark, path, fmt), path)
+    return pairs_frame(readers.read_table(spark, path, fmt), path)
 
 
 __all__ = ["PAIR_COLUMNS", "pairs_frame", "read_pairs"]

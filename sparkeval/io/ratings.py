@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from sparkeval.engine.formats import BAD
-from sparkeval.errors import ConfigError, InputError
-from sparkeval.io.columns import RATING_ALIASES, match_columns, split_mapping
-from sparkeval.io.readers import _read_table, _trec_lines, check_exists, detect_format
+from sparkeval.errors import InputError
+from sparkeval.io.columns import RATING_ALIASES, mapping_onto, match_columns
+from sparkeval.io.readers import _trec_lines, check_exists, detect_format, read_table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -45,14 +45,7 @@ def parse_columns(text: str | Mapping[str, str] | None) -> dict[str, str]:
         >>> parse_columns("user_id=uid, rating=stars")
         {'user_id': 'uid', 'rating': 'stars'}
     """
-    pairs = split_mapping(text, "--columns")
-    unknown = sorted(set(pairs) - set(ALIASES))
-    if unknown:
-        raise ConfigError(
-            f"--columns names unknown column(s) {', '.join(unknown)}; "
-            f"canonical columns are: {', '.join(ALIASES)}"
-        )
-    return pairs
+    return mapping_onto(text, tuple(ALIASES), "--columns", "columns")
 
 
 def resolve(available: list[str], kind: str, mapping: Mapping[str, str], source: str) -> dict:
@@ -144,7 +137,7 @@ def read_ratings(
     if fmt == "trec":
         df = _read_text(spark, path, kind)
     else:
-        df = canonical_ratings(_read_table(spark, path, fmt), kind, parse_columns(columns), path)
+        df = canonical_ratings(read_table(spark, path, fmt), kind, parse_columns(columns), path)
     if df.first() is None:
         raise InputError(f"{path}: no {kind} rows (the input is empty)")
     return df

@@ -159,7 +159,13 @@ def read_trec_qrels(spark: SparkSession, path: str):
     )
 
 
-def _read_table(spark: SparkSession, path: str, fmt: str):
+def read_table(spark: SparkSession, path: str, fmt: str, infer_types: bool = False):
+    """A Parquet, CSV/TSV (with a header row) or JSON Lines table as Spark reads it.
+
+    CSV fields are strings unless ``infer_types`` (then Spark infers numbers, as the
+    LSH and diversity inputs want). An unreadable Parquet file or a JSON line that is
+    not an object is an InputError naming the file (and line).
+    """
     if fmt == "parquet":
         try:
             return spark.read.parquet(path)
@@ -167,6 +173,7 @@ def _read_table(spark: SparkSession, path: str, fmt: str):
             raise InputError(f"{path}: cannot read as Parquet ({_first_line(exc)})") from exc
     if fmt in ("csv", "tsv"):
         reader = spark.read.option("header", "true").option("mode", "PERMISSIVE")
+        reader = reader.option("inferSchema", "true" if infer_types else "false")
         return reader.option("sep", "\t" if fmt == "tsv" else ",").csv(path)
     try:
         return spark.read.option("mode", "FAILFAST").json(path)
@@ -305,7 +312,7 @@ def read_run(
     if fmt == "trec":
         df, run_ids = read_trec_run(spark, path)
         return RunInput(path, df, run_ids)
-    table = _read_table(spark, path, fmt)
+    table = read_table(spark, path, fmt)
     cols = resolve_columns(table.columns, "run", parse_mapping(columns, "run"), path)
     if "run_id" in cols:
         run_col = id_column(cols["run_id"])
@@ -332,7 +339,7 @@ def read_qrels(
     fmt = detect_format(path, fmt)
     if fmt == "trec":
         return read_trec_qrels(spark, path)
-    table = _read_table(spark, path, fmt)
+    table = read_table(spark, path, fmt)
     cols = resolve_columns(table.columns, "qrels", parse_mapping(columns, "qrels"), path)
     grade, bad = numeric_column(
         table, path, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=True

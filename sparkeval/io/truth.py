@@ -26,13 +26,13 @@ from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import QRELS_ALIASES, parse_mapping, resolve_columns
 from sparkeval.io.readers import (
     _bad_line,
-    _read_table,
     _trec_lines,
     check_exists,
     detect_format,
     id_column,
     numeric_column,
     read_qrels,
+    read_table,
 )
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def read_truth(
     fmt = detect_format(path, fmt)
     if fmt == "trec":
         return _read_trec_truth(spark, path, rule)
-    df = truth_to_qrels(_read_table(spark, path, fmt), rule, columns, path)
+    df = truth_to_qrels(read_table(spark, path, fmt), rule, columns, path)
     if df.first() is None:
         raise InputError(f"{path}: no truth rows (the input is empty)")
     return df

@@ -8,6 +8,7 @@ needs it, runs it, prints its result and turns the outcome into the exit code.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TextIO, TypeVar
@@ -18,6 +19,31 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 C = TypeVar("C", bound=JobConfig)
+
+
+def spark_job(target: str) -> Callable[[SparkSession | None, Any], Any]:
+    """The ``run`` of a Spark command whose body lives in ``target``, ``"module:function"``.
+
+    The body, ``function(spark, config)``, is imported on the first call, so that
+    building a command's parser imports no pyspark; the runner always passes it a
+    session.
+
+    Example:
+        >>> run = spark_job("sparkeval.diversity.job:run_diversity")
+        >>> run.__qualname__
+        'run_diversity'
+    """
+    module_name, _, function_name = target.partition(":")
+
+    def run(spark: SparkSession | None, config: Any) -> Any:
+        if spark is None:
+            raise TypeError(f"{target} runs on Spark: give it a SparkSession")
+        body = getattr(importlib.import_module(module_name), function_name)
+        return body(spark, config)
+
+    run.__qualname__ = run.__name__ = function_name
+    run.__doc__ = f"Run ``{target}`` on the session (imported on first use)."
+    return run
 
 
 def _nothing_to_print(result: Any, config: Any, stdout: TextIO) -> None:

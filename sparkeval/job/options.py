@@ -76,6 +76,15 @@ def option(
     return dataclasses.field(default=default, metadata={_META: meta})
 
 
+def input_path(help: str, default: Any = MISSING) -> Any:
+    """An option naming a file or directory the command reads (``--key PATH``).
+
+    Relative paths in a config file are relative to the file's directory; a list
+    type (``tuple[str, ...]``) takes several.
+    """
+    return option(default, help=help, metavar="PATH", path=True)
+
+
 _NAMES = {type(None): "null", dict: "dict", list: "list"}
 
 

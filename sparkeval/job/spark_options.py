@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparkeval.job.config import JobConfig
-from sparkeval.job.options import option
+from sparkeval.job.options import input_path, option
 
 
 def _spark_settings(values: Mapping[str, Any]) -> dict[str, str]:
@@ -41,3 +41,16 @@ class OutputJobConfig(SparkJobConfig):
         from sparkeval.output import check_output_path
 
         check_output_path(self.out, self.input_paths(), self.overwrite)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunListsConfig(OutputJobConfig):
+    """A command that reads one run's ranked lists: ``--run`` and ``--run-id``."""
+
+    run: str = input_path(
+        "run table (Parquet/CSV/TSV/JSONL) or TREC run file: a ranked list per user"
+    )
+    run_id: str | None = option(None, help="run to use when the table holds several")
+
+    def input_paths(self) -> list[str]:
+        return [self.run]

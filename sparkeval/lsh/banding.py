@@ -11,12 +11,13 @@ lies below the verification threshold T and P(T) reaches a recall target.
 
 Example:
     >>> p = choose_bands(0.8, num_perm=128, recall=0.99)
-    >>> (p.bands, p.rows), round(p.recall_at_threshold, 4)
+    >>> (p.bands, p.rows), round(p.estimated_recall_at_threshold, 4)
     ((21, 6), 0.9983)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -59,7 +60,7 @@ class BandParams:
         rows: signature rows per band r.
         num_perm: signature length the bands are cut from.
         threshold: the verification (Jaccard) threshold T.
-        recall_at_threshold: P(T), the chance that a pair exactly at T is a candidate;
+        estimated_recall_at_threshold: P(T), the chance that a pair exactly at T is a candidate;
             pairs above T are found at least as often.
         lsh_threshold: (1/b)^(1/r), where the S-curve is steepest (below T).
         chosen: ``"auto"`` when picked for the recall target, ``"explicit"`` when given.
@@ -69,20 +70,13 @@ class BandParams:
     rows: int
     num_perm: int
     threshold: float
-    recall_at_threshold: float
+    estimated_recall_at_threshold: float
     lsh_threshold: float
     chosen: str
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "bands": self.bands,
-            "rows": self.rows,
-            "num_perm": self.num_perm,
-            "threshold": self.threshold,
-            "estimated_recall_at_threshold": self.recall_at_threshold,
-            "lsh_threshold": self.lsh_threshold,
-            "chosen": self.chosen,
-        }
+        """The fields by name, as a summary reports them."""
+        return dataclasses.asdict(self)
 
 
 def check_threshold(threshold: float | str, name: str = "threshold") -> float:
@@ -110,7 +104,7 @@ def choose_bands(
     Automatic choice: among all (b, r) with b*r <= num_perm and P(T) >= recall, the
     one with the least expected candidate mass below T (the integral of P(s) over
     [0, T)), i.e. the fewest wasted verifications. If no pair reaches the target
-    the one with the highest P(T) is taken (``recall_at_threshold`` says so).
+    the one with the highest P(T) is taken (``estimated_recall_at_threshold`` says so).
 
     Args:
         threshold: verification Jaccard threshold T in (0, 1].

@@ -19,6 +19,7 @@ Example (members 3, 1, 2 share one bucket):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -76,14 +77,8 @@ class BucketStats:
     bucket_pairs: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "buckets_shared": self.buckets_shared,
-            "largest_bucket": self.largest_bucket,
-            "skipped_buckets": self.skipped_buckets,
-            "skipped_members": self.skipped_members,
-            "skipped_pairs": self.skipped_pairs,
-            "bucket_pairs": self.bucket_pairs,
-        }
+        """The fields by name, as a summary reports them."""
+        return dataclasses.asdict(self)
 
 
 def shared_buckets(rows: DataFrame, id_col: str, max_bucket: int | None) -> DataFrame:
@@ -102,21 +97,14 @@ def bucket_stats(buckets: DataFrame) -> BucketStats:
     """Collect the one-row statistics of :func:`shared_buckets` output."""
     pairs = F.col("n") * (F.col("n") - 1) / 2
     row = buckets.agg(
-        F.count(F.lit(1)).alias("shared"),
-        F.coalesce(F.max("n"), F.lit(0)).alias("largest"),
-        F.sum(F.when(~F.col("kept"), 1).otherwise(0)).alias("skipped"),
+        F.count(F.lit(1)).alias("buckets_shared"),
+        F.coalesce(F.max("n"), F.lit(0)).alias("largest_bucket"),
+        F.sum(F.when(~F.col("kept"), 1).otherwise(0)).alias("skipped_buckets"),
         F.sum(F.when(~F.col("kept"), F.col("n")).otherwise(0)).alias("skipped_members"),
         F.sum(F.when(~F.col("kept"), pairs).otherwise(0)).alias("skipped_pairs"),
-        F.sum(F.when(F.col("kept"), pairs).otherwise(0)).alias("kept_pairs"),
+        F.sum(F.when(F.col("kept"), pairs).otherwise(0)).alias("bucket_pairs"),
     ).collect()[0]
-    return BucketStats(
-        buckets_shared=int(row["shared"] or 0),
-        largest_bucket=int(row["largest"] or 0),
-        skipped_buckets=int(row["skipped"] or 0),
-        skipped_members=int(row["skipped_members"] or 0),
-        skipped_pairs=int(row["skipped_pairs"] or 0),
-        bucket_pairs=int(row["kept_pairs"] or 0),
-    )
+    return BucketStats(**{f.name: int(row[f.name] or 0) for f in dataclasses.fields(BucketStats)})
 
 
 def candidate_pairs(buckets: DataFrame) -> DataFrame:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -31,13 +31,13 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.commands._tables import _read_table, normalise_columns
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import DOC_ALIASES
-from sparkeval.lsh.banding import check_threshold, choose_bands
-from sparkeval.lsh.candidates import DEFAULT_MAX_BUCKET, bucket_report, check_max_bucket
+from sparkeval.io.lists import normalise_columns, read_typed_table
+from sparkeval.lsh.banding import check_threshold
+from sparkeval.lsh.candidates import bucket_report, check_max_bucket
 from sparkeval.lsh.clusters import components
-from sparkeval.lsh.minhash import DEFAULT_SCHEME, MinHasher
+from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
 from sparkeval.lsh.shingles import check_shingles, shingles
 from sparkeval.lsh.simhash import (
     FINGERPRINT_BITS,
@@ -46,7 +46,10 @@ from sparkeval.lsh.simhash import (
     similar_fingerprints,
 )
 from sparkeval.lsh.similar import SimilarSets, similar_sets
-from sparkeval.output import atomic_output_dir, check_output_path, write_json, write_parquet
+from sparkeval.output import atomic_output_dir, write_json, write_parquet
+
+if TYPE_CHECKING:
+    from sparkeval.commands.near_duplicates import NearDuplicatesConfig
 
 METHODS: tuple[str, ...] = ("minhash", "simhash")
 
@@ -101,15 +104,16 @@ def find_near_duplicates(
     *,
     shingle: str = "word",
     k: int = 3,
-    num_perm: int = 128,
-    bands: int | None = None,
-    rows: int | None = None,
-    seed: int = 1,
-    recall: float = 0.99,
-    max_bucket: int | None = DEFAULT_MAX_BUCKET,
-    scheme: str = DEFAULT_SCHEME,
+    lsh: LshOptions = DEFAULT_LSH,
 ) -> tuple[SimilarSets, dict[str, Any]]:
     """Near-duplicate pairs of a docs DataFrame (``doc_id`` + ``text`` or ``tokens``).
+
+    Args:
+        docs: ``doc_id`` and ``text``, or ``doc_id`` and ``tokens`` (+ ``weights``).
+        method: ``minhash`` (Jaccard >= threshold) or ``simhash`` (Hamming <= threshold).
+        threshold: a Jaccard in (0, 1], or a Hamming distance / similarity for SimHash.
+        shingle: the unit of a text shingle; ``k`` units per shingle.
+        lsh: the MinHash signature and banding, and the bucket cap (both methods).
 
     Returns:
         ``(result, parameters)``; ``result.pairs`` has ``doc_a, doc_b`` and the
@@ -117,7 +121,7 @@ def find_near_duplicates(
     """
     if method not in METHODS:
         raise ConfigError(f"--method must be one of {', '.join(METHODS)}; got {method!r}")
-    cap = check_max_bucket(max_bucket)
+    cap = check_max_bucket(lsh.max_bucket)
     table, has_weights = doc_shingles(docs, shingle, k)
     parameters: dict[str, Any] = {
         "method": method,
@@ -127,14 +131,11 @@ def find_near_duplicates(
         "weights": has_weights,
     }
     if method == "minhash":
-        params = choose_bands(threshold, num_perm=num_perm, recall=recall, bands=bands, rows=rows)
-        hasher = MinHasher(num_perm=num_perm, seed=seed, scheme=scheme)
-        result = similar_sets(table, threshold, hasher, params, "doc_id", "shingles", cap)
+        params = lsh.banding(threshold)
+        result = similar_sets(table, threshold, lsh.hasher(), params, "doc_id", "shingles", cap)
         parameters.update(
             threshold=params.threshold,
-            num_perm=num_perm,
-            seed=seed,
-            scheme=scheme,
+            **lsh.signature(),
             **{f"banding_{key}": value for key, value in params.as_dict().items()},
         )
         cols = [F.col("jaccard")]
@@ -178,25 +179,21 @@ def write_clusters(pairs_path: Path, clusters_path: Path) -> dict[str, int]:
     }
 
 
-def run_near_duplicates(
-    spark: SparkSession,
-    docs_path: str,
-    out: str,
-    method: str,
-    threshold: float | int | str,
-    *,
-    overwrite: bool = False,
-    **options: Any,
-) -> dict[str, Any]:
+def run_near_duplicates(spark: SparkSession, config: NearDuplicatesConfig) -> dict[str, Any]:
     """Read docs, find near-duplicate pairs and clusters, write them; returns the summary."""
-    check_output_path(out, [docs_path], overwrite)
-    if method == "minhash":
-        check_threshold(threshold, "--threshold")
+    config.preflight()
+    if config.method == "minhash":
+        check_threshold(config.threshold, "--threshold")
     start = time.perf_counter()
-    docs = normalise_columns(_read_table(spark, docs_path), DOC_ALIASES, ("doc_id",), docs_path)
-    result, parameters = find_near_duplicates(docs, method, threshold, **options)
+    docs_path = config.docs
+    docs = normalise_columns(
+        read_typed_table(spark, docs_path), DOC_ALIASES, ("doc_id",), docs_path
+    )
+    result, parameters = find_near_duplicates(
+        docs, config.method, config.threshold, shingle=config.shingle, k=config.k, lsh=config
+    )
     try:
-        with atomic_output_dir(out) as staging:
+        with atomic_output_dir(config.out) as staging:
             write_start = time.perf_counter()
             write_parquet(result.pairs, staging / "pairs.parquet")
             cluster_counts = write_clusters(staging / "pairs.parquet", staging / "clusters.parquet")

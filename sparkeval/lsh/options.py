@@ -1,19 +1,25 @@
-"""The MinHash LSH options that ``similar-users`` and ``near-duplicates`` share, declared once."""
+"""The MinHash LSH options that ``similar-users`` and ``near-duplicates`` share, declared once.
+
+:class:`LshOptions` is both a part of those commands' configs and the settings object
+the search functions take (``find_similar_users(run, 0.8, lsh=LshOptions(num_perm=256))``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from sparkeval.errors import ConfigError
 from sparkeval.job.options import option
-from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.lsh.candidates import DEFAULT_MAX_BUCKET
-from sparkeval.lsh.minhash import DEFAULT_SCHEME, SCHEMES
+from sparkeval.lsh.minhash import DEFAULT_SCHEME, SCHEMES, MinHasher
+
+if TYPE_CHECKING:
+    from sparkeval.lsh.banding import BandParams
 
 
 @dataclass(frozen=True, kw_only=True)
-class LshConfig(OutputJobConfig):
+class LshOptions:
     """Signature length, banding, seed, scheme and the hot-bucket cap of MinHash LSH."""
 
     num_perm: int = option(128, help="MinHash signature length (default 128)")
@@ -38,15 +44,31 @@ class LshConfig(OutputJobConfig):
         f"(default {DEFAULT_MAX_BUCKET}; 0 = no cap)",
     )
 
-    def validate(self) -> Self:
+    def check_lsh(self) -> Self:
+        """The counts are whole numbers >= 1 (a ConfigError naming the key otherwise)."""
         for key in ("num_perm", "bands", "rows"):
             check_positive(getattr(self, key), key)
         return self
 
-    def lsh_values(self) -> dict[str, Any]:
-        """The LSH options as keyword arguments of the search functions."""
-        names = ("num_perm", "bands", "rows", "seed", "recall", "max_bucket", "scheme")
-        return {name: getattr(self, name) for name in names}
+    def banding(self, threshold: float | str) -> BandParams:
+        """Bands x rows for ``threshold``: the given ones, else chosen for ``recall``."""
+        from sparkeval.lsh.banding import choose_bands
+
+        return choose_bands(
+            threshold, num_perm=self.num_perm, recall=self.recall, bands=self.bands, rows=self.rows
+        )
+
+    def hasher(self) -> MinHasher:
+        """The MinHash signature function of these options."""
+        return MinHasher(num_perm=self.num_perm, seed=self.seed, scheme=self.scheme)
+
+    def signature(self) -> dict[str, Any]:
+        """The signature's settings as a summary reports them."""
+        return {"num_perm": self.num_perm, "seed": self.seed, "scheme": self.scheme}
+
+
+#: the defaults of every option (the search functions' default settings)
+DEFAULT_LSH = LshOptions()
 
 
 def check_positive(value: int | None, key: str) -> None:

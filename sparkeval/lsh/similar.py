@@ -184,21 +184,16 @@ def similar_sets(
     cached.append(groups)
     counts = clean.agg(
         F.count(F.lit(1)).alias("sets"),
-        F.sum(F.when(F.size("items") == 0, 1).otherwise(0)).alias("empty"),
+        F.sum(F.when(F.size("items") == 0, 1).otherwise(0)).alias("empty_sets"),
     ).collect()[0]
     gstats = groups.agg(
-        F.count(F.lit(1)).alias("distinct"),
+        F.count(F.lit(1)).alias("distinct_sets"),
         F.sum(F.when(F.col("m") >= 2, 1).otherwise(0)).alias("identical_groups"),
         F.sum(F.col("m") * (F.col("m") - 1) / 2).alias("identical_pairs"),
-        F.max("m").alias("largest_group"),
+        F.max("m").alias("largest_identical_group"),
     ).collect()[0]
     stats.update(
-        sets=int(counts["sets"] or 0),
-        empty_sets=int(counts["empty"] or 0),
-        distinct_sets=int(gstats["distinct"] or 0),
-        identical_groups=int(gstats["identical_groups"] or 0),
-        identical_pairs=int(gstats["identical_pairs"] or 0),
-        largest_identical_group=int(gstats["largest_group"] or 0),
+        {name: int(value or 0) for name, value in (counts.asDict() | gstats.asDict()).items()}
     )
     start = _timed(stats, "collapse_identical", start)
 

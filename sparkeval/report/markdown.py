@@ -14,15 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from sparkeval.report.common import (
-    MARK_RANDOMIZATION,
-    MARK_TTEST,
-    flatten,
-    fmt_delta,
-    fmt_num,
-    fmt_p,
-    significance,
-)
+from sparkeval.report import common
 
 
 def _cell(text: Any) -> str:
@@ -57,21 +49,21 @@ def render_markdown(
     if len(comparison):
         rows = []
         for rec in comparison.to_dict("records"):
-            marks, direction = significance(rec, alpha)
+            marks, direction = common.significance(rec, alpha)
             arrow = {"better": " ▲", "worse": " ▼"}.get(direction, "")
-            delta = fmt_delta(rec["delta"]) + (f" {marks}" if marks else "") + arrow
+            delta = common.fmt_delta(rec["delta"]) + (f" {marks}" if marks else "") + arrow
             if direction:
                 delta = f"**{delta}**"
             rows.append(
                 [
                     rec["run_id"],
                     rec["measure"],
-                    fmt_num(rec["mean"]),
-                    fmt_num(rec["baseline_mean"]),
+                    common.fmt_num(rec["mean"]),
+                    common.fmt_num(rec["baseline_mean"]),
                     delta,
-                    f"[{fmt_delta(rec['ci_low'])}, {fmt_delta(rec['ci_high'])}]",
-                    fmt_p(rec["p_ttest_holm"]),
-                    fmt_p(rec["p_randomization_holm"]),
+                    f"[{common.fmt_delta(rec['ci_low'])}, {common.fmt_delta(rec['ci_high'])}]",
+                    common.fmt_p(rec["p_ttest_holm"]),
+                    common.fmt_p(rec["p_randomization_holm"]),
                     f"{int(rec['wins'])}/{int(rec['ties'])}/{int(rec['losses'])}",
                     str(int(rec["n_queries"])),
                     str(
@@ -99,7 +91,7 @@ def render_markdown(
         )
         lines += [
             "",
-            f"{MARK_RANDOMIZATION} randomization test, {MARK_TTEST} paired t-test: "
+            f"{common.MARK_RANDOMIZATION} randomization test, {common.MARK_TTEST} paired t-test: "
             f"Holm-adjusted p < {alpha:g}; ▲/▼ significant improvement/deterioration. "
             f"CI: {(1 - alpha) * 100:g}% percentile bootstrap of the mean Δ.",
             "",
@@ -110,12 +102,12 @@ def render_markdown(
         rows = [
             [
                 run,
-                fmt_num(i["mean"].get("overlap"), 2),
-                fmt_num(i["mean"].get("kendall_tau")),
-                fmt_num(i["mean"].get("spearman_rho")),
-                fmt_num(i["mean"].get("jaccard_at_k")),
-                fmt_num(i["mean"].get("rbo")),
-                fmt_num(i["mean"].get("footrule"), 2),
+                common.fmt_num(i["mean"].get("overlap"), 2),
+                common.fmt_num(i["mean"].get("kendall_tau")),
+                common.fmt_num(i["mean"].get("spearman_rho")),
+                common.fmt_num(i["mean"].get("jaccard_at_k")),
+                common.fmt_num(i["mean"].get("rbo")),
+                common.fmt_num(i["mean"].get("footrule"), 2),
             ]
             for run, i in sorted(rd.get("runs", {}).items())
         ]
@@ -130,10 +122,10 @@ def render_markdown(
         rows = [
             [
                 run,
-                fmt_num(i.get("entropy")),
+                common.fmt_num(i.get("entropy")),
                 str(i.get("items")),
-                fmt_num(vs.get(run, {}).get("js")),
-                fmt_num(vs.get(run, {}).get("kl_run_baseline")),
+                common.fmt_num(vs.get(run, {}).get("js")),
+                common.fmt_num(vs.get(run, {}).get("kl_run_baseline")),
             ]
             for run, i in sorted(exp.get("runs", {}).items())
         ]
@@ -143,7 +135,7 @@ def render_markdown(
         lines.append("")
     for title, payload in (extras or {}).items():
         lines += [f"### {title}", ""]
-        lines += _table(["key", "value"], [[k, v] for k, v in flatten(payload, limit=120)])
+        lines += _table(["key", "value"], [[k, v] for k, v in common.flatten(payload, limit=120)])
         lines.append("")
     for note in summary.get("notes", []):
         lines.append(f"> {note}")

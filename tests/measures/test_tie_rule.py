@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 import sparkeval
-from sparkeval.commands._tables import top_k
 from sparkeval.compare.pipeline import with_tie_broken_rank
 from sparkeval.compare.rank_distance import order_by_score_then_docid_desc
+from sparkeval.io.lists import top_k
 from sparkeval.lsh.similar_users import user_sets
 
 pytestmark = pytest.mark.spark

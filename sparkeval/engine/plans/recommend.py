@@ -17,7 +17,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.plans.spark_engine import Evaluation, evaluate
@@ -101,29 +101,14 @@ def evaluate_plan(
     plan: CompatPlan,
     run_df: DataFrame | None,
     qrels_df: DataFrame | None,
-    *,
-    rel_level: int = 1,
-    depth: int | None = None,
-    names: str = "canonical",
-    run_ids: Sequence[str] | None = None,
-    buckets: int | None = None,
-    near_duplicates=None,
-    direct=None,
+    **options: Any,
 ) -> Evaluation:
-    """Run the engine for a resolved plan and record the plan in the report."""
-    evaluation = evaluate(
-        spark,
-        run_df,
-        qrels_df,
-        plan.measures,
-        queries=plan.queries,
-        rel_level=rel_level,
-        depth=depth,
-        names=names,
-        run_ids=run_ids,
-        buckets=buckets,
-        near_duplicates=near_duplicates,
-        direct=direct,
-    )
+    """Run the engine for a resolved plan and record the plan in the report.
+
+    The plan gives the measures and the query policy; ``options`` are the other
+    keyword arguments of :func:`~sparkeval.engine.plans.spark_engine.evaluate`
+    (``rel_level``, ``depth``, ``names``, ``run_ids``, ``buckets``, ...).
+    """
+    evaluation = evaluate(spark, run_df, qrels_df, plan.measures, queries=plan.queries, **options)
     evaluation.report["compat"] = plan.describe()
     return evaluation

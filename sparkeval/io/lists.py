@@ -1,18 +1,15 @@
-"""Reading the input tables of the LSH and diversity commands.
+"""Tables read as typed lists: the runs, training data, item features and docs of the
+LSH and diversity commands.
 
-Inputs are Parquet (a file or a directory), CSV/TSV with a header row, or JSON lines,
-chosen by the path's extension (a directory is read as Parquet); a run may also be a
-TREC run file (``qid Q0 docno rank score tag``, any other extension, read like
-``sparkeval evaluate`` reads it). Column names are
-matched case-insensitively against a few common aliases, so a recommender table
-``userID, itemID, prediction`` reads as ``query_id, doc_id, score``.
-
-Column names come from the one alias table, :mod:`sparkeval.io.columns`.
+They are read by the one table reader (:func:`sparkeval.io.readers.read_table`, the
+same format detection and errors as every input) with CSV types inferred; a run may
+also be a TREC run file (``qid Q0 docno rank score tag``, read like ``sparkeval
+evaluate`` reads it). Column names are matched case-insensitively against the one
+alias table, :mod:`sparkeval.io.columns`, so a recommender table ``userID, itemID,
+prediction`` reads as ``query_id, doc_id, score``.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -22,39 +19,22 @@ from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import RUN_ALIASES, match_columns
 from sparkeval.io.locate import with_line_number
-from sparkeval.io.readers import TABLE_SUFFIXES, read_trec_run
-
-#: table formats by extension: the same detection as every other reader's
-_FORMATS = TABLE_SUFFIXES
+from sparkeval.io.readers import check_exists, detect_format, read_table, read_trec_run
 
 
-def _read_table(spark: SparkSession, path: str) -> DataFrame:
-    """Read a Parquet/CSV/TSV/JSONL table; the format comes from the extension.
+def read_typed_table(spark: SparkSession, path: str) -> DataFrame:
+    """A Parquet/CSV/TSV/JSONL table with CSV types inferred; the format from the path.
 
     Raises:
-        InputError: the path does not exist or has an unknown extension.
+        InputError: the path does not exist or is not a table (TREC text, say).
     """
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"input {path} does not exist")
-    fmt = "parquet" if p.is_dir() else _FORMATS.get(p.suffix.lower())
-    if fmt is None:
+    check_exists(path)
+    fmt = detect_format(path)
+    if fmt == "trec":
         raise InputError(
-            f"input {path}: unknown format {p.suffix!r}; expected a Parquet file or directory, "
-            ".csv, .tsv or .jsonl"
+            f"{path}: not a table; expected a Parquet file or directory, .csv, .tsv or .jsonl"
         )
-    if fmt == "parquet":
-        return spark.read.parquet(str(p))
-    if fmt in ("csv", "tsv"):
-        return spark.read.csv(
-            str(p), header=True, inferSchema=True, sep="\t" if fmt == "tsv" else ","
-        )
-    return spark.read.json(str(p))  # jsonl
-
-
-def _is_trec_run(path: str) -> bool:
-    p = Path(path)
-    return p.is_file() and p.suffix.lower() not in _FORMATS
+    return read_table(spark, path, fmt, infer_types=True)
 
 
 def _read_trec_run(spark: SparkSession, path: str) -> DataFrame:
@@ -98,7 +78,9 @@ def read_run_table(
         InputError: missing columns, or the same item twice in one user's list.
     """
     required = ("query_id", "doc_id", "score") if require_score else ("query_id", "doc_id")
-    table = _read_trec_run(spark, path) if _is_trec_run(path) else _read_table(spark, path)
+    check_exists(path)
+    is_trec = detect_format(path) == "trec"
+    table = _read_trec_run(spark, path) if is_trec else read_typed_table(spark, path)
     run = normalise_columns(table, RUN_ALIASES, required, path)
     if "run_id" in run.columns:
         if run_id is not None:

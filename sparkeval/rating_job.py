@@ -1,0 +1,56 @@
+"""The ``rating-errors`` job body: read predictions and truth, evaluate, write.
+
+The command is :mod:`sparkeval.commands.rating_errors`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from sparkeval.engine.plans.rating_engine import rating_errors
+from sparkeval.io.ratings import parse_columns, read_ratings
+from sparkeval.job.runner import log
+from sparkeval.output import atomic_output_dir, write_json, write_parquet
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from sparkeval.commands.rating_errors import RatingErrorsConfig
+    from sparkeval.engine.plans.rating_engine import RatingEvaluation
+
+
+def run_rating_errors(spark: SparkSession, config: RatingErrorsConfig) -> RatingEvaluation:
+    """Read, evaluate and write ``per_user.parquet`` and ``summary.json`` all or nothing.
+
+    The returned evaluation's per-user values stay cached until ``unpersist()``.
+    """
+    config.preflight()
+    started = time.time()
+    columns = parse_columns(config.columns)
+    pred = read_ratings(spark, config.predictions, "predictions", config.format, columns)
+    truth = read_ratings(spark, config.truth, "truth", config.format, columns)
+    evaluation = rating_errors(
+        spark,
+        pred,
+        truth,
+        config.measure_names(),
+        missing=config.missing,
+        buckets=config.buckets,
+    )
+    try:
+        report = dict(evaluation.report)
+        report["inputs"] = {"predictions": config.predictions, "truth": config.truth}
+        with atomic_output_dir(config.out) as staging:
+            write_parquet(
+                evaluation.per_user.orderBy("user_id", "_order").drop("_order"),
+                staging / "per_user.parquet",
+            )
+            report["seconds"] = round(time.time() - started, 3)
+            write_json(staging / "summary.json", report)
+    except BaseException:
+        evaluation.unpersist()
+        raise
+    evaluation.report = report
+    log(f"results in {config.out} (per_user.parquet, summary.json)")
+    return evaluation
