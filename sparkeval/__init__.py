@@ -20,9 +20,10 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from sparkeval.engine.api import evaluate
     from sparkeval.engine.plans.rating_engine import RatingEvaluation, rating_errors
     from sparkeval.engine.plans.recommend import evaluate_recommendations
-    from sparkeval.engine.plans.spark_engine import Evaluation, evaluate
+    from sparkeval.engine.plans.spark_engine import Evaluation
 
 __version__ = "0.1.0"
 __all__ = [
@@ -38,7 +39,7 @@ __all__ = [
 #: submodule (as every Python worker does) does not import pandas and the whole API
 _API = {
     "Evaluation": "sparkeval.engine.plans.spark_engine",
-    "evaluate": "sparkeval.engine.plans.spark_engine",
+    "evaluate": "sparkeval.engine.api",
     "RatingEvaluation": "sparkeval.engine.plans.rating_engine",
     "rating_errors": "sparkeval.engine.plans.rating_engine",
     "evaluate_recommendations": "sparkeval.engine.plans.recommend",

@@ -40,20 +40,24 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.evaluation_report import as_measures, build_report
 from sparkeval.engine.formats import (
     BAD,
     DUPLICATE_FLAG,
     RUN_CODE,
     SHIPPED_VALUE,
     measure_column,
-    undefined_count_key,
-    value_sum_key,
 )
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
 from sparkeval.engine.transport.per_query_writer import write_per_query
-from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, per_query_indexes
+from sparkeval.engine.worker.assemble import (
+    EvalOptions,
+    evaluate_tables,
+    per_query_indexes,
+    undefined_as_null,
+)
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
@@ -61,7 +65,6 @@ from sparkeval.io.direct import DirectPlan, NotDirect
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import id_column, numeric_column
 from sparkeval.measures import Measure
-from sparkeval.measures.names import parse_measures
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -202,15 +205,6 @@ def wide_frame(blobs, n_measures: int):
     return blobs.mapInArrow(decode, schema=_wide_schema(n_measures))
 
 
-def _as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
-    if isinstance(measures, str):
-        return parse_measures(measures)
-    items = list(measures)
-    if all(isinstance(m, Measure) for m in items):
-        return list(items)  # type: ignore[arg-type]
-    return parse_measures([m.name if isinstance(m, Measure) else m for m in items])
-
-
 def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
     """Canonical columns and types; rows from the readers already carry ``_bad``.
 
@@ -286,7 +280,6 @@ def _shipped(run_df: DataFrame, qrels_df: DataFrame, run_ids: Sequence[str]):
 
 def _split_shipped(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     """(run table, qrels table) from the shipped rows of one partition."""
-    import pyarrow.compute as pc
 
     is_qrels = pc.fill_null(pc.equal(rows.column(RUN_CODE), _QRELS_ROW), False)
     run = rows.filter(pc.invert(is_qrels)).rename_columns(
@@ -359,7 +352,7 @@ def evaluate(
     if names not in ("canonical", "trec"):
         raise ValueError(f"names must be 'canonical' or 'trec', got {names!r}")
     options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
-    measure_list = _as_measures(measures)
+    measure_list = as_measures(measures)
     out_names = [
         (m.trec_name(rel_level) or m.name) if names == "trec" else m.name for m in measure_list
     ]
@@ -393,7 +386,7 @@ def evaluate(
         )
         reader = "spark"
 
-    report = _report(stats, measure_list, out_names, run_ids, options, names)
+    report = build_report(stats, measure_list, out_names, run_ids, options, names)
     if near_duplicates is not None:
         report["near_duplicates"] = flags.report
     return Evaluation(report, measure_list, out_names, reader, wide)
@@ -488,7 +481,7 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
         result = evaluate_tables(
             run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
         )
-        result = _undefined_as_null(result, n_measures)
+        result = undefined_as_null(result, n_measures)
         yield from result_blobs.wide_blobs(result)
         partials = pa.Table.from_batches([partition_sums(result, measure_list)])
         yield result_blobs.blob_batch(result_blobs.PARTIAL, partials)
@@ -501,63 +494,3 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
     except Exception as exc:
         blobs.unpersist()
         raise _task_failure(exc) from exc
-
-
-def _undefined_as_null(result: pa.Table, n_measures: int) -> pa.Table:
-    """Measure values of unevaluated queries and undefined (NaN) values become null."""
-    evaluated = result.column("evaluated")
-    for i in range(n_measures):
-        name = measure_column(i)
-        values = result.column(name)
-        keep = pc.and_kleene(evaluated, pc.invert(pc.is_nan(values)))
-        cleaned = pc.if_else(keep, values, pa.scalar(None, pa.float64()))
-        result = result.set_column(result.schema.get_field_index(name), name, cleaned)
-    return result
-
-
-def _report(
-    stats: dict[str, dict[str, Any]],
-    measures: Sequence[Measure],
-    out_names: Sequence[str],
-    run_ids: Sequence[str],
-    options: EvalOptions,
-    names: str,
-) -> dict[str, Any]:
-    runs: dict[str, Any] = {}
-    for run_id in run_ids:
-        s = stats.get(run_id)
-        if s is None or not s["rows_read"]:
-            raise InputError(f"run {run_id!r} has no rows")
-        runs[run_id] = {
-            "measures": {out_names[i]: s[value_sum_key(i)] for i in range(len(measures))},
-            "undefined": {
-                out_names[i]: int(s[undefined_count_key(i)]) for i in range(len(measures))
-            },
-            "queries": {
-                "evaluated": int(s["evaluated"]),
-                "in_both": int(s["in_both"]),
-                "in_run_only": int(s["in_run_only"]),
-                "in_qrels_only": int(s["in_qrels_only"]),
-            },
-            "rows": {
-                "read": int(s["rows_read"]),
-                "rejected": 0,
-                "beyond_depth": int(s["rows_beyond_depth"]),
-                "in_unevaluated_queries": int(s["rows_in_unevaluated_queries"]),
-            },
-        }
-    first = stats[run_ids[0]]
-    return {
-        "runs": runs,
-        "qrels": {
-            "rows": int(first["qrels_rows"]),
-            "queries": int(first["in_both"] + first["in_qrels_only"]),
-        },
-        "parameters": {
-            "measures": [m.name for m in measures],
-            "queries": options.queries,
-            "rel_level": options.rel_level,
-            "depth": options.depth,
-            "names": names,
-        },
-    }

@@ -359,6 +359,18 @@ def evaluate_tables(
     return pa.table(columns)
 
 
+def undefined_as_null(result: pa.Table, n_measures: int) -> pa.Table:
+    """Measure values of unevaluated queries and undefined (NaN) values become null."""
+    evaluated = result.column("evaluated")
+    for i in range(n_measures):
+        name = measure_column(i)
+        values = result.column(name)
+        keep = pc.and_kleene(evaluated, pc.invert(pc.is_nan(values)))
+        cleaned = pc.if_else(keep, values, pa.scalar(None, pa.float64()))
+        result = result.set_column(result.schema.get_field_index(name), name, cleaned)
+    return result
+
+
 def evaluate_frames(
     run: pd.DataFrame | pa.Table,
     qrels: pd.DataFrame | pa.Table,

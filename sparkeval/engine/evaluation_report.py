@@ -1,0 +1,75 @@
+"""The report of an evaluation (the content of ``summary.json``), on Spark or in process."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sparkeval.engine.formats import undefined_count_key, value_sum_key
+from sparkeval.engine.worker.assemble import EvalOptions
+from sparkeval.errors import InputError
+from sparkeval.measures import Measure
+from sparkeval.measures.names import parse_measures
+
+
+def as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
+    """Parsed measures from names (``"nDCG@10,AP"``, ``["P@5"]``) or parsed measures."""
+    if isinstance(measures, str):
+        return parse_measures(measures)
+    items = list(measures)
+    if all(isinstance(m, Measure) for m in items):
+        return list(items)  # type: ignore[arg-type]
+    return parse_measures([m.name if isinstance(m, Measure) else m for m in items])
+
+
+def build_report(
+    stats: dict[str, dict[str, Any]],
+    measures: Sequence[Measure],
+    out_names: Sequence[str],
+    run_ids: Sequence[str],
+    options: EvalOptions,
+    names: str,
+) -> dict[str, Any]:
+    """The report of an evaluation (``summary.json``) from the combined per-run sums.
+
+    Raises:
+        InputError: a run has no rows.
+    """
+    runs: dict[str, Any] = {}
+    for run_id in run_ids:
+        s = stats.get(run_id)
+        if s is None or not s["rows_read"]:
+            raise InputError(f"run {run_id!r} has no rows")
+        runs[run_id] = {
+            "measures": {out_names[i]: s[value_sum_key(i)] for i in range(len(measures))},
+            "undefined": {
+                out_names[i]: int(s[undefined_count_key(i)]) for i in range(len(measures))
+            },
+            "queries": {
+                "evaluated": int(s["evaluated"]),
+                "in_both": int(s["in_both"]),
+                "in_run_only": int(s["in_run_only"]),
+                "in_qrels_only": int(s["in_qrels_only"]),
+            },
+            "rows": {
+                "read": int(s["rows_read"]),
+                "rejected": 0,
+                "beyond_depth": int(s["rows_beyond_depth"]),
+                "in_unevaluated_queries": int(s["rows_in_unevaluated_queries"]),
+            },
+        }
+    first = stats[run_ids[0]]
+    return {
+        "runs": runs,
+        "qrels": {
+            "rows": int(first["qrels_rows"]),
+            "queries": int(first["in_both"] + first["in_qrels_only"]),
+        },
+        "parameters": {
+            "measures": [m.name for m in measures],
+            "queries": options.queries,
+            "rel_level": options.rel_level,
+            "depth": options.depth,
+            "names": names,
+        },
+    }
