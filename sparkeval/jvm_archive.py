@@ -13,12 +13,22 @@ archive's name carries a key of the Java installation and the pyspark version an
 so another Java or pyspark never picks up a foreign archive; should the JVM still
 refuse it, it starts as usual (``-Xshare:auto``) with its warnings silenced.
 
+**No separate step is needed**: when a local session sparkeval started finds no archive,
+the process, as it exits, starts one detached, low-priority builder
+(:func:`prepare_in_background`), so the first run is not slowed and the next ones
+start fast. One builder at a time holds a lock file (a stale lock, whose process is
+gone, is taken over); the archive is renamed into place only when complete, so a
+session never maps half an archive. ``sparkeval jvm-archive`` still writes it at once.
+
 The archive lives in ``$SPARKEVAL_CACHE_DIR``, else ``$XDG_CACHE_HOME/sparkeval``, else
-``~/.cache/sparkeval``.  ``SPARKEVAL_JVM_ARCHIVE=off`` ignores it.
+``~/.cache/sparkeval``.  ``SPARKEVAL_JVM_ARCHIVE`` says what to do with it: ``auto``
+(the default: use it, and build it in the background when missing), ``use`` (use it,
+never build it unasked) or ``off`` (neither).
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import subprocess
@@ -28,8 +38,9 @@ from pathlib import Path
 
 from sparkeval.errors import EnvironmentProblem
 
-#: set to ``off`` to start sessions without the archive
+#: ``auto`` (default), ``use`` or ``off``: see the module text
 SWITCH_ENV = "SPARKEVAL_JVM_ARCHIVE"
+SWITCH_VALUES = ("auto", "use", "off")
 #: where archives are kept (default: the user's cache directory)
 CACHE_ENV = "SPARKEVAL_CACHE_DIR"
 #: HotSpot logs a warning for every class it cannot archive (signed jars, ...)
@@ -84,9 +95,16 @@ def archive_path() -> Path | None:
     return None
 
 
+def switch() -> str:
+    """The ``SPARKEVAL_JVM_ARCHIVE`` setting (``auto`` when unset or not understood;
+    ``on``, an older spelling, means ``auto``)."""
+    value = os.environ.get(SWITCH_ENV, "").strip().lower()
+    return value if value in SWITCH_VALUES else "auto"
+
+
 def java_options() -> list[str]:
     """Driver JVM options that map the archive, or ``[]`` when there is none to use."""
-    if os.environ.get(SWITCH_ENV, "").lower() == "off":
+    if switch() == "off":
         return []
     path = archive_path()
     if path is None:
@@ -123,6 +141,102 @@ def build_archive() -> Path:
     path = directory / f"jvm-classes-{key}-{partial.stat().st_size}.jsa"
     os.replace(partial, path)
     return path
+
+
+def _lock_path(key: str) -> Path:
+    return cache_dir() / f".jvm-classes-{key}.building"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _take_lock(lock: Path) -> bool:
+    """Create ``lock`` holding this process id; False when a live builder holds it."""
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                holder = int(lock.read_text().strip() or "0")
+            except (OSError, ValueError):
+                holder = 0
+            if holder and _alive(holder):
+                return False
+            lock.unlink(missing_ok=True)  # stale: its builder is gone
+            continue
+        with os.fdopen(fd, "w") as handle:
+            handle.write(str(os.getpid()))
+        return True
+    return False
+
+
+def prepare_in_background() -> bool:
+    """Start a detached builder of the missing archive; whether one was started.
+
+    Nothing happens when the switch is not ``auto``, an archive exists, Java is
+    missing, the cache directory cannot be written or another builder is at work.
+    The builder runs at the lowest CPU priority and writes nothing but the archive.
+    """
+    if switch() != "auto" or archive_path() is not None:
+        return False
+    key = archive_key()
+    if key is None:
+        return False
+    try:
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        lock = _lock_path(key)
+        if not _take_lock(lock):
+            return False
+    except OSError:
+        return False
+    code = "from sparkeval.jvm_archive import _build_holding; _build_holding()"
+    try:
+        builder = subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env={**os.environ, SWITCH_ENV: "use"},
+        )
+    except OSError:
+        lock.unlink(missing_ok=True)
+        return False
+    lock.write_text(str(builder.pid))  # the builder holds the lock from now on
+    return True
+
+
+def _build_holding() -> None:
+    """The background builder: write the archive, then release the lock."""
+    os.nice(19)
+    key = archive_key()
+    if key is None:
+        return
+    lock = _lock_path(key)
+    try:
+        if archive_path() is None:
+            build_archive()
+    except Exception:  # a failed build leaves no archive; sessions start as usual
+        pass
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+_PREPARE_AT_EXIT: list[bool] = []
+
+
+def prepare_at_exit() -> None:
+    """Build the archive when this process exits, if it is missing (once per process)."""
+    if not _PREPARE_AT_EXIT and switch() == "auto":
+        _PREPARE_AT_EXIT.append(True)
+        atexit.register(prepare_in_background)
 
 
 def remove_archives() -> list[Path]:

@@ -132,16 +132,17 @@ def _local_defaults(jvm_profile: str | None = None) -> dict[str, str]:
     """Defaults for sessions sparkeval starts itself: few shuffle partitions, no web UI,
     quiet logs, the JVM profile, the driver JVM's class archive when one was written
     (:mod:`sparkeval.jvm_archive`)."""
-    from sparkeval.jvm_archive import java_options
+    from sparkeval.jvm_archive import java_options, prepare_at_exit
 
+    archive = java_options()
+    if not archive:
+        prepare_at_exit()
     return {
         **DEFAULT_CONF,
         # the web UI costs ~0.3 s of start-up; a local batch job is watched from its log
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2)),
-        "spark.driver.extraJavaOptions": " ".join(
-            [*local_java_options(jvm_profile), *java_options()]
-        ),
+        "spark.driver.extraJavaOptions": " ".join([*local_java_options(jvm_profile), *archive]),
     }
 
 

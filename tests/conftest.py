@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# sessions map a JVM class archive when there is one, but the tests' sessions never
+# start the background builder (tests/engine/test_jvm_archive.py asks for it where tested)
+os.environ.setdefault("SPARKEVAL_JVM_ARCHIVE", "use")
 SHARED = Path(os.environ.get("SPARKEVAL_SHARED", ROOT.parent / "shared"))
 TREC_DIR = SHARED / "conformance" / "trec_eval"
 

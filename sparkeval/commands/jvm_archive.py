@@ -41,7 +41,12 @@ def run(spark: SparkSession | None, config: JvmArchiveConfig) -> str:
             in_use = "in use" if jvm_archive.java_options() else "not in use (switched off)"
             return f"sparkeval: JVM archive {path} ({path.stat().st_size >> 20} MiB), {in_use}"
         where = jvm_archive.cache_dir()
-        return f"sparkeval: no JVM archive for this Java and pyspark in {where}"
+        then = {
+            "auto": "the next local session builds one in the background as it exits",
+            "use": "none is built unless asked (SPARKEVAL_JVM_ARCHIVE=use)",
+            "off": "archives are switched off",
+        }[jvm_archive.switch()]
+        return f"sparkeval: no JVM archive for this Java and pyspark in {where}; {then}"
     started = time.time()
     path = jvm_archive.build_archive()
     seconds = time.time() - started
@@ -59,7 +64,9 @@ COMMAND = Command(
     description="Write a class-data archive of the driver JVM for this Java and "
     "pyspark (about 190 MB in the user cache directory, ~45 s to write). Local "
     "sessions started by sparkeval then map Spark's classes from it instead of "
-    "loading them, which saves seconds per run. spark-submit is not affected.",
+    "loading them, which saves seconds per run. Without this step the first local "
+    "session builds it in the background as its process exits. spark-submit is not "
+    "affected.",
     config=JvmArchiveConfig,
     run=run,
     show=show,

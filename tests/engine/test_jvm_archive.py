@@ -3,9 +3,12 @@ sessions, never able to change a result or stop a session from starting."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -123,3 +126,56 @@ def test_remove_deletes_the_archives(archive, tmp_path):
     done = run_job([*CLI, "jvm-archive", "--remove"], tmp_path, SPARKEVAL_CACHE_DIR=str(copy))
     assert "removed 1" in done.stdout
     assert not list(copy.glob("*.jsa"))
+
+
+def test_a_fresh_install_builds_its_archive_in_the_background(tmp_path):
+    """No separate step: the first local run leaves a builder behind as it exits, and
+    the next run maps the archive it wrote."""
+    _need_java()
+    cache = tmp_path / "cache"
+    config = collection(tmp_path / "data")
+    first = run_job(
+        evaluate_cmd(config, tmp_path / "out1"), tmp_path,
+        SPARKEVAL_CACHE_DIR=str(cache), SPARKEVAL_JVM_ARCHIVE="auto",
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr[-3000:]
+    deadline = time.monotonic() + 420
+    while not list(cache.glob("jvm-classes-*.jsa")) or list(cache.glob(".*.building")):
+        assert time.monotonic() < deadline, sorted(p.name for p in cache.iterdir())
+        time.sleep(2)
+    assert not list(cache.glob(".*partial"))
+    status = run_job(
+        [*CLI, "jvm-archive", "--status"], tmp_path,
+        SPARKEVAL_CACHE_DIR=str(cache), SPARKEVAL_JVM_ARCHIVE="auto",
+    )  # fmt: skip
+    assert "in use" in status.stdout, status.stdout
+    second = run_job(
+        evaluate_cmd(config, tmp_path / "out2"), tmp_path,
+        SPARKEVAL_CACHE_DIR=str(cache), SPARKEVAL_JVM_ARCHIVE="auto",
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert tree(tmp_path / "out1") == tree(tmp_path / "out2")
+
+
+@pytest.mark.parametrize("value", ["use", "off"])
+def test_no_background_build_unless_automatic(tmp_path, monkeypatch, value):
+    from sparkeval import jvm_archive
+
+    _need_java()
+    monkeypatch.setenv("SPARKEVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SPARKEVAL_JVM_ARCHIVE", value)
+    assert jvm_archive.prepare_in_background() is False
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_builder_at_a_time_and_a_stale_lock_is_taken_over(tmp_path):
+    from sparkeval import jvm_archive
+
+    lock = tmp_path / ".jvm-classes-key.building"
+    lock.write_text(str(os.getpid()))  # a live holder
+    assert jvm_archive._take_lock(lock) is False
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    lock.write_text(gone.stdout.strip())  # a holder that has exited
+    assert jvm_archive._take_lock(lock) is True
+    assert lock.read_text() == str(os.getpid())
