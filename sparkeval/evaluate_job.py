@@ -10,7 +10,7 @@ from sparkeval.compat import CompatPlan
 from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
 from sparkeval.io import read_runs
-from sparkeval.io.direct import DirectPlan, NotDirect, all_parquet, plan_direct_inputs
+from sparkeval.io.direct import DirectPlan, NotDirect, all_direct_formats, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
 from sparkeval.io.truth import read_truth
 from sparkeval.job.runner import log
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from sparkeval.commands.evaluate import EvaluateConfig
 
 READ_BY = {
-    "workers": "the Python workers (Parquet row groups, as Arrow)",
+    "workers": "the Python workers (Parquet row groups or text ranges, as Arrow)",
     "spark": "Spark's readers",
 }
 
@@ -102,13 +102,13 @@ def jvm_profile(config: EvaluateConfig) -> str:
     """Who will do the job's heavy work, judged before Spark starts (no file is read):
     ``workers`` when the Python workers may read the inputs, else ``spark``
     (:data:`sparkeval.spark.JVM_PROFILES`)."""
-    parquet = all_parquet(
+    readable = all_direct_formats(
         config.run,
         config.qrels,
         config.run_format or config.format,
         config.qrels_format or config.format,
     )
-    return "workers" if parquet and _workers_may_read(config, config.plan()) else "spark"
+    return "workers" if readable and _workers_may_read(config, config.plan()) else "spark"
 
 
 def _workers_may_read(config: EvaluateConfig, plan: CompatPlan) -> bool:

@@ -1,4 +1,5 @@
-"""Parquet inputs that the Python workers read themselves (the *direct* read path).
+"""Parquet and TREC text inputs that the Python workers read themselves (the *direct*
+read path).
 
 Spark hands rows to a Python UDF by converting them, row by row, into Arrow
 batches; for a 10M-row run that conversion costs several seconds.  When an input
@@ -11,8 +12,13 @@ An input qualifies when, judged from the Parquet footers alone:
 * it is a local path (or ``file://``): one ``.parquet`` file, or a directory of
   Parquet files with no subdirectories (no ``key=value`` partition columns) and no
   glob characters;
-* its id columns are strings and its value column is a plain integer or floating
-  point column (grades: integers), the same in every file.
+* its query and doc id columns are strings or integers (an integer id is its
+  decimal text, as Spark's cast to string writes it: ``-7``, ``18446744073709551615``),
+  its run id column is a string column, and its value column is a plain integer or
+  floating point column (grades: integers), the same in every file.
+
+TREC text runs and qrels (plain or gzip, on a local path) qualify too; their reading
+is :mod:`sparkeval.io.direct_text`.
 
 Anything else is read by Spark as before.  The values are checked in the task that
 reads them; a value the checks of the Spark readers would reject (a null, a grade
@@ -91,16 +97,21 @@ class NotDirect(RuntimeError):
 
 @dataclass(frozen=True)
 class DirectInput:
-    """A Parquet input the workers read row group by row group.
+    """An input the workers read in units: Parquet row groups, or byte ranges of text.
 
     Attributes:
         kind: ``run`` or ``qrels``.
         path: the path as given (for messages).
-        units: ``(file, row group)`` pairs, one read task each.
-        columns: ``(canonical, source column)`` pairs.
-        run_id: the run id of every row when the file has no run id column.
-        size: uncompressed bytes of the columns read (sizes the exchange).
-        rows: the number of rows.
+        units: ``(file, row group)`` pairs (text: ``(file, range index)``), one read
+            task each.
+        columns: ``(canonical, source column)`` pairs (none for text).
+        run_id: the run id of every row when the file has no run id column (the tag
+            of a TREC run's first line).
+        size: uncompressed bytes of the columns read (text: of the file; sizes the
+            exchange and the buckets).
+        rows: the number of rows (0 for text: not counted before it is read).
+        fmt: ``parquet`` or ``trec``.
+        ranges: for text, the ``[start, end)`` byte range of each unit.
     """
 
     kind: str
@@ -110,6 +121,8 @@ class DirectInput:
     run_id: str | None
     size: int
     rows: int
+    fmt: str = "parquet"
+    ranges: tuple[tuple[int, int], ...] = ()
 
 
 def _parquet_files(path: str) -> list[str] | None:
@@ -157,8 +170,9 @@ def plan_direct(
     cols = resolve_columns(schema.names, kind, mapping, path)
     value = "score" if kind == "run" else "relevance"
     allowed = _RUN_VALUE_TYPES if kind == "run" else _QRELS_VALUE_TYPES
-    ids = [c for c in cols if c != value]
-    if not all(_is_text(schema.field(cols[c]).type) for c in ids):
+    if not all(_is_id(schema.field(cols[c]).type) for c in ("query_id", "doc_id")):
+        return None
+    if "run_id" in cols and not _is_text(schema.field(cols["run_id"]).type):
         return None
     if not any(test(schema.field(cols[value]).type) for test in allowed):
         return None
@@ -188,8 +202,45 @@ def plan_direct(
     )
 
 
+def plan_direct_text(path: str, kind: str) -> DirectInput | None:
+    """The direct plan of a TREC text run or qrels file, or None when Spark should read it
+    (not a local file, compressed other than gzip, or no readable first data line)."""
+    from sparkeval.io import direct_text
+
+    local = path[len("file://") :] if path.startswith("file://") else path
+    if "://" in local or _GLOB & set(local) or not Path(local).is_file():
+        return None
+    suffix = Path(local).suffix.lower()
+    if suffix in (".bz2", ".xz", ".zst", ".zstd", ".lz4", ".snappy", ".deflate", ".zip"):
+        return None
+    fields = direct_text.first_data_fields(local)
+    needed, _ = direct_text._FIELDS[kind]
+    if fields is None or len(fields) < needed:
+        return None
+    ranges = direct_text.byte_ranges(local)
+    size = Path(local).stat().st_size
+    if direct_text.is_gzip(local):
+        size *= direct_text.GZIP_EXPANSION
+    return DirectInput(
+        kind=kind,
+        path=path,
+        units=tuple((local, i) for i in range(len(ranges))),
+        columns=(),
+        run_id=fields[5] if kind == "run" else None,
+        size=size,
+        rows=0,
+        fmt="trec",
+        ranges=tuple(ranges),
+    )
+
+
 def _is_text(kind: pa.DataType) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _is_id(kind: pa.DataType) -> bool:
+    """A query or doc id column the workers read: text, or integers (as decimal text)."""
+    return _is_text(kind) or pa.types.is_integer(kind)
 
 
 def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Table:
@@ -204,6 +255,8 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
     """
     import pyarrow.parquet as pq
 
+    if source.fmt == "trec":
+        return _read_text_unit(source, unit, run_ids)
     file, group = source.units[unit]
     cols = dict(source.columns)
     raw = pq.ParquetFile(file).read_row_group(group, columns=sorted(set(cols.values())))
@@ -240,6 +293,21 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
     )
 
 
+def _read_text_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Table:
+    """Byte range ``unit`` of a TREC text input in the shipped form."""
+    from sparkeval.io import direct_text
+
+    file, _ = source.units[unit]
+    start, end = source.ranges[unit]
+    data = direct_text.read_text_range(file, start, end)
+    code = list(run_ids).index(str(source.run_id)) if source.kind == "run" else None
+    schema = RUN_SCHEMA if source.kind == "run" else QRELS_SCHEMA
+    try:
+        return direct_text.text_unit_table(data, source.kind, source.path, code, schema)
+    except direct_text.TextNotDirect as exc:
+        raise NotDirect(str(exc)) from None
+
+
 def _text(table: pa.Table, column: str) -> pa.ChunkedArray:
     values = table.column(column)
     _no_nulls(values, column)
@@ -274,12 +342,17 @@ class DirectPlan:
         return [(source, unit) for source in self.inputs for unit in range(len(source.units))]
 
 
-def all_parquet(
+#: the input formats the workers can read themselves
+DIRECT_FORMATS = ("parquet", "trec")
+
+
+def all_direct_formats(
     runs: Sequence[str], qrels: str, run_format: str | None, qrels_format: str | None
 ) -> bool:
-    """Whether every input is Parquet (by its format or name; no file is read)."""
+    """Whether every input is Parquet or TREC text (by its format or name; no file is read)."""
     formats = {detect_format(path, run_format) for path in runs}
-    return formats == {"parquet"} and detect_format(qrels, qrels_format) == "parquet"
+    formats.add(detect_format(qrels, qrels_format))
+    return formats <= set(DIRECT_FORMATS)
 
 
 def plan_direct_inputs(
@@ -297,15 +370,22 @@ def plan_direct_inputs(
     readers name them); a run id column is read by one Spark job over that column.
     Two inputs holding the same run id are left to the Spark readers to report.
     """
-    if not all_parquet(runs, qrels, run_format, qrels_format):
+    if not all_direct_formats(runs, qrels, run_format, qrels_format):
         return None
     run_plans = []
     for path in runs:
-        found = plan_direct(path, "run", parse_mapping(run_columns, "run"), default_run_id(path))
+        if detect_format(path, run_format) == "trec":
+            found = plan_direct_text(path, "run")
+        else:
+            mapping = parse_mapping(run_columns, "run")
+            found = plan_direct(path, "run", mapping, default_run_id(path))
         if found is None:
             return None
         run_plans.append(found)
-    qrels_plan = plan_direct(qrels, "qrels", parse_mapping(qrels_columns, "qrels"))
+    if detect_format(qrels, qrels_format) == "trec":
+        qrels_plan = plan_direct_text(qrels, "qrels")
+    else:
+        qrels_plan = plan_direct(qrels, "qrels", parse_mapping(qrels_columns, "qrels"))
     if qrels_plan is None:
         return None
     run_ids: list[str] = []

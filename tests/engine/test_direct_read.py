@@ -96,6 +96,36 @@ def test_workers_read_what_spark_reads(spark, tmp_path, capsys) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("id_type", ["int64", "int32", "uint64"])
+def test_integer_ids_read_by_the_workers_equal_spark_readers(spark, tmp_path, capsys, id_type):
+    # ids that sort differently as numbers and as text ("10" < "9"), negative ones, and
+    # tied scores, so that the tie rule (doc id text descending) decides many ranks
+    run, qrels = random_collection(8, queries=40)
+    queries = {q: n for n, q in enumerate(sorted(set(run.query_id) | set(qrels.query_id)))}
+    docs = {d: n * 7 for n, d in enumerate(sorted(set(run.doc_id) | set(qrels.doc_id)))}
+    sign = 1 if id_type.startswith("u") else -1
+    for frame in (run, qrels):
+        frame["query_id"] = frame["query_id"].map(queries).astype(id_type)
+        frame["doc_id"] = frame["doc_id"].map(lambda d: sign * docs[d] if docs[d] % 2 else docs[d])
+        frame["doc_id"] = frame["doc_id"].astype(id_type)
+    run.to_parquet(tmp_path / "run.parquet", index=False)
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    outputs = []
+    for reader in ("auto", "spark"):
+        out = tmp_path / reader
+        argv = ["evaluate", "--run", str(tmp_path / "run.parquet"), "--qrels",
+                str(tmp_path / "qrels.parquet"), "--measures", MEASURES, "--out", str(out),
+                "--reader", reader, "--buckets", "3"]  # fmt: skip
+        assert main(argv) == EXIT_OK
+        outputs.append(results(out))
+    assert "inputs read by the Python workers" in capsys.readouterr().err
+    (direct_rows, direct_summary), (spark_rows, spark_summary) = outputs
+    assert len(direct_rows) > 400
+    pd.testing.assert_frame_equal(direct_rows, spark_rows, check_exact=True)
+    assert direct_summary == spark_summary
+
+
+@pytest.mark.spark
 def test_same_values_for_any_bucket_count_row_group_split_and_row_order(spark, tmp_path) -> None:
     outputs = []
     for buckets, row_group, shuffle in ((1, 10_000, None), (2, 50, 1), (7, 13, 2)):
@@ -147,9 +177,13 @@ def test_only_plain_local_parquet_is_read_directly(tmp_path) -> None:
     assert plan is not None and plan.rows == len(run) and plan.size > 0
     assert plan_direct(f"file://{tmp_path / 'run.parquet'}", "run", {}) is not None
 
-    # integer ids: Spark's string form of a number is not for the workers to guess
+    # integer query and doc ids are read directly (as their decimal text); a run id is text
     run.assign(query_id=range(len(run))).to_parquet(tmp_path / "intq.parquet", index=False)
-    assert plan_direct(str(tmp_path / "intq.parquet"), "run", {}, "r") is None
+    assert plan_direct(str(tmp_path / "intq.parquet"), "run", {}, "r") is not None
+    run.assign(run_id=1).to_parquet(tmp_path / "intrun.parquet", index=False)
+    assert plan_direct(str(tmp_path / "intrun.parquet"), "run", {}, "r") is None
+    run.assign(doc_id=1.5).to_parquet(tmp_path / "floatdoc.parquet", index=False)
+    assert plan_direct(str(tmp_path / "floatdoc.parquet"), "run", {}, "r") is None
     # fractional grades are for the Spark readers to accept or reject
     qrels.assign(relevance=qrels.relevance * 1.0).to_parquet(tmp_path / "fq.parquet", index=False)
     assert plan_direct(str(tmp_path / "fq.parquet"), "qrels", {}) is None

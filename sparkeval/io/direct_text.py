@@ -1,0 +1,200 @@
+"""TREC text runs and qrels that the Python workers read themselves (the direct path).
+
+The workers read a plain text file in byte ranges that end at line ends (one read task
+each), or a gzip file whole, with pyarrow, and parse its lines with vectorised Arrow
+kernels exactly as Spark's readers do (:func:`sparkeval.io.readers.read_trec_run`):
+
+* a line is trimmed of ASCII whitespace (``" \\t\\r\\n\\f\\v"``); empty lines and lines
+  starting with ``#`` are skipped; fields are split on runs of ASCII whitespace; lines
+  end at ``\\n``, ``\\r`` or ``\\r\\n``;
+* a run line is ``qid Q0 docno rank score tag`` (more fields are ignored); the run id
+  is the tag of the first line, as trec_eval reads it;
+* a qrels line is ``qid iter docno rel``;
+* a number is a plain decimal (``3``, ``-1.5``, ``2e-3``): both parsers round such text
+  to the same double.
+
+Anything else — a short line, a score such as ``NaN`` or ``1d``, a grade that is not a
+whole number within ±1e9, invalid UTF-8, a byte-order mark — is left to Spark's
+readers (:class:`~sparkeval.io.direct.NotDirect`), so that a bad input gets exactly
+their error, with its line number.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sparkeval.engine.formats import RUN_CODE
+
+#: bytes of plain text per read task
+TEXT_CHUNK_BYTES = 64 << 20
+#: assumed expansion of a gzip file, for sizing the buckets before it is read
+GZIP_EXPANSION = 4
+_WHITESPACE = " \t\r\n\f\v"
+_FIELD_SPLIT = re.compile(r"[ \t\r\n\f\v]+")
+#: a plain decimal number, the only text both parsers are known to read alike
+_NUMBER = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
+_GRADE_BOUND = 1_000_000_000
+#: the fields a line needs, and the field holding the value, by kind of input
+_FIELDS = {"run": (6, 4), "qrels": (4, 3)}
+_BOM = b"\xef\xbb\xbf"
+
+
+class TextNotDirect(Exception):
+    """Raised where :class:`~sparkeval.io.direct.NotDirect` is meant (kept apart to
+    avoid an import cycle); :func:`read_text_unit` turns it into ``NotDirect``."""
+
+
+def is_gzip(path: str) -> bool:
+    """A gzip file, by its name."""
+    return path.lower().endswith(".gz")
+
+
+def first_data_fields(path: str) -> list[str] | None:
+    """The fields of the first line that is not empty or a comment; None when there is
+    none, or the text before it is not UTF-8."""
+    try:
+        with _open_bytes(path) as handle:
+            head = handle.read(len(_BOM))
+            if head == _BOM:
+                return None
+            for raw in _lines_after(head, handle):
+                body = raw.decode("utf-8").strip(_WHITESPACE)
+                if body and not body.startswith("#"):
+                    return _FIELD_SPLIT.split(body)
+    except (OSError, UnicodeDecodeError, EOFError):
+        return None
+    return None
+
+
+def _open_bytes(path: str) -> IO[bytes]:
+    """The file's bytes, decompressed when it is gzip."""
+    if is_gzip(path):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def _lines_after(head: bytes, handle: IO[bytes]) -> Iterator[bytes]:
+    """The lines of a file whose first bytes were ``head`` (ends: ``\\n``, ``\\r``, ``\\r\\n``)."""
+    text = head + handle.read(1 << 20)
+    while text:
+        lines = re.split(rb"\r\n|\r|\n", text)
+        yield from lines[:-1]
+        more = handle.read(1 << 20)
+        if not more:
+            yield lines[-1]
+            return
+        text = lines[-1] + more
+
+
+def byte_ranges(path: str, chunk: int = TEXT_CHUNK_BYTES) -> list[tuple[int, int]]:
+    """``[start, end)`` ranges covering a plain text file, each ending after a ``\\n``
+    (or at the end), about ``chunk`` bytes each; one range for a gzip file."""
+    size = Path(path).stat().st_size
+    if is_gzip(path) or size <= chunk:
+        return [(0, size)]
+    bounds = [0]
+    with open(path, "rb") as handle:
+        while bounds[-1] + chunk < size:
+            handle.seek(bounds[-1] + chunk)
+            tail = b""
+            while True:
+                block = handle.read(1 << 16)
+                if not block:
+                    break
+                found = block.find(b"\n")
+                if found >= 0:
+                    tail += block[: found + 1]
+                    break
+                tail += block
+            end = bounds[-1] + chunk + len(tail)
+            if end >= size:
+                break
+            bounds.append(end)
+    return [(start, end) for start, end in zip(bounds, [*bounds[1:], size], strict=True)]
+
+
+def read_text_range(path: str, start: int, end: int) -> bytes:
+    """The bytes of one read task (a whole gzip file decompressed)."""
+    if is_gzip(path):
+        with _open_bytes(path) as handle:
+            return handle.read()
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        return handle.read(end - start)
+
+
+def _lines(data: bytes) -> pa.Array:
+    """The lines of ``data`` as UTF-8 strings (lines may end in ``\\n``, ``\\r``, ``\\r\\n``)."""
+    import pyarrow.csv as csv
+
+    if not data.strip():
+        return pa.array([], pa.string())
+    table = csv.read_csv(
+        pa.BufferReader(data),
+        read_options=csv.ReadOptions(column_names=["line"], use_threads=False),
+        parse_options=csv.ParseOptions(
+            delimiter="\x1f", quote_char=False, escape_char=False, ignore_empty_lines=True
+        ),
+        convert_options=csv.ConvertOptions(
+            column_types={"line": pa.string()},
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+    return table.column("line").combine_chunks()
+
+
+def parse_text(data: bytes, kind: str, where: str) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """``(query ids, doc ids, values)`` of the data lines of ``data``.
+
+    Raises:
+        TextNotDirect: a line or value for Spark's readers to judge.
+    """
+    if data.startswith(_BOM):
+        raise TextNotDirect(f"{where}: a byte-order mark")
+    try:
+        lines = _lines(data)
+    except pa.ArrowInvalid as exc:  # invalid UTF-8, or a \x1f byte
+        raise TextNotDirect(f"{where}: {str(exc).splitlines()[0]}") from None
+    body = pc.utf8_trim(lines, characters=_WHITESPACE)
+    keep = pc.and_(pc.not_equal(body, ""), pc.invert(pc.starts_with(body, "#")))
+    fields = pc.ascii_split_whitespace(body.filter(keep))
+    needed, value_field = _FIELDS[kind]
+    if len(fields) and pc.min(pc.list_value_length(fields)).as_py() < needed:
+        raise TextNotDirect(f"{where}: a line with fewer than {needed} fields")
+    text = pc.list_element(fields, value_field)
+    if not pc.all(pc.match_substring_regex(text, _NUMBER)).as_py() and len(text):
+        raise TextNotDirect(f"{where}: a value that is not a plain decimal number")
+    try:
+        values = pc.cast(text, pa.float64())
+    except pa.ArrowInvalid:
+        raise TextNotDirect(f"{where}: a number out of range") from None
+    if len(values) and not pc.all(pc.is_finite(values)).as_py():
+        raise TextNotDirect(f"{where}: a number out of range")  # Spark's readers decide
+    if kind == "qrels" and len(values):
+        whole = pc.all(pc.equal(values, pc.floor(values))).as_py()
+        low, high = pc.min_max(values).values()
+        if not whole or max(-low.as_py(), high.as_py()) > _GRADE_BOUND:
+            raise TextNotDirect(f"{where}: a grade that is not a whole number within ±1e9")
+        values = pc.cast(values, pa.int64())
+    return pc.list_element(fields, 0), pc.list_element(fields, 2), values
+
+
+def text_unit_table(
+    data: bytes, kind: str, where: str, run_code: int | None, schema: pa.Schema
+) -> pa.Table:
+    """One read task's rows in the engine's shipped form (see ``direct.read_unit``)."""
+    query, doc, values = parse_text(data, kind, where)
+    if kind == "qrels":
+        return pa.table({"query_id": query, "doc_id": doc, "relevance": values}, schema=schema)
+    codes = pa.array([run_code] * len(query), pa.int32())
+    return pa.table(
+        {RUN_CODE: codes, "query_id": query, "doc_id": doc, "score": values}, schema=schema
+    )

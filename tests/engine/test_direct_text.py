@@ -1,0 +1,167 @@
+"""TREC text read by the Python workers: the same values as Spark's readers, bit for
+bit, whatever the whitespace, line ends, comments, splits and compression; anything
+doubtful is left to Spark's readers and gets their error."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sparkeval.cli import main
+from sparkeval.errors import EXIT_INPUT, EXIT_OK
+from sparkeval.io import direct_text
+from sparkeval.io.direct import plan_direct_text
+from tests.random_collection import random_collection
+
+MEASURES = "nDCG@10,nDCG,AP,P@5,R@10,RR,ERR@10,Rprec,Bpref,NumRet,Judged@10"
+#: separators and line ends that both readers must treat alike
+GAPS = [" ", "\t", "  ", " \t ", "\x0b", "\x0c"]
+ENDS = ["\n", "\r\n", "\n", "\r", "\n"]
+
+
+def _awkward_text(rows: list[tuple], seed: int) -> str:
+    """TREC lines with varied whitespace, line ends, comments, blank and extra fields."""
+    out = ["# a comment line\n", "\n"]
+    for i, row in enumerate(rows):
+        gap = GAPS[(i + seed) % len(GAPS)]
+        line = gap.join(str(field) for field in row)
+        if i % 7 == 0:
+            line = "  " + line + " \t"
+        if i % 11 == 0:
+            line += gap + "extra-field"
+        out.append(line + ENDS[(i + seed) % len(ENDS)])
+        if i % 13 == 0:
+            out.append("   \n# another comment\n")
+    return "".join(out)
+
+
+def write_text_collection(directory: Path, seed: int, gzip_qrels: bool = False) -> dict:
+    directory.mkdir(parents=True, exist_ok=True)
+    run, qrels = random_collection(seed, queries=50, runs=2, edge_queries=True)
+    paths = {"runs": []}
+    for run_id, group in run.groupby("run_id"):
+        scores = [f"{s:+.3e}" if i % 3 == 0 else f"{s}" for i, s in enumerate(group.score)]
+        rows = [
+            (q, "Q0", d, rank, score, run_id)
+            for rank, (q, d, score) in enumerate(
+                zip(group.query_id, group.doc_id, scores, strict=True)
+            )
+        ]
+        path = directory / f"{run_id}.txt"
+        path.write_bytes(_awkward_text(rows, seed).encode())
+        paths["runs"].append(path)
+    text = _awkward_text([(q, 0, d, g) for q, d, g in qrels.itertuples(index=False)], seed + 1)
+    if gzip_qrels:
+        paths["qrels"] = directory / "qrels.txt.gz"
+        paths["qrels"].write_bytes(gzip.compress(text.encode()))
+    else:
+        paths["qrels"] = directory / "qrels.txt"
+        paths["qrels"].write_bytes(text.encode())
+    return paths
+
+
+def _evaluate(paths: dict, out: Path, reader: str) -> int:
+    argv = ["evaluate", *[a for p in paths["runs"] for a in ("--run", str(p))],
+            "--qrels", str(paths["qrels"]), "--measures", MEASURES, "--out", str(out),
+            "--reader", reader, "--buckets", "3"]  # fmt: skip
+    return main(argv)
+
+
+def _results(out: Path) -> tuple[pd.DataFrame, dict]:
+    summary = json.loads((out / "summary.json").read_text())
+    summary.pop("inputs")
+    return pd.read_parquet(out / "per_query.parquet"), summary
+
+
+def test_ranges_cover_the_file_and_end_at_line_ends(tmp_path) -> None:
+    path = tmp_path / "run.txt"
+    data = "".join(f"q{i} Q0 d{i} {i} {i / 3} tag\n" for i in range(5000)).encode()
+    path.write_bytes(data)
+    ranges = direct_text.byte_ranges(str(path), chunk=4096)
+    assert len(ranges) > 10 and ranges[0][0] == 0 and ranges[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
+    assert all(data[end - 1 : end] == b"\n" for _, end in ranges)
+
+
+def test_lines_parse_as_spark_splits_them() -> None:
+    # by hand: trimmed of ASCII whitespace, split on its runs, comments and blanks skipped
+    data = b"# c\n \t q1 \x0bQ0\td1  1 2.5 r \r\n\n   \nq2 Q0 d2 2 -1e-3 r extra\rq3 Q0 d3 3 +7 r"
+    query, doc, score = direct_text.parse_text(data, "run", "run.txt")
+    assert query.to_pylist() == ["q1", "q2", "q3"]
+    assert doc.to_pylist() == ["d1", "d2", "d3"]
+    assert score.to_pylist() == [2.5, -0.001, 7.0]
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"q1 Q0 d1 1 2.5\n", "fewer than 6 fields"),
+        (b"q1 Q0 d1 1 NaN r\n", "not a plain decimal"),
+        (b"q1 Q0 d1 1 1.0d r\n", "not a plain decimal"),
+        (b"q1 Q0 d1 1 1e999 r\n", "out of range"),
+        (b"q1 Q0 caf\xe9 1 2 r\n", "invalid UTF8"),
+        (b"\xef\xbb\xbfq1 Q0 d1 1 2 r\n", "byte-order mark"),
+    ],
+)
+def test_doubtful_text_is_left_to_spark(data: bytes, why: str) -> None:
+    with pytest.raises(direct_text.TextNotDirect, match=why):
+        direct_text.parse_text(data, "run", "run.txt")
+
+
+def test_doubtful_grades_are_left_to_spark() -> None:
+    with pytest.raises(direct_text.TextNotDirect, match="whole number"):
+        direct_text.parse_text(b"q1 0 d1 1.5\n", "qrels", "qrels.txt")
+    _query, _doc, grade = direct_text.parse_text(b"q1 0 d1 2.0\nq1 0 d2 -1\n", "qrels", "q")
+    assert grade.to_pylist() == [2, -1]
+
+
+def test_plans_only_local_plain_or_gzip_text(tmp_path) -> None:
+    (tmp_path / "run.txt").write_text("# c\nq1 Q0 d1 1 2 tagA\nq1 Q0 d2 2 1 tagB\n")
+    plan = plan_direct_text(str(tmp_path / "run.txt"), "run")
+    assert plan is not None and plan.run_id == "tagA" and plan.fmt == "trec"
+    (tmp_path / "run.txt.bz2").write_bytes(b"")
+    assert plan_direct_text(str(tmp_path / "run.txt.bz2"), "run") is None
+    (tmp_path / "short.txt").write_text("q1 Q0 d1 1 2\n")
+    assert plan_direct_text(str(tmp_path / "short.txt"), "run") is None  # Spark's error
+    assert plan_direct_text("hdfs://nn/run.txt", "run") is None
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("seed", "chunk", "gz"), [(1, None, False), (2, 2048, True)])
+def test_workers_read_trec_text_as_spark_does(
+    spark, tmp_path, capsys, monkeypatch, seed, chunk, gz
+):
+    if chunk:
+        monkeypatch.setattr(direct_text, "TEXT_CHUNK_BYTES", chunk)
+    paths = write_text_collection(tmp_path / "data", seed, gzip_qrels=gz)
+    assert _evaluate(paths, tmp_path / "direct", "auto") == EXIT_OK
+    assert "inputs read by the Python workers" in capsys.readouterr().err
+    assert _evaluate(paths, tmp_path / "spark", "spark") == EXIT_OK
+    assert "inputs read by Spark's readers" in capsys.readouterr().err
+    direct_rows, direct_summary = _results(tmp_path / "direct")
+    spark_rows, spark_summary = _results(tmp_path / "spark")
+    assert len(direct_rows) > 1000 and sorted(direct_summary["runs"]) == ["run0", "run1"]
+    pd.testing.assert_frame_equal(direct_rows, spark_rows, check_exact=True)
+    assert direct_summary == spark_summary
+
+
+@pytest.mark.spark
+def test_a_bad_line_gets_the_spark_readers_error(spark, tmp_path, capsys) -> None:
+    paths = write_text_collection(tmp_path / "data", 3)
+    run = paths["runs"][0]
+    lines = run.read_bytes().split(b"\n")
+    lines.insert(40, b"q7 Q0 dX 5 not-a-number run0")
+    run.write_bytes(b"\n".join(lines))
+    messages = []
+    for reader in ("auto", "spark"):
+        out = tmp_path / f"out-{reader}"
+        assert _evaluate(paths, out, reader) == EXIT_INPUT
+        assert not out.exists()
+        err = capsys.readouterr().err
+        messages.append([line for line in err.splitlines() if "not-a-number" in line])
+    assert messages[0] and messages[0] == messages[1]
