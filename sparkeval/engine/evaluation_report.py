@@ -22,6 +22,19 @@ def as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
     return parse_measures([m.name if isinstance(m, Measure) else m for m in items])
 
 
+def output_names(measures: Sequence[Measure], names: str, rel_level: int) -> list[str]:
+    """The output name of every measure: canonical, or trec_eval's where it has one.
+
+    Raises:
+        ValueError: ``names`` is neither ``canonical`` nor ``trec``.
+    """
+    if names not in ("canonical", "trec"):
+        raise ValueError(f"names must be 'canonical' or 'trec', got {names!r}")
+    if names == "canonical":
+        return [m.name for m in measures]
+    return [m.trec_name(rel_level) or m.name for m in measures]
+
+
 def build_report(
     stats: dict[str, dict[str, Any]],
     measures: Sequence[Measure],
@@ -73,3 +86,23 @@ def build_report(
             "names": names,
         },
     }
+
+
+#: the columns of an evaluation's ``summary`` table
+SUMMARY_COLUMNS = ("run_id", "measure", "value", "queries", "undefined")
+
+
+def summary_rows(report: dict[str, Any], names: Sequence[str]) -> list[tuple[Any, ...]]:
+    """The ``summary`` table's rows from a report: per run and measure, the value, the
+    queries with a defined value and the undefined ones."""
+    return [
+        (
+            run_id,
+            name,
+            run["measures"][name],
+            run["queries"]["evaluated"] - run["undefined"][name],
+            run["undefined"][name],
+        )
+        for run_id, run in report["runs"].items()
+        for name in names
+    ]

@@ -33,7 +33,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.evaluation_report import as_measures, build_report
+from sparkeval.engine.evaluation_report import (
+    SUMMARY_COLUMNS,
+    as_measures,
+    build_report,
+    output_names,
+    summary_rows,
+)
 from sparkeval.engine.formats import measure_column
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
@@ -94,18 +100,7 @@ class LocalEvaluation:
 
     @cached_property
     def summary(self) -> pd.DataFrame:
-        rows = [
-            (
-                run_id,
-                name,
-                run["measures"][name],
-                run["queries"]["evaluated"] - run["undefined"][name],
-                run["undefined"][name],
-            )
-            for run_id, run in self.report["runs"].items()
-            for name in self.names
-        ]
-        return pd.DataFrame(rows, columns=["run_id", "measure", "value", "queries", "undefined"])
+        return pd.DataFrame(summary_rows(self.report, self.names), columns=list(SUMMARY_COLUMNS))
 
     def unpersist(self) -> None:
         """Nothing is cached outside this object (kept for the same use as on Spark)."""
@@ -130,13 +125,9 @@ def evaluate_in_process(
     ``near_duplicates`` have no meaning here), plus explicit column mappings as in
     files (``query_id=user,doc_id=item``).
     """
-    if names not in ("canonical", "trec"):
-        raise ValueError(f"names must be 'canonical' or 'trec', got {names!r}")
     options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
     measure_list = as_measures(measures)
-    out_names = [
-        (m.trec_name(rel_level) or m.name) if names == "trec" else m.name for m in measure_list
-    ]
+    out_names = output_names(measure_list, names, rel_level)
     run_table = _canonical(run, "run", run_columns)
     qrels_table = _canonical(qrels, "qrels", qrels_columns)
     if run_ids is None:

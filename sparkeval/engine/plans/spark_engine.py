@@ -25,7 +25,8 @@ Rows are not sorted by key before the UDF (a grouped cogroup would sort them).
 
 Memory: a partition is loaded whole into one Python worker.  With B partitions
 (``buckets``) a worker holds about rows/B rows; raise ``buckets`` (default
-``spark.sql.shuffle.partitions``) for very large inputs, and use ``depth`` to cap
+``spark.sql.shuffle.partitions``, fewer for an input under ``B x`` :data:`BYTES_PER_BUCKET`,
+so that a tiny input is one task) for very large inputs, and use ``depth`` to cap
 pathological queries.
 """
 
@@ -40,7 +41,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.evaluation_report import as_measures, build_report
+from sparkeval.engine.evaluation_report import (
+    SUMMARY_COLUMNS,
+    as_measures,
+    build_report,
+    output_names,
+    summary_rows,
+)
 from sparkeval.engine.formats import (
     BAD,
     DUPLICATE_FLAG,
@@ -70,6 +77,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 _RUN_COLUMNS = ("run_id", "query_id", "doc_id", "score", BAD)
+#: input bytes per hash bucket, at least, when the caller does not set the count
+BYTES_PER_BUCKET = 4 << 20
 _QRELS_COLUMNS = ("query_id", "doc_id", "relevance", BAD)
 
 
@@ -106,25 +115,9 @@ class Evaluation:
     @cached_property
     def summary(self):
         spark = self._blobs.sparkSession
-        rows = [
-            (
-                run_id,
-                name,
-                run["measures"][name],
-                run["queries"]["evaluated"] - run["undefined"][name],
-                run["undefined"][name],
-            )
-            for run_id, run in self.report["runs"].items()
-            for name in self.names
-        ]
-        schema = _schema(
-            ("run_id", "string"),
-            ("measure", "string"),
-            ("value", "double"),
-            ("queries", "long"),
-            ("undefined", "long"),
-        )
-        return spark.createDataFrame(rows, schema)
+        types = ("string", "string", "double", "long", "long")
+        schema = _schema(*zip(SUMMARY_COLUMNS, types, strict=True))
+        return spark.createDataFrame(summary_rows(self.report, self.names), schema)
 
     @cached_property
     def per_query(self):
@@ -349,18 +342,15 @@ def evaluate(
         ev.summary.show()
     """
 
-    if names not in ("canonical", "trec"):
-        raise ValueError(f"names must be 'canonical' or 'trec', got {names!r}")
     options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
     measure_list = as_measures(measures)
-    out_names = [
-        (m.trec_name(rel_level) or m.name) if names == "trec" else m.name for m in measure_list
-    ]
+    out_names = output_names(measure_list, names, rel_level)
     if near_duplicates is None:
         check_flags_available(measure_list)
 
     if buckets is None:
-        buckets = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        estimate = direct.size if direct is not None else _plan_bytes(run_df, qrels_df)
+        buckets = default_buckets(spark, estimate)
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
     if direct is not None:
@@ -392,6 +382,33 @@ def evaluate(
     return Evaluation(report, measure_list, out_names, reader, wide)
 
 
+def default_buckets(spark: SparkSession, estimated_bytes: int | None) -> int:
+    """``spark.sql.shuffle.partitions``, or fewer for a small input: one bucket per
+    :data:`BYTES_PER_BUCKET` of its estimated size, at least one.
+
+    Example: 50 rows of a unit test are one bucket (one task), not 200.
+    """
+    default = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    if estimated_bytes is None:
+        return default
+    return max(1, min(default, -(-estimated_bytes // BYTES_PER_BUCKET)))
+
+
+def _plan_bytes(*frames: DataFrame | None) -> int | None:
+    """Spark's size estimate of the frames (file sizes, in-memory data), without a job;
+    None where the plan is not reachable (Spark Connect) or any frame is missing."""
+    total = 0
+    for frame in frames:
+        if frame is None:
+            return None
+        try:
+            stats = frame._jdf.queryExecution().optimizedPlan().stats()
+            total += int(str(stats.sizeInBytes()))
+        except Exception:  # a Connect DataFrame has no JVM handle
+            return None
+    return total
+
+
 def _evaluate_spark_read_frames(
     spark: SparkSession,
     run_df: DataFrame,
@@ -407,6 +424,7 @@ def _evaluate_spark_read_frames(
 
     if "run_id" not in run_df.columns:
         run_df = run_df.withColumn("run_id", F.lit("run"))
+        run_ids = run_ids or ["run"]  # one run: no job to find the run ids
     run_df = _normalised(run_df, "run", "score", integer=False)
     qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
     if run_ids is None:
