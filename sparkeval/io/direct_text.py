@@ -9,7 +9,7 @@ kernels exactly as Spark's readers do (:func:`sparkeval.io.readers.read_trec_run
   end at ``\\n``, ``\\r`` or ``\\r\\n``;
 * a run line is ``qid Q0 docno rank score tag`` (more fields are ignored); the run id
   is the tag of the first line, as trec_eval reads it;
-* a qrels line is ``qid iter docno rel``;
+* a qrels line is ``qid iter docno rel``, exactly (six fields are a run line);
 * a number is a plain decimal (``3``, ``-1.5``, ``2e-3``): both parsers round such text
   to the same double.
 
@@ -167,8 +167,12 @@ def parse_text(data: bytes, kind: str, where: str) -> tuple[pa.Array, pa.Array, 
     keep = pc.and_(pc.not_equal(body, ""), pc.invert(pc.starts_with(body, "#")))
     fields = pc.ascii_split_whitespace(body.filter(keep))
     needed, value_field = _FIELDS[kind]
-    if len(fields) and pc.min(pc.list_value_length(fields)).as_py() < needed:
-        raise TextNotDirect(f"{where}: a line with fewer than {needed} fields")
+    if len(fields):
+        low, high = pc.min_max(pc.list_value_length(fields)).values()
+        if low.as_py() < needed:
+            raise TextNotDirect(f"{where}: a line with fewer than {needed} fields")
+        if kind == "qrels" and high.as_py() > needed:  # a qrels line has exactly 4
+            raise TextNotDirect(f"{where}: a qrels line with more than {needed} fields")
     text = pc.list_element(fields, value_field)
     if not pc.all(pc.match_substring_regex(text, _NUMBER)).as_py() and len(text):
         raise TextNotDirect(f"{where}: a value that is not a plain decimal number")

@@ -142,15 +142,22 @@ def read_trec_qrels(spark: SparkSession, path: str):
     if rows.first() is None:
         raise InputError(f"{path}: no qrels lines (the file is empty or only has comments)")
     grade = F.get(F.col("_f"), 3).try_cast("double")
+    looks_like_a_run = _bad_line(
+        path,
+        F.size("_f") == 6,
+        "6 fields look like a run line ('qid Q0 docno rank score tag'); qrels lines are "
+        "'qid iter docno rel': is this a run file given as qrels?",
+    )
     bad = _bad_line(
         path,
-        (F.size("_f") < 4)
+        (F.size("_f") != 4)
         | grade.isNull()
         | (grade != F.floor(grade))
         | F.isnan(grade)
         | (F.abs(grade) > 1e9),
-        "expected 'qid iter docno rel' with an integer relevance",
+        "expected 4 fields 'qid iter docno rel' with an integer relevance",
     )
+    bad = F.coalesce(looks_like_a_run, bad)
     return rows.select(
         F.get(F.col("_f"), 0).alias("query_id"),
         F.get(F.col("_f"), 2).alias("doc_id"),
@@ -234,6 +241,28 @@ def id_column(col):
 
 
 _NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
+#: Spark types an id column may have: text (binary: bytes as text), integers, or all-null
+ID_TYPES = ("string", "binary", "tinyint", "smallint", "int", "bigint", "void")
+
+
+def check_id_types(table, columns: Sequence[str], source: str) -> None:
+    """Every id column of ``table`` holds text or integers.
+
+    A decimal, floating-point, boolean, date or nested id would become text that no
+    other file writes the same way (``1.00``, ``7.0``, ``{d1, 2}``) and silently match
+    nothing, so it is an error naming the column and its type.
+
+    Raises:
+        InputError: an id column of another type.
+    """
+    types = dict(table.dtypes)
+    for column in columns:
+        kind = types.get(column)
+        if kind is not None and kind not in ID_TYPES and not kind.startswith("varchar"):
+            raise InputError(
+                f"{source}: id column {column} has type {kind}; ids must be strings or "
+                "integers (cast the column to string or bigint first)"
+            )
 
 
 def numeric_column(
@@ -277,6 +306,7 @@ def run_frame(table, cols: Mapping[str, str], source: str, run_col):
     ``run_col`` is the run id expression (a column of the table or a literal); ids
     become strings and a score that is not a number gets its ``_bad`` message.
     """
+    check_id_types(table, [cols[c] for c in ("run_id", "query_id", "doc_id") if c in cols], source)
     score, bad = numeric_column(
         table, source, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False
     )
@@ -341,6 +371,7 @@ def read_qrels(
         return read_trec_qrels(spark, path)
     table = read_table(spark, path, fmt)
     cols = resolve_columns(table.columns, "qrels", parse_mapping(columns, "qrels"), path)
+    check_id_types(table, [cols["query_id"], cols["doc_id"]], path)
     grade, bad = numeric_column(
         table, path, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=True
     )

@@ -28,6 +28,7 @@ from sparkeval.io.readers import (
     _bad_line,
     _trec_lines,
     check_exists,
+    check_id_types,
     detect_format,
     id_column,
     numeric_column,
@@ -138,6 +139,7 @@ def truth_to_qrels(
         df = df.withColumn("_relevance_all", F.lit(1))
         mapping = {**mapping, "relevance": "_relevance_all"}
     cols = resolve_columns(list(df.columns), "qrels", mapping, source)
+    check_id_types(df, [cols["query_id"], cols["doc_id"]], source)
     value, bad = numeric_column(
         df,
         source,

@@ -24,15 +24,16 @@ GAPS = [" ", "\t", "  ", " \t ", "\x0b", "\x0c"]
 ENDS = ["\n", "\r\n", "\n", "\r", "\n"]
 
 
-def _awkward_text(rows: list[tuple], seed: int) -> str:
-    """TREC lines with varied whitespace, line ends, comments, blank and extra fields."""
+def _awkward_text(rows: list[tuple], seed: int, extra: bool = True) -> str:
+    """TREC lines with varied whitespace, line ends, comments, blank lines and (for runs)
+    extra fields."""
     out = ["# a comment line\n", "\n"]
     for i, row in enumerate(rows):
         gap = GAPS[(i + seed) % len(GAPS)]
         line = gap.join(str(field) for field in row)
         if i % 7 == 0:
             line = "  " + line + " \t"
-        if i % 11 == 0:
+        if extra and i % 11 == 0:
             line += gap + "extra-field"
         out.append(line + ENDS[(i + seed) % len(ENDS)])
         if i % 13 == 0:
@@ -55,7 +56,8 @@ def write_text_collection(directory: Path, seed: int, gzip_qrels: bool = False) 
         path = directory / f"{run_id}.txt"
         path.write_bytes(_awkward_text(rows, seed).encode())
         paths["runs"].append(path)
-    text = _awkward_text([(q, 0, d, g) for q, d, g in qrels.itertuples(index=False)], seed + 1)
+    judged = [(q, 0, d, g) for q, d, g in qrels.itertuples(index=False)]
+    text = _awkward_text(judged, seed + 1, extra=False)
     if gzip_qrels:
         paths["qrels"] = directory / "qrels.txt.gz"
         paths["qrels"].write_bytes(gzip.compress(text.encode()))

@@ -70,7 +70,7 @@ from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import InputError, input_error_from_spark, marked_message
 from sparkeval.io.direct import DirectPlan, NotDirect
 from sparkeval.io.locate import with_line_number
-from sparkeval.io.readers import id_column, numeric_column
+from sparkeval.io.readers import check_id_types, id_column, numeric_column
 from sparkeval.measures import Measure
 
 if TYPE_CHECKING:
@@ -213,6 +213,7 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
             f"{kind} DataFrame: missing column(s) {', '.join(missing)}; "
             f"columns are: {', '.join(df.columns)}"
         )
+    check_id_types(df, [c for c in columns if c not in (BAD, value)], f"{kind} DataFrame")
     number, bad = numeric_column(df, f"{kind} DataFrame", value, ("query_id", "doc_id"), integer)
     ids = [id_column(c).alias(c) for c in columns if c not in (BAD, value)]
     typed = number.cast("long") if integer else number
