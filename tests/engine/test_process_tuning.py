@@ -98,9 +98,11 @@ def test_local_driver_jvm_profiles(monkeypatch):
     [
         ({"run": ["run.parquet"], "qrels": "qrels.parquet"}, "workers"),
         ({"run": ["run.parquet"], "qrels": "qrels.parquet", "reader": "spark"}, "spark"),
-        ({"run": ["run.txt"], "qrels": "qrels.parquet"}, "spark"),
+        # TREC text is read by the workers too
+        ({"run": ["run.txt"], "qrels": "qrels.parquet"}, "workers"),
+        ({"run": ["run.parquet"], "qrels": "qrels.test"}, "workers"),
         ({"run": ["a.parquet", "b.csv"], "qrels": "qrels.parquet"}, "spark"),
-        ({"run": ["run.parquet"], "qrels": "qrels.test"}, "spark"),
+        ({"run": ["run.txt"], "qrels": "qrels.test", "reader": "spark"}, "spark"),
     ],
 )
 def test_evaluate_jobs_pick_the_jvm_profile_of_who_reads(inputs, expected):
@@ -168,7 +170,7 @@ def test_importing_a_submodule_leaves_pandas_out():
         "import sys, sparkeval, sparkeval.engine.transport.arrow_exchange\n"
         "assert 'pandas' not in sys.modules, 'pandas imported'\n"
         "assert callable(sparkeval.evaluate)\n"
-        "assert 'sparkeval.engine.plans.spark_engine' in sys.modules\n"
+        "assert 'sparkeval.engine.api' in sys.modules\n"
         "assert 'rating_errors' in dir(sparkeval)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
