@@ -12,9 +12,10 @@ Usage::
 
 ``--sizes QxD`` means Q queries with D retrieved docs each (Q·D run rows).  MLlib runs
 two ways: as usually written (nothing cached: each ``evaluate()`` rebuilds the per-query
-lists) and tuned (the lists cached once).  sparkeval runs three ways: with its default
-reader (the Python workers read the Parquet row groups), with ``--reader spark``
-(Spark's readers), and without its JVM class archive.
+lists) and tuned (the lists cached once).  sparkeval runs with its default reader (the
+Python workers read the Parquet row groups), with ``--reader spark`` (Spark's readers),
+without its JVM class archive, and on the other paths users take: Parquet with int64
+ids, TREC text files, and the Python API on DataFrames read by Spark.
 
 Before timing, each JVM system gets a class-data archive of its own driver JVM (an
 install-time step, like compiling .pyc files): ``sparkeval jvm-archive`` for sparkeval,
@@ -45,7 +46,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:0] = [str(BENCH), str(BENCH.parent)]
 
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
-from synthetic import generate  # noqa: E402
+from synthetic import generate, write_variants  # noqa: E402
 
 from sparkeval.spark import JVM_PROFILES  # noqa: E402
 
@@ -53,6 +54,9 @@ SYSTEMS = (
     "sparkeval",
     "sparkeval_no_archive",
     "sparkeval_spark_readers",
+    "sparkeval_int_ids",
+    "sparkeval_trec",
+    "sparkeval_api",
     "mllib",
     "mllib_cached",
     "pytrec_eval",
@@ -63,6 +67,9 @@ LABELS = {
     "sparkeval": "sparkeval evaluate (10 measures, local[2])",
     "sparkeval_no_archive": "sparkeval evaluate without its JVM class archive",
     "sparkeval_spark_readers": "sparkeval evaluate --reader spark (Spark's readers)",
+    "sparkeval_int_ids": "sparkeval evaluate, Parquet with int64 query and doc ids",
+    "sparkeval_trec": "sparkeval evaluate, TREC text run and qrels",
+    "sparkeval_api": "sparkeval.evaluate(spark, ...) on spark.read.parquet DataFrames",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics, local[2]), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
     "pytrec_eval": "pytrec_eval / trec_eval (9 measures)",
@@ -136,8 +143,14 @@ def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float,
     return wall, peak / 1024, out, err
 
 
+#: the input variant each system reads (default: string-id Parquet)
+VARIANT = {"sparkeval_int_ids": "int_ids", "sparkeval_trec": "trec"}
+
+
 def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
     py = sys.executable
+    if system == "sparkeval_api":
+        return [py, "-m", "runners.sparkeval_api", str(run), str(qrels)]
     if system.startswith("sparkeval"):
         readers = ["--reader", "spark"] if system == "sparkeval_spark_readers" else []
         return [
@@ -221,10 +234,13 @@ def prepare_jvm_archives(work: Path) -> dict[str, dict[str, str]]:
     # when Spark's readers do the work, on top of its own archive
     mllib_options = " ".join([_archive_options(mllib_archive), *JVM_PROFILES["spark"]])
     print(f"JVM archives written in {time.perf_counter() - started:.0f} s", flush=True)
-    with_archive = {"SPARKEVAL_CACHE_DIR": str(cache), "SPARKEVAL_JVM_ARCHIVE": "on"}
+    with_archive = {"SPARKEVAL_CACHE_DIR": str(cache), "SPARKEVAL_JVM_ARCHIVE": "use"}
     return {
         "sparkeval": with_archive,
         "sparkeval_spark_readers": with_archive,
+        "sparkeval_int_ids": with_archive,
+        "sparkeval_trec": with_archive,
+        "sparkeval_api": with_archive,
         "mllib": {"MLLIB_JAVA_OPTIONS": mllib_options},
         "mllib_cached": {"MLLIB_JAVA_OPTIONS": mllib_options},
     }
@@ -240,12 +256,16 @@ def bench_size(
 ) -> dict:
     data = work / f"{queries}x{docs}"
     run, qrels = generate(data, queries, docs)
+    variants = {"parquet": (run, qrels)}
+    if any(system in VARIANT for system in systems):
+        variants.update(write_variants(data, run, qrels))
     results = {s: Result(s) for s in systems}
     for rep in range(repeat):
         for system in systems:
             out = work / f"out-{system}"
             env = {**base_env(), "SPARKEVAL_JVM_ARCHIVE": "off", **extra_env.get(system, {})}
-            wall, peak, stdout, stderr = run_measured(command(system, run, qrels, out), env, BENCH)
+            inputs = variants[VARIANT.get(system, "parquet")]
+            wall, peak, stdout, stderr = run_measured(command(system, *inputs, out), env, BENCH)
             sample = Sample(wall, inner_seconds(system, stdout, stderr), peak)
             results[system].samples.append(sample)
             inner = f"{sample.inner:.1f}" if sample.inner is not None else "-"

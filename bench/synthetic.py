@@ -47,3 +47,51 @@ def generate(directory: Path, queries: int, docs: int, seed: int = 1) -> tuple[P
     qrels_path = directory / "qrels.parquet"
     pq.write_table(qrels, qrels_path)
     return run_path, qrels_path
+
+
+def write_variants(directory: Path, run_path: Path, qrels_path: Path) -> dict[str, tuple[Path, Path]]:
+    """The same collection as integer-id Parquet and as TREC text; ``{variant: paths}``.
+
+    Integer ids are the digits of the string ids (``q12`` -> 12, ``d345`` -> 345); the
+    qrels' unretrieved ``x`` docs become negative numbers, so that no id collides.
+    """
+    import pyarrow.compute as pc
+    import pyarrow.csv as csv
+
+    run = pq.read_table(run_path)
+    qrels = pq.read_table(qrels_path)
+
+    def number(ids: pa.ChunkedArray) -> pa.Array:
+        digits = pc.cast(pc.utf8_slice_codeunits(ids, 1), pa.int64())
+        unretrieved = pc.starts_with(ids, "x")
+        return pc.if_else(unretrieved, pc.subtract(pc.negate(digits), 1), digits)
+
+    int_run = directory / "run_int.parquet"
+    int_qrels = directory / "qrels_int.parquet"
+    pq.write_table(
+        pa.table({"query_id": number(run["query_id"]), "doc_id": number(run["doc_id"]),
+                  "score": run["score"]}),
+        int_run,
+    )  # fmt: skip
+    pq.write_table(
+        pa.table({"query_id": number(qrels["query_id"]), "doc_id": number(qrels["doc_id"]),
+                  "relevance": qrels["relevance"]}),
+        int_qrels,
+    )  # fmt: skip
+
+    options = csv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    n = run.num_rows
+    trec_run = directory / "run.txt"
+    csv.write_csv(
+        pa.table({"q": run["query_id"], "it": pa.array(["Q0"] * n), "d": run["doc_id"],
+                  "rank": pa.array(range(n), pa.int64()), "s": run["score"],
+                  "tag": pa.array(["run"] * n)}),
+        trec_run, options,
+    )  # fmt: skip
+    trec_qrels = directory / "qrels.txt"
+    csv.write_csv(
+        pa.table({"q": qrels["query_id"], "it": pa.array([0] * qrels.num_rows, pa.int64()),
+                  "d": qrels["doc_id"], "g": qrels["relevance"]}),
+        trec_qrels, options,
+    )  # fmt: skip
+    return {"int_ids": (int_run, int_qrels), "trec": (trec_run, trec_qrels)}

@@ -1,0 +1,30 @@
+"""sparkeval's Python API on a pipeline's DataFrames: ``spark.read.parquet`` and a
+projection, then ``sparkeval.evaluate(spark, run_df, qrels_df, measures)``.
+
+Usage: python -m runners.sparkeval_api RUN.parquet QRELS.parquet
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from runners.common import SPARKEVAL_MEASURES, report
+
+
+def main(run_path: str, qrels_path: str) -> None:
+    import sparkeval
+    from sparkeval.spark import build_session
+
+    spark = build_session("local[2]", "sparkeval-bench-api")
+    started = time.time()
+    run_df = spark.read.parquet(run_path).select("query_id", "doc_id", "score")
+    qrels_df = spark.read.parquet(qrels_path).select("query_id", "doc_id", "relevance")
+    evaluation = sparkeval.evaluate(spark, run_df, qrels_df, SPARKEVAL_MEASURES)
+    values = evaluation.report["runs"]["run"]["measures"]
+    evaluation.unpersist()
+    report(time.time() - started, values={"AP": values["AP"], "P@10": values["P@10"]})
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
