@@ -183,7 +183,7 @@ def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
 
 
 def inner_seconds(system: str, stdout: str, stderr: str) -> float | None:
-    if system.startswith("sparkeval"):
+    if system.startswith("sparkeval") and system != "sparkeval_api":
         # the job logs "results in DIR (...) after S s" once the outputs are in place
         found = re.findall(r"results in .* after ([0-9.]+) s", stderr)
         return float(found[-1]) if found else None
