@@ -57,7 +57,6 @@ def generate(
         noise = rng.normal(0.0, 1.0, size=(queries, pool))
         scores = np.round(quality * grades + noise, 2)
         with path.open("w") as out:
-            out.write(f"# demo run '{name}': score = {quality} * grade + N(0,1), 2 decimals\n")
             for q in range(queries):
                 offset = (q * 7) % (pool * 2)
                 top = np.argsort(-scores[q], kind="stable")[:depth]

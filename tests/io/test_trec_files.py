@@ -131,3 +131,15 @@ def test_no_extra_cells(key: str) -> None:
     """Per-query cells we print are exactly trec_eval's (names included)."""
     values, _, expected = computed(key)
     assert set(values) == set(expected)
+
+
+def test_demo_files_are_plain_trec(tmp_path) -> None:
+    """Other tools' readers take the demo files: no comment lines, 6 fields a run line
+    (``qid Q0 docno rank score tag``), 4 a qrels line (``qid iter docno rel``)."""
+    from sparkeval.demo_data import generate
+
+    paths = generate(tmp_path, queries=5)
+    for path, fields in [(paths.qrels, 4), *((run, 6) for run in paths.runs)]:
+        lines = path.read_text().splitlines()
+        assert lines and all(len(line.split(" ")) == fields for line in lines), path
+        assert not any(line.startswith("#") for line in lines), path
