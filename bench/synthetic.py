@@ -49,7 +49,9 @@ def generate(directory: Path, queries: int, docs: int, seed: int = 1) -> tuple[P
     return run_path, qrels_path
 
 
-def write_variants(directory: Path, run_path: Path, qrels_path: Path) -> dict[str, tuple[Path, Path]]:
+def write_variants(
+    directory: Path, run_path: Path, qrels_path: Path
+) -> dict[str, tuple[Path, Path]]:
     """The same collection as integer-id Parquet and as TREC text; ``{variant: paths}``.
 
     Integer ids are the digits of the string ids (``q12`` -> 12, ``d345`` -> 345); the
