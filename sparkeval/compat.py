@@ -10,7 +10,9 @@ truth), and fixes the query policy and the relevance rule:
 
 ``mllib`` (Spark MLlib ``RankingMetrics``)
     * users: every user in the recommendations or the truth (``queries=union``);
-      an empty ranking or an empty truth scores 0 and still counts;
+      an empty ranking or an empty truth scores 0 and still counts; or, with
+      ``queries=both``, the users of an inner join of predictions and labels, as
+      MLlib users who join before ``RankingEvaluator`` get;
     * relevance: every truth item (``all``) unless a threshold is given; with
       ``relevance grade`` the labels are still every truth item for P, R and MAP
       (``rel=0``) and nDCG uses the grades with gain 2^g - 1;
@@ -47,7 +49,8 @@ from sparkeval.measures.names import parse_measures
 
 COMPAT_PROFILES = ("trec", "mllib", "recommenders")
 
-_QUERIES = {"mllib": "union", "recommenders": "both"}
+#: the query policies a profile allows, its default first
+_QUERIES = {"mllib": ("union", "both"), "recommenders": ("both",)}
 _SUPPORTED = {
     "mllib": "P@k, R@k, MAP, MAP@k, nDCG@k",
     "recommenders": "P@k, R@k, nDCG@k, MAP, MAP@k",
@@ -134,7 +137,8 @@ def plan_compat(
         measures: measure names as the user wrote them.
         relevance: the relevance rule asked for (None: the profile's default).
         queries: the query policy asked for (None: the profile's default); the
-            ``mllib`` and ``recommenders`` profiles fix it and reject another.
+            ``mllib`` profile allows ``union`` (default) or ``both``, ``recommenders``
+            only ``both``.
 
     Raises:
         ConfigError: an unknown profile, a measure the peer does not have, or an
@@ -149,12 +153,14 @@ def plan_compat(
         return CompatPlan(
             profile, parsed, queries or "qrels", rule, {m.name: m.name for m in parsed}
         )
-    fixed = _QUERIES[profile]
-    if queries is not None and queries != fixed:
+    allowed = _QUERIES[profile]
+    if queries is not None and queries not in allowed:
         raise ConfigError(
-            f"key 'queries': compat profile {profile!r} evaluates queries={fixed!r}; "
-            f"leave 'queries' unset (got {queries!r})"
+            f"key 'queries': compat profile {profile!r} evaluates queries="
+            + " or ".join(repr(q) for q in allowed)
+            + f" (default {allowed[0]!r}); got {queries!r}"
         )
+    fixed = queries or allowed[0]
     rule = relevance or RelevanceRule("all")
     if profile == "recommenders" and rule.kind == "grade":
         raise ConfigError(

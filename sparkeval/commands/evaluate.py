@@ -138,8 +138,8 @@ class EvaluateConfig(OutputJobConfig):
     def plan(self) -> CompatPlan:
         """Measures, query policy and relevance rule of the compatibility profile.
 
-        Under the ``mllib`` and ``recommenders`` profiles the profile fixes the
-        query policy; ``queries`` must then be left at its default.
+        Under the ``mllib`` and ``recommenders`` profiles the profile sets the query
+        policy (``mllib``: ``union``, or ``both`` when asked; ``recommenders``: ``both``).
         """
         if self.compat != "trec" and self.rel_level != 1:
             raise ConfigError(

@@ -290,3 +290,36 @@ def test_config_keys_are_checked_before_spark_starts() -> None:
         EvaluateConfig.load(cli=base, **{"compat": "recommenders", "queries": "run"})
     with pytest.raises(ConfigError, match="key 'compat'"):
         EvaluateConfig.load(cli=base, **{"compat": "ranx"})
+
+
+def test_mllib_profile_on_the_inner_join_matches_mllib(spark) -> None:
+    """``queries="both"``: only users with predictions and labels count, as when MLlib
+    users join the two tables before RankingEvaluator (run here on the joined rows)."""
+    from pyspark.ml.evaluation import RankingEvaluator
+
+    # u1 ranks 1, 2, 3 and has labels {2, 9}; u2 has predictions only, u3 labels only
+    recs = spark.createDataFrame(
+        [("u1", "1", 0.9), ("u1", "2", 0.8), ("u1", "3", 0.7), ("u2", "4", 0.5)],
+        "user_id string, item_id string, score double",
+    )
+    truth = spark.createDataFrame(
+        [("u1", "2", 1), ("u1", "9", 1), ("u3", "5", 1)],
+        "user_id string, item_id string, rating int",
+    )
+    names = ["P@2", "R@3", "MAP", "nDCG@3"]
+    ev = evaluate_recommendations(spark, recs, truth, names, compat="mllib", queries="both")
+    try:
+        ours = _requested(ev)
+        assert ev.report["compat"]["queries"] == "both"
+    finally:
+        ev.unpersist()
+    joined = spark.createDataFrame(
+        [([1.0, 2.0, 3.0], [2.0, 9.0])], "prediction array<double>, label array<double>"
+    )
+    metrics = {"P@2": ("precisionAtK", 2), "R@3": ("recallAtK", 3),
+               "MAP": ("meanAveragePrecision", 3), "nDCG@3": ("ndcgAtK", 3)}  # fmt: skip
+    for name, (metric, k) in metrics.items():
+        expected = RankingEvaluator(metricName=metric, k=k).evaluate(joined)
+        assert math.isclose(ours[name], expected, abs_tol=1e-12), (name, ours[name], expected)
+    # by hand: P@2 = 1/2, R@3 = 1/2, AP = (1/2) / 2, on u1 alone
+    assert (ours["P@2"], ours["R@3"], ours["MAP"]) == (0.5, 0.5, 0.25)
