@@ -241,14 +241,15 @@ def id_column(col):
 
 
 _NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
-#: Spark types an id column may have: text (binary: bytes as text), integers, or all-null
+#: Spark types an id column may have: text (binary: bytes as text), integers, or all-null;
+#: decimals of scale 0 are integers too (Spark reads Parquet's unsigned 64-bit so)
 ID_TYPES = ("string", "binary", "tinyint", "smallint", "int", "bigint", "void")
 
 
 def check_id_types(table, columns: Sequence[str], source: str) -> None:
     """Every id column of ``table`` holds text or integers.
 
-    A decimal, floating-point, boolean, date or nested id would become text that no
+    A fractional decimal, floating-point, boolean, date or nested id would become text that no
     other file writes the same way (``1.00``, ``7.0``, ``{d1, 2}``) and silently match
     nothing, so it is an error naming the column and its type.
 
@@ -258,7 +259,13 @@ def check_id_types(table, columns: Sequence[str], source: str) -> None:
     types = dict(table.dtypes)
     for column in columns:
         kind = types.get(column)
-        if kind is not None and kind not in ID_TYPES and not kind.startswith("varchar"):
+        whole = kind is not None and kind.startswith("decimal(") and kind.endswith(",0)")
+        if (
+            kind is not None
+            and kind not in ID_TYPES
+            and not whole
+            and not kind.startswith("varchar")
+        ):
             raise InputError(
                 f"{source}: id column {column} has type {kind}; ids must be strings or "
                 "integers (cast the column to string or bigint first)"
