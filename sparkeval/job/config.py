@@ -38,6 +38,8 @@ from sparkeval.job.options import OptionSpec, option_specs
 
 #: the largest config file read (a config is a few keys; a huge file is a mistake)
 MAX_CONFIG_BYTES = 1 << 20
+#: the most values a YAML config may hold once its aliases are expanded ("billion laughs")
+MAX_CONFIG_VALUES = 100_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,24 +93,65 @@ def read_config_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: config file not found")
     if file.stat().st_size > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: config file larger than {MAX_CONFIG_BYTES} bytes")
-    text = file.read_text()
+    raw = file.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x})") from None
     if file.suffix.lower() == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}: not valid JSON ({exc})") from None
     else:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+        data = _load_yaml(text, path)
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys to values at the top level")
     return {str(key).replace("-", "_"): value for key, value in data.items()}
+
+
+def _load_yaml(text: str, path: str) -> Any:
+    """A YAML document with the safe loader, refused when its aliases expand it beyond
+    :data:`MAX_CONFIG_VALUES` values (or make it refer to itself)."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node, {}) > MAX_CONFIG_VALUES:
+            raise ConfigError(
+                f"{path}: YAML aliases expand the config beyond {MAX_CONFIG_VALUES} values"
+            )
+        return loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: YAML nested too deeply or an alias refers to itself") from None
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(node: Any, sizes: dict[int, int]) -> int:
+    """The number of values ``node`` stands for with every alias expanded (memoised by
+    node, so a shared node is counted where it is used, at the cost of one visit)."""
+    key = id(node)
+    if key in sizes:
+        if sizes[key] < 0:
+            raise RecursionError  # the node contains itself
+        return sizes[key]
+    sizes[key] = -1
+    if isinstance(node.value, list):
+        children = [
+            c for item in node.value for c in (item if isinstance(item, tuple) else (item,))
+        ]
+        total = 1 + sum(_expanded_size(child, sizes) for child in children)
+    else:
+        total = 1
+    sizes[key] = total
+    return total
 
 
 def _check_values(data: Mapping[str, Any], specs: Mapping[str, OptionSpec], source: str) -> None:

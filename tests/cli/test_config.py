@@ -78,3 +78,28 @@ def test_oversized_config_file_is_refused(tmp_path) -> None:
 
 def test_dashed_keys_in_a_file_are_the_same_keys(tmp_path) -> None:
     assert EvaluateConfig.load(write(tmp_path, BASE + "rel-level: 2\n")).rel_level == 2
+
+
+def test_alias_bombs_are_refused_quickly(tmp_path) -> None:
+    # "billion laughs": 9 levels of 9 aliases would expand to 9**9 values
+    lines = ['a0: &a0 ["lol"]']
+    for level in range(1, 10):
+        lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 9) + "]")
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    with pytest.raises(ConfigError, match="aliases expand the config beyond"):
+        read_config_file(path)
+
+
+def test_a_few_aliases_are_fine_and_self_reference_is_refused(tmp_path) -> None:
+    text = "run: [&r a.txt]\nqrels: *r\nmeasures: [AP, P@5]\nout: o\n"
+    config = EvaluateConfig.load(write(tmp_path, text))
+    assert config.qrels == config.run[0] and config.measures == ("AP", "P@5")
+    with pytest.raises(ConfigError, match="refers to itself"):
+        read_config_file(write(tmp_path, "run: &r [a, *r]\n"))
+
+
+def test_a_config_that_is_not_utf8_names_its_line(tmp_path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_bytes(b"run: a\nqrels: caf\xe9\n")  # Latin-1
+    with pytest.raises(ConfigError, match=r"job.yaml:2: not UTF-8 text \(byte 0xe9\)"):
+        read_config_file(str(path))
