@@ -29,6 +29,7 @@ never build it unasked) or ``off`` (neither).
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import os
 import subprocess
@@ -37,6 +38,7 @@ import tempfile
 from pathlib import Path
 
 from sparkeval.errors import EnvironmentProblem
+from sparkeval.output import process_alive
 
 #: ``auto`` (default), ``use`` or ``off``: see the module text
 SWITCH_ENV = "SPARKEVAL_JVM_ARCHIVE"
@@ -147,16 +149,6 @@ def _lock_path(key: str) -> Path:
     return cache_dir() / f".jvm-classes-{key}.building"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _take_lock(lock: Path) -> bool:
     """Create ``lock`` holding this process id; False when a live builder holds it."""
     for _ in range(2):
@@ -167,7 +159,7 @@ def _take_lock(lock: Path) -> bool:
                 holder = int(lock.read_text().strip() or "0")
             except (OSError, ValueError):
                 holder = 0
-            if holder and _alive(holder):
+            if holder and process_alive(holder):
                 return False
             lock.unlink(missing_ok=True)  # stale: its builder is gone
             continue
@@ -229,13 +221,10 @@ def _build_holding() -> None:
         lock.unlink(missing_ok=True)
 
 
-_PREPARE_AT_EXIT: list[bool] = []
-
-
+@functools.cache
 def prepare_at_exit() -> None:
-    """Build the archive when this process exits, if it is missing (once per process)."""
-    if not _PREPARE_AT_EXIT and switch() == "auto":
-        _PREPARE_AT_EXIT.append(True)
+    """Build the archive when this process exits, if it is missing (registered once)."""
+    if switch() == "auto":
         atexit.register(prepare_in_background)
 
 

@@ -68,7 +68,7 @@ def _host() -> str:
     return re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname()) or "host"
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether a process with this id exists on this host."""
     if pid == os.getpid():
         return True
@@ -100,7 +100,7 @@ def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
         match = pattern.match(entry.name)
         if not match or match["host"] != host or not entry.is_dir() or entry.is_symlink():
             continue
-        if _alive(int(match["pid"])):
+        if process_alive(int(match["pid"])):
             continue
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)

@@ -50,6 +50,7 @@ from sparkeval.engine.worker.assemble import (
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
+from sparkeval.io.direct import is_id_type
 from sparkeval.measures.registry import Measure
 
 #: the reader named in the report of an in-process evaluation
@@ -172,14 +173,10 @@ def _canonical(
 def _ids(column: pa.ChunkedArray, source: str, name: str) -> pa.ChunkedArray:
     """Strings as they are, integers as their decimal text; other types are an error."""
     kind = column.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+    if pa.types.is_dictionary(kind):
+        column, kind = column.cast(kind.value_type), kind.value_type
+    if is_id_type(kind):
         return column.cast(pa.string())
-    if pa.types.is_integer(kind):
-        return column.cast(pa.string())
-    if pa.types.is_dictionary(kind) and (
-        pa.types.is_string(kind.value_type) or pa.types.is_integer(kind.value_type)
-    ):
-        return column.cast(kind.value_type).cast(pa.string())
     raise InputError(f"{source}: id column {name} has type {kind}; ids must be strings or integers")
 
 

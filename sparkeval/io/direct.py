@@ -170,7 +170,7 @@ def plan_direct(
     cols = resolve_columns(schema.names, kind, mapping, path)
     value = "score" if kind == "run" else "relevance"
     allowed = _RUN_VALUE_TYPES if kind == "run" else _QRELS_VALUE_TYPES
-    if not all(_is_id(schema.field(cols[c]).type) for c in ("query_id", "doc_id")):
+    if not all(is_id_type(schema.field(cols[c]).type) for c in ("query_id", "doc_id")):
         return None
     if "run_id" in cols and not _is_text(schema.field(cols["run_id"]).type):
         return None
@@ -238,7 +238,7 @@ def _is_text(kind: pa.DataType) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
-def _is_id(kind: pa.DataType) -> bool:
+def is_id_type(kind: pa.DataType) -> bool:
     """A query or doc id column the workers read: text, or integers (as decimal text)."""
     return _is_text(kind) or pa.types.is_integer(kind)
 
@@ -302,10 +302,7 @@ def _read_text_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> p
     data = direct_text.read_text_range(file, start, end)
     code = list(run_ids).index(str(source.run_id)) if source.kind == "run" else None
     schema = RUN_SCHEMA if source.kind == "run" else QRELS_SCHEMA
-    try:
-        return direct_text.text_unit_table(data, source.kind, source.path, code, schema)
-    except direct_text.TextNotDirect as exc:
-        raise NotDirect(str(exc)) from None
+    return direct_text.text_unit_table(data, source.kind, source.path, code, schema)
 
 
 def _text(table: pa.Table, column: str) -> pa.ChunkedArray:

@@ -31,24 +31,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.formats import RUN_CODE
+from sparkeval.io.direct import _GRADE_BOUND, NotDirect
+from sparkeval.io.readers import WHITESPACE as _WHITESPACE
 
 #: bytes of plain text per read task
 TEXT_CHUNK_BYTES = 64 << 20
 #: assumed expansion of a gzip file, for sizing the buckets before it is read
 GZIP_EXPANSION = 4
-_WHITESPACE = " \t\r\n\f\v"
 _FIELD_SPLIT = re.compile(r"[ \t\r\n\f\v]+")
 #: a plain decimal number, the only text both parsers are known to read alike
 _NUMBER = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
-_GRADE_BOUND = 1_000_000_000
 #: the fields a line needs, and the field holding the value, by kind of input
 _FIELDS = {"run": (6, 4), "qrels": (4, 3)}
 _BOM = b"\xef\xbb\xbf"
-
-
-class TextNotDirect(Exception):
-    """Raised where :class:`~sparkeval.io.direct.NotDirect` is meant (kept apart to
-    avoid an import cycle); :func:`read_text_unit` turns it into ``NotDirect``."""
 
 
 def is_gzip(path: str) -> bool:
@@ -155,14 +150,14 @@ def parse_text(data: bytes, kind: str, where: str) -> tuple[pa.Array, pa.Array, 
     """``(query ids, doc ids, values)`` of the data lines of ``data``.
 
     Raises:
-        TextNotDirect: a line or value for Spark's readers to judge.
+        NotDirect: a line or value for Spark's readers to judge.
     """
     if data.startswith(_BOM):
-        raise TextNotDirect(f"{where}: a byte-order mark")
+        raise NotDirect(f"{where}: a byte-order mark")
     try:
         lines = _lines(data)
     except pa.ArrowInvalid as exc:  # invalid UTF-8, or a \x1f byte
-        raise TextNotDirect(f"{where}: {str(exc).splitlines()[0]}") from None
+        raise NotDirect(f"{where}: {str(exc).splitlines()[0]}") from None
     body = pc.utf8_trim(lines, characters=_WHITESPACE)
     keep = pc.and_(pc.not_equal(body, ""), pc.invert(pc.starts_with(body, "#")))
     fields = pc.ascii_split_whitespace(body.filter(keep))
@@ -170,23 +165,23 @@ def parse_text(data: bytes, kind: str, where: str) -> tuple[pa.Array, pa.Array, 
     if len(fields):
         low, high = pc.min_max(pc.list_value_length(fields)).values()
         if low.as_py() < needed:
-            raise TextNotDirect(f"{where}: a line with fewer than {needed} fields")
+            raise NotDirect(f"{where}: a line with fewer than {needed} fields")
         if kind == "qrels" and high.as_py() > needed:  # a qrels line has exactly 4
-            raise TextNotDirect(f"{where}: a qrels line with more than {needed} fields")
+            raise NotDirect(f"{where}: a qrels line with more than {needed} fields")
     text = pc.list_element(fields, value_field)
     if not pc.all(pc.match_substring_regex(text, _NUMBER)).as_py() and len(text):
-        raise TextNotDirect(f"{where}: a value that is not a plain decimal number")
+        raise NotDirect(f"{where}: a value that is not a plain decimal number")
     try:
         values = pc.cast(text, pa.float64())
     except pa.ArrowInvalid:
-        raise TextNotDirect(f"{where}: a number out of range") from None
+        raise NotDirect(f"{where}: a number out of range") from None
     if len(values) and not pc.all(pc.is_finite(values)).as_py():
-        raise TextNotDirect(f"{where}: a number out of range")  # Spark's readers decide
+        raise NotDirect(f"{where}: a number out of range")  # Spark's readers decide
     if kind == "qrels" and len(values):
         whole = pc.all(pc.equal(values, pc.floor(values))).as_py()
         low, high = pc.min_max(values).values()
         if not whole or max(-low.as_py(), high.as_py()) > _GRADE_BOUND:
-            raise TextNotDirect(f"{where}: a grade that is not a whole number within ±1e9")
+            raise NotDirect(f"{where}: a grade that is not a whole number within ±1e9")
         values = pc.cast(values, pa.int64())
     return pc.list_element(fields, 0), pc.list_element(fields, 2), values
 

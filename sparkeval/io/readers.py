@@ -42,7 +42,8 @@ TABLE_SUFFIXES = {
 }
 
 
-_WHITESPACE = " \t\r\n\f\v"
+#: the whitespace a TREC text line is trimmed of and split on (Java's \\s)
+WHITESPACE = " \t\r\n\f\v"
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def _trec_lines(spark: SparkSession, path: str):
 
     lines = spark.read.text(path)
     # every whitespace character, not only spaces: a tab-indented or CRLF line parses the same
-    body = F.btrim(F.col("value"), F.lit(_WHITESPACE))
+    body = F.btrim(F.col("value"), F.lit(WHITESPACE))
     return lines.where((body != "") & ~body.startswith("#")).select(
         F.col("value").alias("_raw"), F.split(body, r"\s+").alias("_f")
     )

@@ -15,7 +15,7 @@ import pytest
 from sparkeval.cli import main
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
 from sparkeval.io import direct_text
-from sparkeval.io.direct import plan_direct_text
+from sparkeval.io.direct import NotDirect, plan_direct_text
 from tests.random_collection import random_collection
 
 MEASURES = "nDCG@10,nDCG,AP,P@5,R@10,RR,ERR@10,Rprec,Bpref,NumRet,Judged@10"
@@ -111,12 +111,12 @@ def test_lines_parse_as_spark_splits_them() -> None:
     ],
 )
 def test_doubtful_text_is_left_to_spark(data: bytes, why: str) -> None:
-    with pytest.raises(direct_text.TextNotDirect, match=why):
+    with pytest.raises(NotDirect, match=why):
         direct_text.parse_text(data, "run", "run.txt")
 
 
 def test_doubtful_grades_are_left_to_spark() -> None:
-    with pytest.raises(direct_text.TextNotDirect, match="whole number"):
+    with pytest.raises(NotDirect, match="whole number"):
         direct_text.parse_text(b"q1 0 d1 1.5\n", "qrels", "qrels.txt")
     _query, _doc, grade = direct_text.parse_text(b"q1 0 d1 2.0\nq1 0 d2 -1\n", "qrels", "q")
     assert grade.to_pylist() == [2, -1]
