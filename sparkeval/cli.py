@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from sparkeval.commands import COMMAND_MODULES
-from sparkeval.errors import EXIT_INTERNAL, SparkevalError, clean_message
+from sparkeval.errors import EXIT_INTERNAL, classify_failure, clean_message
 from sparkeval.job.command import Command
 from sparkeval.job.options import OptionSpec
 
@@ -125,19 +125,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     _quiet_spark_error_logs()
     command, config_file, values = parse(sys.argv[1:] if argv is None else argv)
     try:
-        return run_command(command, config_file, values)
-    except SparkevalError as exc:
-        print(f"sparkeval {command.name}: error: {clean_message(exc)}", file=sys.stderr)
-        return exc.exit_code
+        code = run_command(command, config_file, values)
+        sys.stdout.flush()  # a closed stdout shows here, not at the interpreter's exit
+        return code
     except KeyboardInterrupt:
         print(f"sparkeval {command.name}: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # an internal error: say so, keep the traceback for bug reports
+    except BrokenPipeError:
+        return _closed_stdout()
+    except Exception as exc:
+        known = classify_failure(exc)
+        if known is not None:
+            print(f"sparkeval {command.name}: error: {clean_message(known)}", file=sys.stderr)
+            return known.exit_code
+        # an internal error: say so first, keep the traceback for bug reports
         import traceback
 
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"sparkeval {command.name}: internal error: {first}", file=sys.stderr)
         traceback.print_exc()
-        print(f"sparkeval {command.name}: internal error: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _closed_stdout() -> int:
+    """``sparkeval ... | head``: the reader left after the outputs were complete (they are
+    written before anything is printed), so this is success; stdout is pointed at
+    /dev/null so that the interpreter's final flush does not fail again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0
 
 
 if __name__ == "__main__":

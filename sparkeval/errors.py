@@ -65,3 +65,62 @@ def clean_message(exc: BaseException) -> str:
     """The user-facing text of an error raised locally or in a worker."""
     match = _FROM_WORKER.search(str(exc))
     return match.group(1) if match else str(exc)
+
+
+class EnvironmentFailure(SparkevalError):
+    """The machine failed the job (disk full, the JVM died, out of memory): exit 1, but
+    with a first line that says which, not a Py4J call name."""
+
+    exit_code = EXIT_INTERNAL
+
+
+_READ_FAILED = re.compile(r"Encountered error while reading file (?P<file>\S+?)\.?\s+SQLSTATE")
+_CAUSE = re.compile(r"^Caused by: (?P<type>[\w.$]+)(?::\s*(?P<message>.*))?$", re.M)
+_NOT_PARQUET = re.compile(r"(?P<file>\S+) is not a Parquet file")
+#: (pattern in the text of an error, what the user is told) for failures of the machine
+_ENVIRONMENT = (
+    ("No space left on device", "disk full (No space left on device)"),
+    ("java.lang.OutOfMemoryError", "the JVM ran out of memory (raise spark.driver.memory)"),
+    ("JAVA_GATEWAY_EXITED", "the Spark JVM could not start or exited"),
+    ("Answer from Java side is empty", "the Spark JVM exited (killed, or out of memory?)"),
+    ("Error while receiving", "the Spark JVM exited (killed, or out of memory?)"),
+    ("Connection refused", "lost the connection to the Spark JVM (it exited?)"),
+)
+
+
+def _local_name(uri: str) -> str:
+    return uri[len("file:") :].replace("///", "/", 1) if uri.startswith("file:") else uri
+
+
+def classify_failure(exc: BaseException) -> SparkevalError | None:
+    """The user-facing error a failure stands for, or None for an internal error.
+
+    * a bad row found inside a Spark task (:func:`worker_input_error`,
+      :func:`marked_message`): an InputError with the line number looked up;
+    * a file Spark could not read (a truncated ``.gz``, a file that is not Parquet, a
+      permission problem): an InputError naming the file and the root cause;
+    * disk full, out of memory, a JVM that died: an EnvironmentFailure saying which.
+    """
+    if isinstance(exc, SparkevalError):
+        return exc
+    text = str(exc)
+    found = _FROM_WORKER.search(text)
+    if found:
+        from sparkeval.io.locate import with_line_number
+
+        return InputError(with_line_number(found.group(1)))
+    for pattern, meaning in _ENVIRONMENT:
+        if pattern in text or pattern in type(exc).__name__:
+            return EnvironmentFailure(meaning)
+    not_parquet = _NOT_PARQUET.search(text)
+    if not_parquet:
+        return InputError(f"{_local_name(not_parquet['file'])}: not a Parquet file")
+    read_failed = _READ_FAILED.search(text)
+    if read_failed:
+        causes = list(_CAUSE.finditer(text))
+        cause = causes[-1] if causes else None
+        why = (cause["message"] or cause["type"]) if cause else "unreadable"
+        if cause and cause["type"] in ("java.io.EOFException", "java.util.zip.ZipException"):
+            why += " (a truncated or corrupt compressed file?)"
+        return InputError(f"{_local_name(read_failed['file'])}: cannot be read: {why.strip()}")
+    return None

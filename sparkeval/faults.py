@@ -17,6 +17,11 @@ The variable holds one fault, ``KIND`` or ``KIND:ARGUMENT``:
 ``fail-write``
     The driver raises :class:`FaultInjected` after ``per_query.parquet`` was written
     into the staging directory, before ``summary.json``.
+``kill-at-swap:STEP``
+    The driver ends its process with ``os._exit`` (as ``kill -9`` would) at one step of
+    the output swap: ``staged`` (the new output is complete in its staging directory),
+    ``retired`` (the previous output was moved aside, the new one is not yet in place)
+    or ``placed`` (the new output is in place, the previous one not yet removed).
 ``slow-task:SECONDS[:DIR]``
     Every bucket evaluation sleeps for SECONDS; with DIR it first creates a file
     ``DIR/started-<pid>-<n>``, so a test can tell that tasks are running.
@@ -39,7 +44,9 @@ from pathlib import Path
 FAULT_ENV = "SPARKEVAL_FAULT"
 
 _TASK_KINDS = ("kill-worker-once", "kill-writer-once", "fail-task", "slow-task")
-_DRIVER_KINDS = ("fail-write",)
+_DRIVER_KINDS = ("fail-write", "kill-at-swap")
+#: the steps of the output swap :func:`at_swap` can stop at
+SWAP_STEPS = ("staged", "retired", "placed")
 
 
 class FaultInjected(RuntimeError):
@@ -57,6 +64,8 @@ def _fault() -> tuple[str, str] | None:
             f"{FAULT_ENV}={raw!r}: unknown fault {kind!r}; expected one of "
             f"{', '.join(_TASK_KINDS + _DRIVER_KINDS)}"
         )
+    if kind == "kill-at-swap" and argument not in SWAP_STEPS:
+        raise ValueError(f"{FAULT_ENV}={raw!r}: expected kill-at-swap:{'|'.join(SWAP_STEPS)}")
     if kind in ("kill-worker-once", "kill-writer-once", "slow-task") and not argument:
         raise ValueError(f"{FAULT_ENV}={raw!r}: fault {kind!r} needs an argument")
     return kind, argument
@@ -109,3 +118,10 @@ def in_driver(stage: str) -> None:
     fault = _fault()
     if fault is not None and fault[0] == "fail-write" and stage == "write":
         raise FaultInjected(f"injected failure while writing ({FAULT_ENV}=fail-write)")
+
+
+def at_swap(step: str) -> None:
+    """Apply ``kill-at-swap:STEP`` when the output swap reaches ``step``."""
+    fault = _fault()
+    if fault is not None and fault == ("kill-at-swap", step):
+        os._exit(137)

@@ -25,12 +25,14 @@ import os
 import re
 import shutil
 import socket
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from sparkeval import faults
 from sparkeval.errors import ConfigError
 from sparkeval.stable_parquet import sort_footer_encodings
 
@@ -43,25 +45,118 @@ SUCCESS_MARKER = "_SUCCESS"
 def check_output_path(out: str | os.PathLike[str], inputs: list[str], overwrite: bool) -> Path:
     """Validate an output directory before any work starts.
 
-    Refuses a target that holds or lies inside an input, and an existing
+    Refuses a target that holds or lies inside an input, a target under a file, in
+    a directory this process cannot write, or that is itself a file, and an existing
     non-empty target unless ``overwrite`` is set.
     """
-    target = Path(out).resolve()
+    target = Path(os.path.realpath(out))
     for raw in inputs:
-        src = Path(raw).resolve()
+        src = Path(os.path.realpath(raw))
         if src == target or target in src.parents or src in target.parents:
             raise ConfigError(
                 f"output directory {out} overlaps the input {raw}; choose another --out"
             )
+    existing = next(p for p in (target, *target.parents) if p.exists())
+    if existing != target and not existing.is_dir():
+        raise ConfigError(f"output path {out}: {existing} is a file, not a directory")
+    writable_dir = existing
+    if existing == target:
+        writable_dir = target if os.path.ismount(target) else target.parent
+    if not os.access(writable_dir, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"output path {out}: cannot write in {writable_dir} (read-only or permission denied)"
+        )
     if target.exists():
         if not target.is_dir():
             raise ConfigError(f"output path {out} exists and is not a directory")
-        if any(target.iterdir()) and not overwrite:
+        if _visible_entries(target) and not overwrite:
             raise ConfigError(
                 f"output directory {out} already exists and is not empty; "
                 "pass --overwrite to replace it"
             )
     return target
+
+
+def _visible_entries(directory: Path) -> list[Path]:
+    """The entries of an output directory, without this module's own hidden ones."""
+    return [p for p in directory.iterdir() if not p.name.startswith(_OWN_PREFIX)]
+
+
+#: names of the lock, staging and retired entries kept inside a mount-point target
+_OWN_PREFIX = ".sparkeval-"
+
+
+def _lock_path(target: Path) -> Path:
+    """Where the writer lock of ``target`` lives: beside it, or inside a mount point."""
+    if os.path.ismount(target):
+        return target / f"{_OWN_PREFIX}lock"
+    return target.parent / f".{target.name}.lock"
+
+
+@contextmanager
+def claim_output(out: str | os.PathLike[str], overwrite: bool) -> Iterator[None]:
+    """Hold the exclusive writer lock of ``out`` (``.NAME.lock`` beside it) while writing.
+
+    A second writer without ``overwrite`` fails at once, naming the holder; with
+    ``overwrite`` it waits, so writers serialise and each replaces the output whole.
+    Holding it, the swap of a writer that died is finished or undone
+    (:func:`remove_stale_staging`), so even a run that then fails leaves the last
+    complete output in place.  The kernel releases the lock when its process ends,
+    however it ends.  The lock
+    file is removed on release; a writer that locked a file removed meanwhile locks
+    the new one instead (it compares inodes), so two writers never both hold it.
+
+    Raises:
+        ConfigError: another process holds the lock and ``overwrite`` is not set.
+    """
+    target = Path(os.path.realpath(out))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    path = _lock_path(target)
+    handle = _locked(path, out, overwrite)
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {os.getpid()} on {socket.gethostname()}\n")
+        handle.flush()
+        if not os.path.ismount(target):
+            remove_stale_staging(target)  # finish or undo a dead writer's swap first
+        if not overwrite and target.exists() and _visible_entries(target):
+            raise ConfigError(
+                f"output directory {out} already exists and is not empty; "
+                "pass --overwrite to replace it"
+            )
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        handle.close()
+
+
+def _locked(path: Path, out: str | os.PathLike[str], wait: bool) -> IO[str]:
+    """An open handle of ``path`` holding its exclusive ``flock``."""
+    import fcntl
+
+    while True:
+        handle = open(path, "a+")  # noqa: SIM115 - returned to the caller, who closes it
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            if not wait:
+                handle.close()
+                raise ConfigError(
+                    f"output directory {out} is being written by {holder}; wait for it, "
+                    "choose another --out, or pass --overwrite to replace its output after it"
+                ) from None
+            print(f"sparkeval: waiting for {holder} to finish writing {out}", file=sys.stderr)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            same = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return handle
+        handle.close()  # the holder removed the file as it finished: lock the new one
 
 
 def _host() -> str:
@@ -82,29 +177,49 @@ def process_alive(pid: int) -> bool:
 
 
 def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
-    """Remove staging and retired directories of ``out`` left by dead writers.
+    """Finish or undo the swap of a dead writer of ``out``, then remove its leftovers.
 
     Only directories named by :func:`atomic_output_dir` for this target, written on
-    this host by a process that no longer exists, are removed; those of live
-    processes and of other hosts are left alone.  Returns the removed paths.
+    this host by a process that no longer exists, are touched; those of live
+    processes and of other hosts are left alone.  A writer killed between the two
+    renames of a swap leaves no ``out`` but a complete new output (its staging
+    directory holds ``_SUCCESS``) and the previous one (retired): the new one is put
+    in place, or else the previous one is put back, before anything is removed, so
+    the last complete output is never deleted.  Returns the removed paths.
     """
     target = Path(out).resolve()
     if not target.parent.is_dir():
         return []
+    dead = [entry for entry in _own_entries(target) if not process_alive(entry[1])]
+    if not target.exists() and not target.is_symlink():
+        complete = [p for p, _, kind in dead if kind == "staging" and (p / SUCCESS_MARKER).exists()]
+        retired = [p for p, _, kind in dead if kind == "old"]
+        if complete or retired:
+            (complete + retired)[0].rename(target)
+    removed = []
+    for path, _, _ in dead:
+        if path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _own_entries(target: Path) -> list[tuple[Path, int, str]]:
+    """(path, writer pid, "staging" or "old") of this host's staging and retired
+    directories of ``target``."""
     pattern = re.compile(
-        r"^\." + re.escape(target.name) + r"\.(?:staging|old)-(?P<host>.+)-(?P<pid>\d+)-[0-9a-f]+$"
+        r"^\."
+        + re.escape(target.name)
+        + r"\.(?P<kind>staging|old)-(?P<host>.+)-(?P<pid>\d+)-[0-9a-f]+$"
     )
     host = _host()
-    removed = []
+    found = []
     for entry in target.parent.iterdir():
         match = pattern.match(entry.name)
         if not match or match["host"] != host or not entry.is_dir() or entry.is_symlink():
             continue
-        if process_alive(int(match["pid"])):
-            continue
-        shutil.rmtree(entry, ignore_errors=True)
-        removed.append(entry)
-    return removed
+        found.append((entry, int(match["pid"]), match["kind"]))
+    return found
 
 
 def tidy_spark_output(directory: Path) -> list[Path]:
@@ -140,9 +255,14 @@ def atomic_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
     On any exception the staging directory is removed and ``out`` is left as it was.
     A ``_SUCCESS`` marker is written last, inside the staging directory.  Stale
     staging directories of the same target (see :func:`remove_stale_staging`) are
-    removed first.
+    dealt with first.  A target that is a mount point cannot be renamed: the output
+    is staged inside it and its entries are swapped one by one (:func:`_swap_entries`).
     """
     target = Path(out).resolve()
+    if os.path.ismount(target):
+        with _staged_inside(target) as staging:
+            yield staging
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(target)
     token = f"{_host()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -151,16 +271,51 @@ def atomic_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield staging
         (staging / SUCCESS_MARKER).write_text("")
+        faults.at_swap("staged")
         if target.exists():
             retired = target.parent / f".{target.name}.old-{token}"
             target.rename(retired)
+            faults.at_swap("retired")
             staging.rename(target)
+            faults.at_swap("placed")
             shutil.rmtree(retired, ignore_errors=True)
         else:
             staging.rename(target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+@contextmanager
+def _staged_inside(target: Path) -> Iterator[Path]:
+    """Staging for a mount-point target: a hidden directory inside it."""
+    for leftover in target.glob(f"{_OWN_PREFIX}staging-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    staging = target / f"{_OWN_PREFIX}staging-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staging.mkdir()
+    try:
+        yield staging
+        (staging / SUCCESS_MARKER).write_text("")
+        _swap_entries(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _swap_entries(staging: Path, target: Path) -> None:
+    """Replace the visible entries of ``target`` with those of ``staging``.
+
+    The old ``_SUCCESS`` goes first and the new one last, so a reader that checks the
+    marker never takes a mix of old and new entries for a complete output.
+    """
+    retired = target / f"{_OWN_PREFIX}old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    retired.mkdir()
+    old = sorted(_visible_entries(target), key=lambda p: p.name != SUCCESS_MARKER)
+    for entry in old:
+        entry.rename(retired / entry.name)
+    new = sorted(staging.iterdir(), key=lambda p: p.name == SUCCESS_MARKER)
+    for entry in new:
+        entry.rename(target / entry.name)
+    shutil.rmtree(retired, ignore_errors=True)
 
 
 def _json_safe(value: Any) -> Any:
@@ -176,6 +331,23 @@ def _json_safe(value: Any) -> Any:
 def write_json(path: Path, payload: dict[str, Any]) -> None:
     """Write JSON with sorted keys and NaN/inf as null (strict JSON, stable bytes)."""
     path.write_text(json.dumps(_json_safe(payload), indent=2, sort_keys=True) + "\n")
+
+
+#: the keys of a summary that vary between identical runs; they go to ``timings.json``
+TIMING_KEYS = ("timings_s",)
+
+
+def write_summary(directory: Path, summary: dict[str, Any]) -> None:
+    """``summary.json`` without timings, and the timings in ``timings.json`` beside it.
+
+    Rerunning a job with the same inputs and settings gives byte-identical files,
+    except ``timings.json``, the one file documented to vary.
+    """
+    stable = {k: v for k, v in summary.items() if k not in TIMING_KEYS}
+    write_json(directory / "summary.json", stable)
+    timings = {k: summary[k] for k in TIMING_KEYS if k in summary}
+    if timings:
+        write_json(directory / "timings.json", timings)
 
 
 def write_parquet(frame: DataFrame, directory: Path) -> list[Path]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from sparkeval.engine.plans.rating_engine import rating_errors
 from sparkeval.io.ratings import parse_columns, read_ratings
 from sparkeval.job.runner import log
-from sparkeval.output import atomic_output_dir, write_json, write_parquet
+from sparkeval.output import atomic_output_dir, write_parquet, write_summary
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -46,8 +46,8 @@ def run_rating_errors(spark: SparkSession, config: RatingErrorsConfig) -> Rating
                 evaluation.per_user.orderBy("user_id", "_order").drop("_order"),
                 staging / "per_user.parquet",
             )
-            report["seconds"] = round(time.time() - started, 3)
-            write_json(staging / "summary.json", report)
+            report["timings_s"] = {"total": round(time.time() - started, 3)}
+            write_summary(staging, report)
     except BaseException:
         evaluation.unpersist()
         raise

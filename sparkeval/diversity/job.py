@@ -20,7 +20,7 @@ from sparkeval.io.lists import (
     read_typed_table,
     top_k,
 )
-from sparkeval.output import atomic_output_dir, write_json, write_parquet
+from sparkeval.output import atomic_output_dir, write_parquet, write_summary
 
 if TYPE_CHECKING:
     from sparkeval.commands.diversity import DiversityConfig
@@ -78,5 +78,5 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
             **summary,
             "timings_s": {"total": round(time.perf_counter() - start, 3)},
         }
-        write_json(staging / "summary.json", summary)
+        write_summary(staging, summary)
     return summary

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import RATING_ALIASES, mapping_onto, match_columns
-from sparkeval.io.readers import _trec_lines, check_exists, detect_format, read_table
+from sparkeval.io.readers import _bad_line, _trec_lines, check_exists, detect_format, read_table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -109,14 +109,12 @@ def _read_text(spark: SparkSession, path: str, kind: str):
     item = F.get(F.col("_f"), 1)
     raw = F.get(F.col("_f"), 2)
     value, bad = _value(path, raw, user, item, VALUE_COLUMN[kind])
-    short = F.concat(
-        F.lit(f"{path}: malformed line ["), F.col("_raw"), F.lit("]: expected 'user item value'")
-    )
+    short = _bad_line(path, F.size("_f") < 3, "expected 'user item value'")
     return rows.select(
         user.alias("user_id"),
         item.alias("item_id"),
         value.alias("value"),
-        F.when(F.size("_f") < 3, short).otherwise(bad).alias(BAD),
+        F.coalesce(short, bad).alias(BAD),
     )
 
 

@@ -14,6 +14,7 @@ with that message, so a bad file is never evaluated silently.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
+from sparkeval.io.streams import suffix_from_content
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -40,6 +42,8 @@ TABLE_SUFFIXES = {
     ".ndjson": "jsonl",
     ".json": "jsonl",
 }
+#: compression suffixes Spark's text, CSV and JSON readers decompress by (Hadoop codecs)
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".lz4", ".deflate", ".snappy", ".xz")
 
 
 #: the whitespace a TREC text line is trimmed of and split on (Java's \\s)
@@ -67,7 +71,8 @@ def detect_format(path: str, fmt: str | None = None) -> str:
     """The input format: ``fmt`` when given, else from the extension.
 
     A directory is Parquet; ``.parquet/.pq``, ``.csv``, ``.tsv``, ``.jsonl/.ndjson/.json``
-    by suffix; anything else (``qrels.test``, ``run.txt``) is TREC text.
+    by suffix, also before a compression suffix (``run.csv.gz``, ``docs.jsonl.zst``);
+    anything else (``qrels.test``, ``run.txt``, ``run.txt.gz``) is TREC text.
     """
     if fmt is not None:
         if fmt not in FORMATS:
@@ -77,12 +82,46 @@ def detect_format(path: str, fmt: str | None = None) -> str:
         return fmt
     if _is_local(path) and os.path.isdir(_local(path)):
         return "parquet"
-    return TABLE_SUFFIXES.get(Path(path).suffix.lower(), "trec")
+    name = Path(path).name.lower()
+    if name.endswith(COMPRESSION_SUFFIXES):
+        name = name.rsplit(".", 1)[0]
+    return TABLE_SUFFIXES.get(Path(name).suffix, "trec")
 
 
 def check_exists(path: str) -> None:
-    if _is_local(path) and not os.path.exists(_local(path)):
-        raise InputError(f"{path}: no such file or directory")
+    """The input exists and can be read; a compressed file's name says how.
+
+    Raises:
+        InputError: a missing path, a symlink loop, a file this user cannot read, or a
+            compressed file without its compression suffix (Spark picks the decompressor
+            by the name, and would read the compressed bytes as text).
+    """
+    if not _is_local(path):
+        return
+    local = _local(path)
+    try:
+        os.stat(local)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{path}: a symbolic link loop (no file behind it)") from None
+        if exc.errno == errno.EACCES:
+            raise InputError(f"{path}: permission denied") from None
+        raise InputError(f"{path}: no such file or directory") from None
+    if os.path.isdir(local):
+        if not os.access(local, os.R_OK | os.X_OK):
+            raise InputError(f"{path}: permission denied (cannot list the directory)")
+        return
+    try:
+        with open(local, "rb") as handle:
+            head = handle.read(16)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
+    suffix = suffix_from_content(head)
+    if suffix in COMPRESSION_SUFFIXES and not local.lower().endswith(COMPRESSION_SUFFIXES):
+        raise InputError(
+            f"{path}: the content is {suffix[1:]}-compressed but the name does not end in "
+            f"{suffix}; rename it (the decompressor is chosen by the file name)"
+        )
 
 
 def _trec_lines(spark: SparkSession, path: str):
@@ -92,16 +131,30 @@ def _trec_lines(spark: SparkSession, path: str):
     # every whitespace character, not only spaces: a tab-indented or CRLF line parses the same
     body = F.btrim(F.col("value"), F.lit(WHITESPACE))
     return lines.where((body != "") & ~body.startswith("#")).select(
-        F.col("value").alias("_raw"), F.split(body, r"\s+").alias("_f")
+        F.make_valid_utf8("value").alias("_raw"),
+        F.split(body, r"\s+").alias("_f"),
+        F.is_valid_utf8("value").alias("_utf8"),
     )
 
 
+#: why a line or id with invalid UTF-8 is refused (README: "Ids are UTF-8 text")
+NOT_UTF8 = (
+    "not valid UTF-8 (ids are compared as UTF-8 text; convert the file, e.g. "
+    "iconv -f latin1 -t utf-8)"
+)
+
+
 def _bad_line(path: str, condition, reason: str):
-    """A ``_bad`` column: the message for rows where ``condition`` holds, else null."""
+    """A ``_bad`` column: the message for rows where ``condition`` holds, else null.
+
+    A line that is not valid UTF-8 gets that reason first, whatever ``condition``.
+    """
     from pyspark.sql import functions as F
 
-    message = F.concat(F.lit(f"{path}: malformed line ["), F.col("_raw"), F.lit(f"]: {reason}"))
-    return F.when(condition, message)
+    def message(why: str):
+        return F.concat(F.lit(f"{path}: malformed line ["), F.col("_raw"), F.lit(f"]: {why}"))
+
+    return F.when(~F.col("_utf8"), message(NOT_UTF8)).when(condition, message(reason))
 
 
 def read_trec_run(spark: SparkSession, path: str):
@@ -153,7 +206,7 @@ def read_trec_qrels(spark: SparkSession, path: str):
         path,
         (F.size("_f") != 4)
         | grade.isNull()
-        | (grade != F.floor(grade))
+        | (grade != F.rint(grade))
         | F.isnan(grade)
         | (F.abs(grade) > 1e9),
         "expected 4 fields 'qid iter docno rel' with an integer relevance",
@@ -178,17 +231,99 @@ def read_table(spark: SparkSession, path: str, fmt: str, infer_types: bool = Fal
         try:
             return spark.read.parquet(path)
         except Exception as exc:  # corrupt or unreadable Parquet: say which file
+            bad_file = _UNREADABLE_FILE.search(str(exc))
+            if bad_file and "footer" in str(exc).lower():
+                name = bad_file["file"].removeprefix("file:").replace("///", "/", 1)
+                if os.path.isdir(_local(path)):
+                    raise InputError(
+                        f"{name}: not a Parquet file (could not read its footer; in {path}): "
+                        "remove it, or hide it from readers with a name starting with '_' or '.'"
+                    ) from None
+                raise InputError(
+                    f"{path}: not a Parquet file (could not read its footer)"
+                ) from None
             raise InputError(f"{path}: cannot read as Parquet ({_first_line(exc)})") from exc
     if fmt in ("csv", "tsv"):
-        reader = spark.read.option("header", "true").option("mode", "PERMISSIVE")
-        reader = reader.option("inferSchema", "true" if infer_types else "false")
-        return reader.option("sep", "\t" if fmt == "tsv" else ",").csv(path)
+        return _read_csv(spark, path, "\t" if fmt == "tsv" else ",", infer_types)
     try:
         return spark.read.option("mode", "FAILFAST").json(path)
     except Exception as exc:  # schema inference parses every line: a bad one fails here
         raise InputError(_bad_json_message(path, exc)) from exc
 
 
+#: the column Spark's CSV reader puts a malformed record's text in
+CORRUPT_RECORD = "_corrupt_record"
+
+
+def _read_csv(spark: SparkSession, path: str, sep: str, infer_types: bool):
+    """A CSV/TSV table in which every malformed record fails the job, naming its line.
+
+    Spark's PERMISSIVE mode would keep a row with extra fields (dropping them) or
+    missing ones (as nulls) without a word, and its FAILFAST error names no line. So
+    the header's columns plus Spark's corrupt-record column are read, and every column
+    of a malformed row raises an error that quotes the record (its line number is found
+    on the error path, :func:`sparkeval.io.locate.with_line_number`). Quoted fields may
+    hold line breaks: a local file with a quote character is read in Spark's multi-line
+    mode (one task per file), others line by line.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from sparkeval.errors import marked_message
+
+    base = spark.read.option("header", "true").option("sep", sep)
+    if _has_quotes(path):
+        base = base.option("multiLine", "true")
+    header = base.option("inferSchema", "true" if infer_types else "false").csv(path).schema
+    if CORRUPT_RECORD in header.fieldNames():
+        raise InputError(f"{path}: a column may not be named {CORRUPT_RECORD}")
+    schema = StructType([*header.fields, StructField(CORRUPT_RECORD, StringType())])
+    table = (
+        base.schema(schema)
+        .option("mode", "PERMISSIVE")
+        .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
+        .csv(path)
+    )
+    names = ", ".join(header.fieldNames())
+    failure = F.raise_error(
+        marked_message(
+            F.concat(
+                F.lit(f"{path}: malformed line ["),
+                F.make_valid_utf8(F.col(CORRUPT_RECORD)),
+                F.lit(
+                    f"]: expected {len(header.fields)} {'tab' if sep == chr(9) else 'comma'} "
+                    f"separated fields ({names}) with balanced quotes"
+                ),
+            )
+        )
+    )
+    malformed = F.col(CORRUPT_RECORD).isNotNull()
+    return table.select(
+        *(
+            F.when(malformed, failure).otherwise(F.col(f"`{f.name}`")).alias(f.name)
+            for f in header.fields
+        )
+    )
+
+
+def _has_quotes(path: str) -> bool:
+    """Whether a local (plain or gzip) CSV input holds a double quote (scanned in 16 MiB
+    blocks); remote inputs are read line by line."""
+    import gzip
+
+    for candidate in _local_files(path):
+        opener = gzip.open if candidate.name.endswith(".gz") else open
+        try:
+            with opener(candidate, "rb") as handle:
+                while block := handle.read(1 << 24):
+                    if b'"' in block:
+                        return True
+        except (OSError, EOFError):
+            return False  # unreadable: the read itself reports it
+    return False
+
+
+_UNREADABLE_FILE = re.compile(r"while reading file (?P<file>\S+?)\.(?:\s|$)")
 _JAVA_EXCEPTION = re.compile(r"(?:Exception|Error): (.+)")
 
 
@@ -273,6 +408,34 @@ def check_id_types(table, columns: Sequence[str], source: str) -> None:
             )
 
 
+def invalid_text_ids(table, columns: Sequence[str], source: str):
+    """Spark expression: a message for a row whose text id is not valid UTF-8, else null.
+
+    Parquet and Spark strings keep their bytes (checked with ``is_valid_utf8``); CSV and
+    JSON readers decode text with replacement, so an id holding U+FFFD, the replacement
+    character, is refused as well: two different Latin-1 ids would otherwise both become
+    ``caf\N{REPLACEMENT CHARACTER}`` and match.
+    """
+    from pyspark.sql import functions as F
+
+    types = dict(table.dtypes)
+    checks = [F.lit(None).cast("string")]
+    for column in columns:
+        if types.get(column) not in ("string", "binary") and not str(types.get(column)).startswith(
+            "varchar"
+        ):
+            continue
+        text = F.col(f"`{column}`").cast("string")
+        broken = ~F.is_valid_utf8(text) | text.contains("\ufffd")
+        message = F.concat(
+            F.lit(f"{source}: column {column} value '"),
+            F.make_valid_utf8(text),
+            F.lit(f"' is {NOT_UTF8}"),
+        )
+        checks.append(F.when(broken, message))
+    return F.coalesce(*checks)
+
+
 def numeric_column(
     table,
     path: str,
@@ -294,8 +457,8 @@ def numeric_column(
     cond = raw.isNull() | value.isNull()
     expected = "a number"
     if integer:
-        cond = cond | (value != F.floor(value)) | F.isnan(value) | (F.abs(value) > 1e9)
-        expected = "an integer"
+        cond = cond | (value != F.rint(value)) | F.isnan(value) | (F.abs(value) > 1e9)
+        expected = "an integer between -1e9 and 1e9"
     message = F.concat(
         F.lit(f"{path}: query "),
         F.coalesce(id_column(key_cols[0]), F.lit("<missing>")),
@@ -314,10 +477,14 @@ def run_frame(table, cols: Mapping[str, str], source: str, run_col):
     ``run_col`` is the run id expression (a column of the table or a literal); ids
     become strings and a score that is not a number gets its ``_bad`` message.
     """
+    from pyspark.sql import functions as F
+
     check_id_types(table, [cols[c] for c in ("run_id", "query_id", "doc_id") if c in cols], source)
     score, bad = numeric_column(
         table, source, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False
     )
+    id_cols = [cols[c] for c in ("run_id", "query_id", "doc_id") if c in cols]
+    bad = F.coalesce(invalid_text_ids(table, id_cols, source), bad)
     return table.select(
         run_col.alias("run_id"),
         id_column(cols["query_id"]).alias("query_id"),
@@ -373,6 +540,8 @@ def read_qrels(
     columns: str | Mapping[str, str] | None = None,
 ):
     """Read qrels into ``query_id, doc_id, relevance, _bad``."""
+    from pyspark.sql import functions as F
+
     check_exists(path)
     fmt = detect_format(path, fmt)
     if fmt == "trec":
@@ -383,10 +552,11 @@ def read_qrels(
     grade, bad = numeric_column(
         table, path, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=True
     )
+    bad = F.coalesce(invalid_text_ids(table, [cols["query_id"], cols["doc_id"]], path), bad)
     df = table.select(
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),
-        grade.cast("long").alias("relevance"),
+        F.when(bad.isNull(), grade.cast("long")).alias("relevance"),
         bad.alias(BAD),
     )
     if df.first() is None:

@@ -31,6 +31,7 @@ from sparkeval.io.readers import (
     check_id_types,
     detect_format,
     id_column,
+    invalid_text_ids,
     numeric_column,
     read_qrels,
     read_table,
@@ -149,6 +150,7 @@ def truth_to_qrels(
     )
     if rule.kind == "all":
         bad = F.lit(None).cast("string")
+    bad = F.coalesce(invalid_text_ids(df, [cols["query_id"], cols["doc_id"]], source), bad)
     return df.select(
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),

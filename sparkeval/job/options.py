@@ -80,9 +80,12 @@ def input_path(help: str, default: Any = MISSING) -> Any:
     """An option naming a file or directory the command reads (``--key PATH``).
 
     Relative paths in a config file are relative to the file's directory; a list
-    type (``tuple[str, ...]``) takes several.
+    type (``tuple[str, ...]``) takes several.  A pipe, ``/dev/stdin`` or ``/dev/fd/N``
+    is read into a temporary file first (:mod:`sparkeval.io.streams`).
     """
-    return option(default, help=help, metavar="PATH", path=True)
+    from sparkeval.io.streams import readable_paths
+
+    return option(default, help=help, metavar="PATH", path=True, convert=readable_paths)
 
 
 _NAMES = {type(None): "null", dict: "dict", list: "list"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
 
 from sparkeval.job.command import Command
@@ -39,7 +40,19 @@ def run_command(
     """Load the config (validated before Spark starts), run the command, return its exit code."""
     config = command.config.load(file, cli)
     config.preflight()
-    spark = start_spark(command, config) if command.uses_spark else None
-    result = command.run(spark, config)
+    with _claimed_output(config):
+        spark = start_spark(command, config) if command.uses_spark else None
+        result = command.run(spark, config)
     command.show(result, config, stdout or sys.stdout)
     return command.exit_code(result)
+
+
+def _claimed_output(config: JobConfig) -> AbstractContextManager[None]:
+    """The writer lock of the command's ``--out`` (:func:`sparkeval.output.claim_output`),
+    held from before Spark starts until the output is in place."""
+    out = getattr(config, "out", None)
+    if out is None:
+        return nullcontext()
+    from sparkeval.output import claim_output
+
+    return claim_output(out, bool(getattr(config, "overwrite", False)))

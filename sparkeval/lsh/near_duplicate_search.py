@@ -46,7 +46,7 @@ from sparkeval.lsh.simhash import (
     similar_fingerprints,
 )
 from sparkeval.lsh.similar import SimilarSets, similar_sets
-from sparkeval.output import atomic_output_dir, write_json, write_parquet
+from sparkeval.output import atomic_output_dir, write_parquet, write_summary
 
 if TYPE_CHECKING:
     from sparkeval.commands.near_duplicates import NearDuplicatesConfig
@@ -210,7 +210,7 @@ def run_near_duplicates(spark: SparkSession, config: NearDuplicatesConfig) -> di
                 "clusters_method": "driver-side vectorised union-find over the verified pairs",
                 "timings_s": timings,
             }
-            write_json(staging / "summary.json", summary)
+            write_summary(staging, summary)
     finally:
         result.release()
     return summary

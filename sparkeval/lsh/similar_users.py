@@ -24,7 +24,7 @@ from sparkeval.io.lists import check_k, read_run_table, top_k
 from sparkeval.lsh.candidates import bucket_report, check_max_bucket
 from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
 from sparkeval.lsh.similar import SimilarSets, similar_sets
-from sparkeval.output import atomic_output_dir, write_json, write_parquet
+from sparkeval.output import atomic_output_dir, write_parquet, write_summary
 
 if TYPE_CHECKING:
     from sparkeval.commands.similar_users import SimilarUsersConfig
@@ -112,7 +112,7 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
                 **bucket_report(stats),
                 "timings_s": stats["timings_s"],
             }
-            write_json(staging / "summary.json", summary)
+            write_summary(staging, summary)
     finally:
         result.release()
     return summary

@@ -204,7 +204,7 @@ def test_corrupt_parquet(spark, tmp_path, capsys) -> None:
         tmp_path,
         str(tmp_path / "run.parquet"),
         write(tmp_path, "qrels.txt", QRELS),
-        ["run.parquet: cannot read as Parquet", "Could not read footer"],
+        ["run.parquet: not a Parquet file", "could not read its footer"],
     )
 
 

@@ -156,7 +156,7 @@ def test_failures_while_reading_or_writing_keep_the_previous_output(
     corrupt = tmp_path / "run.parquet"
     corrupt.write_bytes(b"PAR1 truncated PAR1")
     code, err = _evaluate(capsys, corrupt, qrels, out, "--overwrite")
-    assert code == EXIT_INPUT and "run.parquet: cannot read as Parquet" in err
+    assert code == EXIT_INPUT and "run.parquet: not a Parquet file" in err
     assert tree(out) == before and leftovers(out) == []
 
 

@@ -34,6 +34,7 @@ import pandas as pd
 
 from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.exact import exact_decimal_sum, from_decimal, scale_exponent
+from sparkeval.engine.plans.spark_engine import capped_buckets, plan_bytes
 from sparkeval.errors import InputError
 from sparkeval.io.ratings import canonical_ratings
 from sparkeval.measures.rating_names import RatingRequest, parse_rating_measures
@@ -335,6 +336,7 @@ def rating_errors(
         buckets = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
+    buckets = capped_buckets(buckets, plan_bytes(pred_df, truth_df))
 
     pred = _by_pair(_canonical(pred_df, "predictions", columns), "q", "n_pred", "bad_pred")
     truth = _by_pair(_canonical(truth_df, "truth", columns), "t", "n_truth", "bad_truth")

@@ -33,6 +33,7 @@ pathological queries.
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -204,6 +205,8 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
     DataFrames handed to the Python API get the same checks as files: ids become
     strings, and a value that is not a number (or not an integer grade) is reported.
     """
+    from pyspark.sql import functions as F
+
     columns = _RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS
     if BAD in df.columns:
         return df.select(*columns)
@@ -216,7 +219,7 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
     check_id_types(df, [c for c in columns if c not in (BAD, value)], f"{kind} DataFrame")
     number, bad = numeric_column(df, f"{kind} DataFrame", value, ("query_id", "doc_id"), integer)
     ids = [id_column(c).alias(c) for c in columns if c not in (BAD, value)]
-    typed = number.cast("long") if integer else number
+    typed = F.when(bad.isNull(), number.cast("long")) if integer else number
     return df.select(*ids, typed.alias(value), bad.alias(BAD)).select(*columns)
 
 
@@ -349,11 +352,12 @@ def evaluate(
     if near_duplicates is None:
         check_flags_available(measure_list)
 
+    estimate = direct.size if direct is not None else plan_bytes(run_df, qrels_df)
     if buckets is None:
-        estimate = direct.size if direct is not None else _plan_bytes(run_df, qrels_df)
         buckets = default_buckets(spark, estimate)
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
+    buckets = capped_buckets(buckets, estimate)
     if direct is not None:
         if near_duplicates is not None or run_ids is None:
             raise ValueError("direct inputs take run_ids and no near_duplicates")
@@ -395,7 +399,32 @@ def default_buckets(spark: SparkSession, estimated_bytes: int | None) -> int:
     return max(1, min(default, -(-estimated_bytes // BYTES_PER_BUCKET)))
 
 
-def _plan_bytes(*frames: DataFrame | None) -> int | None:
+#: the smallest input share worth a bucket of its own when ``buckets`` is given
+MIN_BYTES_PER_BUCKET = 64 << 10
+
+
+def capped_buckets(requested: int, estimated_bytes: int | None) -> int:
+    """``requested``, lowered to one bucket per :data:`MIN_BYTES_PER_BUCKET` of the
+    input (each bucket is a Spark task: 100,000 of them for 3 lines would run for
+    minutes); says so on stderr when it lowers it.
+
+    Example: ``--buckets 100000`` on a 200-byte input runs 1 bucket.
+    """
+    if estimated_bytes is None:
+        return requested
+    useful = max(1, -(-estimated_bytes // MIN_BYTES_PER_BUCKET))
+    if requested <= useful:
+        return requested
+    print(
+        f"sparkeval: buckets lowered from {requested} to {useful} "
+        f"(one per {MIN_BYTES_PER_BUCKET >> 10} KiB of the {estimated_bytes}-byte input)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return useful
+
+
+def plan_bytes(*frames: DataFrame | None) -> int | None:
     """Spark's size estimate of the frames (file sizes, in-memory data), without a job;
     None where the plan is not reachable (Spark Connect) or any frame is missing."""
     total = 0
