@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sparkeval.commands.similar_users import SimilarUsersConfig
 from sparkeval.lsh.similar_users import run_similar_users
 from sparkeval.spark import build_session
 
@@ -149,7 +150,10 @@ def write_run(lists: np.ndarray, path: Path) -> None:
 
 def run_ours(spark, run_path: Path, out: Path) -> tuple[float, dict, pd.DataFrame]:
     start = time.perf_counter()
-    summary = run_similar_users(spark, str(run_path), str(out), THRESHOLD, overwrite=True)
+    config = SimilarUsersConfig.load(
+        run=str(run_path), out=str(out), threshold=THRESHOLD, overwrite=True
+    )
+    summary = run_similar_users(spark, config)
     elapsed = time.perf_counter() - start
     return elapsed, summary, pd.read_parquet(out / "pairs.parquet")
 

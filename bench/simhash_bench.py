@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sparkeval.commands.near_duplicates import NearDuplicatesConfig
 from sparkeval.lsh.near_duplicate_search import run_near_duplicates
 from sparkeval.lsh.simhash import simhash_of
 from sparkeval.spark import build_session
@@ -65,9 +66,14 @@ def main() -> None:
         pd.DataFrame(rows, columns=["doc_id", "text"]).to_parquet(path)
         spark = build_session(master=args.master, conf={"spark.sql.shuffle.partitions": "8"})
         start = time.perf_counter()
-        summary = run_near_duplicates(
-            spark, str(path), str(work / "out"), "simhash", args.distance, k=args.k
+        config = NearDuplicatesConfig.load(
+            docs=str(path),
+            out=str(work / "out"),
+            method="simhash",
+            threshold=args.distance,
+            k=args.k,
         )
+        summary = run_near_duplicates(spark, config)
         elapsed = time.perf_counter() - start
         pairs = pd.read_parquet(work / "out" / "pairs.parquet")
         got = {(int(a), int(b)) for a, b in zip(pairs["doc_a"], pairs["doc_b"], strict=True)}

@@ -19,7 +19,13 @@ from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import RUN_ALIASES, match_columns
 from sparkeval.io.locate import with_line_number
-from sparkeval.io.readers import check_exists, detect_format, read_table, read_trec_run
+from sparkeval.io.readers import (
+    check_exists,
+    detect_format,
+    read_table,
+    read_trec_run,
+    strict_text_ids,
+)
 
 
 def read_typed_table(spark: SparkSession, path: str) -> DataFrame:
@@ -63,7 +69,13 @@ def normalise_columns(
     """
     optional = [c for c in columns if c not in required]
     found = match_columns(df.columns, columns, required, {}, source, "this table", None, optional)
-    return df.select(*(F.col(f"`{found[c]}`").alias(c) for c in columns if c in found))
+    named = df.select(*(F.col(f"`{found[c]}`").alias(c) for c in columns if c in found))
+    ids = [c for c in named.columns if c in ID_COLUMNS]
+    return strict_text_ids(named, ids, source, {c: found[c] for c in ids})
+
+
+#: canonical columns that hold ids (checked to be valid UTF-8 text)
+ID_COLUMNS = ("run_id", "query_id", "doc_id", "user_id", "item_id")
 
 
 def read_run_table(

@@ -271,6 +271,9 @@ def _read_csv(spark: SparkSession, path: str, sep: str, infer_types: bool):
 
     from sparkeval.errors import marked_message
 
+    # with column pruning, a row with an extra field is malformed only if a needed column
+    # is affected: every field is parsed so that every malformed row is found
+    spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
     base = spark.read.option("header", "true").option("sep", sep)
     if _has_quotes(path):
         base = base.option("multiLine", "true")
@@ -307,20 +310,46 @@ def _read_csv(spark: SparkSession, path: str, sep: str, infer_types: bool):
 
 
 def _has_quotes(path: str) -> bool:
-    """Whether a local (plain or gzip) CSV input holds a double quote (scanned in 16 MiB
-    blocks); remote inputs are read line by line."""
+    """Whether a local (plain or gzip) CSV input holds a double quote; remote inputs are
+    read line by line.
+
+    Raises:
+        InputError: a quote that is never closed (an odd number of quote characters,
+            not counting backslash-escaped ones), which would swallow the rest of the
+            file into one field; the message names the line it opens on.
+    """
     import gzip
 
+    found = False
     for candidate in _local_files(path):
         opener = gzip.open if candidate.name.endswith(".gz") else open
+        quotes = 0
         try:
             with opener(candidate, "rb") as handle:
                 while block := handle.read(1 << 24):
-                    if b'"' in block:
-                        return True
+                    quotes += block.count(b'"') - block.count(b'\\"')
         except (OSError, EOFError):
-            return False  # unreadable: the read itself reports it
-    return False
+            continue  # unreadable: the read itself reports it
+        found = found or quotes > 0
+        if quotes % 2:
+            line = _unclosed_quote_line(candidate, opener)
+            raise InputError(
+                f"{candidate}:{line}: a quote opened on this line is never closed "
+                '(CSV fields are quoted with "; a quote inside one is doubled or escaped)'
+            )
+    return found
+
+
+def _unclosed_quote_line(path: Path, opener) -> int:
+    """The line on which the quote that stays open to the end of ``path`` opens."""
+    inside, opened = False, 0
+    with opener(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            for _ in range(line.count(b'"') - line.count(b'\\"')):
+                inside = not inside
+                if inside:
+                    opened = number
+    return opened
 
 
 _UNREADABLE_FILE = re.compile(r"while reading file (?P<file>\S+?)\.(?:\s|$)")
@@ -421,19 +450,49 @@ def invalid_text_ids(table, columns: Sequence[str], source: str):
     types = dict(table.dtypes)
     checks = [F.lit(None).cast("string")]
     for column in columns:
-        if types.get(column) not in ("string", "binary") and not str(types.get(column)).startswith(
-            "varchar"
-        ):
-            continue
-        text = F.col(f"`{column}`").cast("string")
-        broken = ~F.is_valid_utf8(text) | text.contains("\ufffd")
-        message = F.concat(
-            F.lit(f"{source}: column {column} value '"),
-            F.make_valid_utf8(text),
-            F.lit(f"' is {NOT_UTF8}"),
-        )
-        checks.append(F.when(broken, message))
+        if _is_text(types.get(column)):
+            broken, message = _utf8_problem(column, source)
+            checks.append(F.when(broken, message))
     return F.coalesce(*checks)
+
+
+def strict_text_ids(
+    table, columns: Sequence[str], source: str, labels: Mapping[str, str] | None = None
+):
+    """``table`` whose text id ``columns`` fail the job on a value that is not valid
+    UTF-8 (see :func:`invalid_text_ids`), for readers without a ``_bad`` column.
+    ``labels`` names the columns as the input file does, for the message."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.errors import marked_message
+
+    types = dict(table.dtypes)
+    selected = []
+    for name in table.columns:
+        column = F.col(f"`{name}`")
+        if name in columns and _is_text(types.get(name)):
+            broken, message = _utf8_problem(name, source, (labels or {}).get(name, name))
+            column = F.when(broken, F.raise_error(marked_message(message))).otherwise(column)
+        selected.append(column.alias(name))
+    return table.select(*selected)
+
+
+def _is_text(spark_type: str | None) -> bool:
+    return spark_type in ("string", "binary") or str(spark_type).startswith("varchar")
+
+
+def _utf8_problem(column: str, source: str, label: str | None = None):
+    """(condition, message) of a text column value that is not valid UTF-8 or holds U+FFFD."""
+    from pyspark.sql import functions as F
+
+    text = F.col(f"`{column}`").cast("string")
+    broken = ~F.is_valid_utf8(text) | text.contains("\ufffd")
+    message = F.concat(
+        F.lit(f"{source}: column {label or column} value '"),
+        F.make_valid_utf8(text),
+        F.lit(f"' is {NOT_UTF8}"),
+    )
+    return broken, message
 
 
 def numeric_column(

@@ -254,3 +254,51 @@ def test_a_closed_stdout_after_a_complete_write_is_success(files: Path) -> None:
     _, err = process.communicate(timeout=300)
     assert process.returncode == 0, err.decode()[-3000:]
     assert measures(files / "out") == EXPECTED
+
+
+# --- failures of the machine: exit 1 with a first line that says which ---------------------
+
+
+def _java_children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == pid and b"java" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_killed_jvm_is_exit_1_saying_so(files: Path) -> None:
+    import signal
+
+    process = _slow_writer(files, files / "out", files / "marks")
+    for java in _java_children(process.pid):
+        os.kill(java, signal.SIGKILL)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 1, err[-3000:]
+    line = first_line(err)
+    assert "Spark JVM" in line, line
+    assert not line.startswith("Traceback") and "o0" not in line
+    assert not (files / "out").exists()
+
+
+def test_a_full_disk_is_exit_1_saying_so(files: Path, mount_point: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,size=64k", str(mount_point)], check=True)
+    import hashlib
+
+    # 20,000 queries with incompressible ids: per_query.parquet far beyond 64 KiB
+    queries = [hashlib.sha256(str(q).encode()).hexdigest() for q in range(20_000)]
+    lines = [f"{q} Q0 d{d} {d + 1} {100 - d} r" for q in queries for d in range(3)]
+    (files / "big.txt").write_text("\n".join(lines) + "\n")
+    argv = evaluate_argv("big.txt", "qrels.txt", mount_point / "out", "--queries", "run")
+    result = run_job(argv, files)
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "disk full" in first_line(result.stderr)
+    assert not (mount_point / "out").exists()

@@ -122,9 +122,34 @@ def test_utf8_ids_compare_byte_for_byte(spark, tmp_path, capsys):
 def test_malformed_csv_rows_are_errors_with_their_line(spark, tmp_path, capsys, lines, line_number):
     run = write(tmp_path, "run.csv", "qid,docno,score\n" + lines)
     qrels = write(tmp_path, "qrels.txt", QRELS)
-    assert_refused(
-        capsys, tmp_path, run, qrels, f"run.csv:{line_number}", "expected 3 comma separated"
+    why = "never closed" if '"' in lines else "expected 3 comma separated"
+    assert_refused(capsys, tmp_path, run, qrels, f"run.csv:{line_number}", why)
+
+
+def test_an_unclosed_quote_in_the_last_column_does_not_swallow_the_rest(spark, tmp_path, capsys):
+    # read leniently, the quote would make d2 and d3 part of d1's text: 3 lists become 1
+    run = write(tmp_path, "recs.csv", 'user_id,item_id,score\nu1,"a,0.9\nu2,b,0.8\nu3,c,0.7\n')
+    code = main(
+        ["similar-users", "--run", str(run), "--threshold", "0.5", "--out", str(tmp_path / "out")]
     )
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert code == EXIT_INPUT
+    assert "recs.csv:2: a quote opened on this line is never closed" in line, line
+
+
+@pytest.mark.parametrize("command", ["similar-users", "diversity"])
+def test_list_commands_read_csv_as_strictly(spark, tmp_path, capsys, command):
+    run = write(tmp_path, "recs.csv", "user_id,item_id,score\nu1,a,0.9\nu1,b,0.8,7\n")
+    options = ["--threshold", "0.5"] if command == "similar-users" else ["--k", "2"]
+    code = main([command, "--run", str(run), *options, "--out", str(tmp_path / "out")])
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert code == EXIT_INPUT
+    assert "recs.csv:3: malformed line 'u1,b,0.8,7'" in line, line
+    latin1 = write(tmp_path, "latin1.csv", b"user_id,item_id,score\nu1,caf\xe9,0.9\n")
+    code = main([command, "--run", str(latin1), *options, "--out", str(tmp_path / "out")])
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert code == EXIT_INPUT
+    assert "latin1.csv: column item_id value" in line and "not valid UTF-8" in line, line
 
 
 def test_a_quoted_field_may_hold_a_line_break(spark, tmp_path, capsys):
