@@ -23,7 +23,10 @@ truth), and fixes the query policy and the relevance rule:
 
 ``recommenders`` (Microsoft Recommenders ``SparkRankingEvaluation``)
     * users: those with recommendations and truth (an inner join, ``queries=both``);
-    * relevance: every truth item (binary) unless a threshold is given;
+    * relevance: every truth item (binary) unless a threshold is given; with a
+      threshold only the truth rows at or above it are kept (``relevant_only``), as
+      the truth is filtered before Recommenders evaluates, so a user whose truth is
+      all below the threshold is left out of the inner join instead of scoring 0;
     * every measure is computed on the top k recommendations by score:
       ``P@k``, ``R@k``, ``nDCG@k`` as in MLlib; ``MAP@k`` (``map_at_k``) →
       ``AP(denom=min_k)@k``; ``MAP`` (``map``: MLlib's MAP over the top k, / |truth|)
@@ -39,7 +42,7 @@ item id descending).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sparkeval.errors import ConfigError
@@ -167,6 +170,10 @@ def plan_compat(
             "compat profile 'recommenders' uses binary relevance: use relevance 'all' "
             "(every truth item) or a relevance threshold"
         )
+    if profile == "recommenders" and rule.kind == "threshold" and not rule.relevant_only:
+        # Recommenders' users filter the truth by the threshold before evaluating: a user
+        # whose truth is all below it drops out of the inner join instead of scoring 0
+        rule = replace(rule, relevant_only=True)
     requested: list[tuple[str, Measure]] = []
     for name in names:
         for part in _split(name):

@@ -12,7 +12,7 @@ from sparkeval.engine.plans.spark_engine import Evaluation
 from sparkeval.io import read_runs
 from sparkeval.io.direct import DirectPlan, NotDirect, all_direct_formats, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
-from sparkeval.io.truth import read_truth
+from sparkeval.io.truth import RelevanceRule, read_truth
 from sparkeval.job.runner import log
 from sparkeval.output import atomic_output_dir, check_output_path, write_json
 
@@ -112,7 +112,11 @@ def jvm_profile(config: EvaluateConfig) -> str:
 
 
 def _workers_may_read(config: EvaluateConfig, plan: CompatPlan) -> bool:
-    return config.reader == "auto" and not config.near_duplicates and plan.relevance.kind == "grade"
+    return (
+        config.reader == "auto"
+        and not config.near_duplicates
+        and plan.relevance == RelevanceRule("grade")
+    )
 
 
 def _direct_plan(

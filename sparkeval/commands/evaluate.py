@@ -89,6 +89,11 @@ class EvaluateConfig(OutputJobConfig):
     relevance_threshold: float | None = option(
         None, metavar="T", help="truth ratings >= T are relevant (grade 1), others grade 0"
     )
+    relevant_only: bool = option(
+        False,
+        help="keep only relevant truth rows: a query (user) without a relevant item is not "
+        "judged (on by default for --compat recommenders with a threshold)",
+    )
     near_duplicates: str | None = input_path(
         "near-duplicate pairs doc_a, doc_b (e.g. the pairs.parquet of 'sparkeval "
         "near-duplicates'): a doc that near-duplicates a higher-ranked doc gains nothing, "
@@ -146,7 +151,9 @@ class EvaluateConfig(OutputJobConfig):
                 f"key 'rel_level': compat profile {self.compat!r} sets relevance itself; "
                 f"use relevance or relevance_threshold (got rel_level {self.rel_level})"
             )
-        rule = RelevanceRule.from_options(self.relevance, self.relevance_threshold)
+        rule = RelevanceRule.from_options(
+            self.relevance, self.relevance_threshold, self.relevant_only
+        )
         queries = None if self.compat != "trec" and self.queries == "qrels" else self.queries
         return plan_compat(self.compat, list(self.measures), rule, queries)
 

@@ -50,10 +50,14 @@ class RelevanceRule:
     Attributes:
         kind: ``grade``, ``all`` or ``threshold``.
         threshold: for ``threshold``, ratings >= this value are relevant (grade 1).
+        relevant_only: keep only the relevant truth rows, so that a user (query) with
+            no relevant item is not judged at all, as when the truth is filtered by the
+            threshold before evaluating (Microsoft Recommenders, most pipelines).
     """
 
     kind: str = "grade"
     threshold: float | None = None
+    relevant_only: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in RELEVANCE_KINDS:
@@ -76,8 +80,11 @@ class RelevanceRule:
             )
 
     @classmethod
-    def from_options(cls, relevance: str | None, threshold: float | None) -> RelevanceRule | None:
-        """The rule given by ``relevance`` / ``relevance_threshold`` options; None if neither.
+    def from_options(
+        cls, relevance: str | None, threshold: float | None, relevant_only: bool = False
+    ) -> RelevanceRule | None:
+        """The rule given by ``relevance`` / ``relevance_threshold`` / ``relevant_only``
+        options; None if none is given.
 
         A threshold alone means the ``threshold`` rule.
         """
@@ -86,12 +93,12 @@ class RelevanceRule:
                 raise ConfigError(
                     f"key 'relevance_threshold' cannot be combined with relevance {relevance!r}"
                 )
-            return cls("threshold", threshold)
+            return cls("threshold", threshold, relevant_only)
         if relevance is None:
-            return None
+            return cls("grade", None, True) if relevant_only else None
         if relevance == "threshold":
             raise ConfigError("relevance 'threshold' needs key 'relevance_threshold' (a number)")
-        return cls(relevance)
+        return cls(relevance, None, relevant_only)
 
     @property
     def binary(self) -> bool:
@@ -103,6 +110,8 @@ class RelevanceRule:
         out: dict[str, Any] = {"rule": self.kind}
         if self.kind == "threshold":
             out["threshold"] = self.threshold
+        if self.relevant_only:
+            out["relevant_only"] = True
         return out
 
     def grades(self, value):
@@ -151,12 +160,13 @@ def truth_to_qrels(
     if rule.kind == "all":
         bad = F.lit(None).cast("string")
     bad = F.coalesce(invalid_text_ids(df, [cols["query_id"], cols["doc_id"]], source), bad)
-    return df.select(
+    qrels = df.select(
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),
         F.when(bad.isNull(), rule.grades(value)).alias("relevance"),
         bad.alias(BAD),
     )
+    return keep_relevant(qrels, rule)
 
 
 def _read_trec_truth(spark: SparkSession, path: str, rule: RelevanceRule):
@@ -173,12 +183,13 @@ def _read_trec_truth(spark: SparkSession, path: str, rule: RelevanceRule):
         cond = (F.size("_f") < 4) | rating.isNull() | F.isnan(rating)
         expected = "expected 'qid iter docno rel' with a numeric rating"
     bad = _bad_line(path, cond, expected)
-    return rows.select(
+    qrels = rows.select(
         F.get(F.col("_f"), 0).alias("query_id"),
         F.get(F.col("_f"), 2).alias("doc_id"),
         F.when(bad.isNull(), rule.grades(rating)).alias("relevance"),
         bad.alias(BAD),
     )
+    return keep_relevant(qrels, rule)
 
 
 def read_truth(
@@ -193,12 +204,24 @@ def read_truth(
     The ``grade`` rule is exactly :func:`sparkeval.io.readers.read_qrels`.
     """
     if rule.kind == "grade":
-        return read_qrels(spark, path, fmt, columns)
-    check_exists(path)
-    fmt = detect_format(path, fmt)
-    if fmt == "trec":
-        return _read_trec_truth(spark, path, rule)
-    df = truth_to_qrels(read_table(spark, path, fmt), rule, columns, path)
-    if df.first() is None:
-        raise InputError(f"{path}: no truth rows (the input is empty)")
-    return df
+        df = read_qrels(spark, path, fmt, columns)
+    else:
+        check_exists(path)
+        fmt = detect_format(path, fmt)
+        if fmt == "trec":
+            df = _read_trec_truth(spark, path, rule)
+        else:
+            df = truth_to_qrels(read_table(spark, path, fmt), rule, columns, path)
+            if df.first() is None:
+                raise InputError(f"{path}: no truth rows (the input is empty)")
+    return keep_relevant(df, rule) if rule.kind == "grade" else df
+
+
+def keep_relevant(qrels, rule: RelevanceRule):
+    """``qrels`` without the non-relevant rows when ``rule.relevant_only`` (rows with a
+    ``_bad`` message stay, so that they are still reported)."""
+    from pyspark.sql import functions as F
+
+    if not rule.relevant_only:
+        return qrels
+    return qrels.where((F.col("relevance") > 0) | F.col(BAD).isNotNull())

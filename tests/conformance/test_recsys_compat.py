@@ -323,3 +323,73 @@ def test_mllib_profile_on_the_inner_join_matches_mllib(spark) -> None:
         assert math.isclose(ours[name], expected, abs_tol=1e-12), (name, ours[name], expected)
     # by hand: P@2 = 1/2, R@3 = 1/2, AP = (1/2) / 2, on u1 alone
     assert (ours["P@2"], ours["R@3"], ours["MAP"]) == (0.5, 0.5, 0.25)
+
+
+# --- Recommenders with a threshold: users without a relevant truth row are not scored ---
+
+
+def _recommenders_precision_at_k(recs: pd.DataFrame, truth: pd.DataFrame, k: int, t: float):
+    """Microsoft Recommenders' procedure, written out: filter the truth by the threshold,
+    inner-join users, top k by score (ties by item id descending, as sparkeval and
+    trec_eval break them), hits / k averaged over the joined users."""
+    relevant = truth[truth["rating"] >= t]
+    users = sorted(set(recs["user"]) & set(relevant["user"]))
+    values = []
+    for user in users:
+        ranked = recs[recs["user"] == user].sort_values(["score", "item"], ascending=False)
+        top = list(ranked["item"][:k])
+        wanted = set(relevant[relevant["user"] == user]["item"])
+        values.append(sum(item in wanted for item in top) / k)
+    return sum(values) / len(values)
+
+
+def test_recommenders_threshold_leaves_out_users_without_relevant_truth(spark, tmp_path, capsys):
+    # the issue's minimal case: user 2's only truth row (rating 2) is below 4
+    (tmp_path / "recs.csv").write_text("user,item,prediction\n1,10,0.9\n2,20,0.9\n")
+    (tmp_path / "truth.csv").write_text("user,item,rating\n1,10,5\n2,20,2\n")
+    base = ["evaluate", "--run", str(tmp_path / "recs.csv"), "--qrels", str(tmp_path / "truth.csv")]
+
+    def p_at_1(out: str, *options: str) -> float:
+        assert main([*base, "--measures", "P@1", "--out", str(tmp_path / out), *options]) == 0
+        summary = json.loads((tmp_path / out / "summary.json").read_text())
+        return next(iter(summary["runs"].values()))["measures"]["P@1"]
+
+    recommenders = ("--compat", "recommenders", "--relevance-threshold", "4")
+    assert p_at_1("rec", *recommenders) == 1.0  # user 1 alone: 1/1
+    # the general option does the same for any profile; without it user 2 scores 0
+    assert p_at_1("trec_only", "--relevance-threshold", "4", "--relevant-only") == 1.0
+    assert p_at_1("trec_all", "--relevance-threshold", "4") == 0.5
+    capsys.readouterr()
+
+
+def test_recommenders_threshold_matches_its_procedure_on_random_data(spark) -> None:
+    import random
+
+    rng = random.Random(11)
+    recs = pd.DataFrame(
+        [(f"u{u}", f"i{i}", rng.random()) for u in range(40) for i in rng.sample(range(30), 10)],
+        columns=["user", "item", "score"],
+    )
+    truth = pd.DataFrame(
+        [
+            (f"u{u}", f"i{i}", rng.randint(1, 5))
+            for u in range(50)
+            for i in rng.sample(range(30), 4)
+        ],
+        columns=["user", "item", "rating"],
+    ).astype({"rating": float})
+    expected = _recommenders_precision_at_k(recs, truth, 5, 4.0)
+    ev = evaluate_recommendations(
+        spark,
+        spark.createDataFrame(recs),
+        spark.createDataFrame(truth),
+        "P@5",
+        compat="recommenders",
+        relevance_threshold=4.0,
+    )
+    try:
+        got = ev.summary.toPandas().set_index("measure")["value"]["P@5"]
+        assert got == pytest.approx(expected, abs=1e-12)
+        assert ev.report["compat"]["relevance"]["relevant_only"] is True
+    finally:
+        ev.unpersist()

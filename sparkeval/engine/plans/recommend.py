@@ -54,6 +54,7 @@ def evaluate_recommendations(
     compat: str = "trec",
     relevance: str | None = None,
     relevance_threshold: float | None = None,
+    relevant_only: bool = False,
     queries: str | None = None,
     depth: int | None = None,
     names: str = "canonical",
@@ -72,6 +73,8 @@ def evaluate_recommendations(
         relevance: ``grade`` (integer ratings are grades), ``all`` (every truth
             item relevant) or None for the profile's default.
         relevance_threshold: ratings >= this value are relevant (grade 1).
+        relevant_only: keep only relevant truth rows: a user without a relevant item is
+            not judged (the ``recommenders`` profile does so with a threshold).
         queries: query policy (``trec`` profile only; the others fix it).
         depth: keep the first ``depth`` items per user (trec_eval ``-M``).
         names: ``canonical`` or ``trec`` output names.
@@ -83,7 +86,7 @@ def evaluate_recommendations(
         The :class:`~sparkeval.engine.plans.spark_engine.Evaluation`; its report has a
         ``compat`` entry (profile, query policy, relevance rule, measure mapping).
     """
-    rule = RelevanceRule.from_options(relevance, relevance_threshold)
+    rule = RelevanceRule.from_options(relevance, relevance_threshold, relevant_only)
     plan = plan_compat(compat, measures, rule, queries)
     return evaluate_plan(
         spark,
