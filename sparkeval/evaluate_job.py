@@ -14,7 +14,7 @@ from sparkeval.io.direct import DirectPlan, NotDirect, all_direct_formats, plan_
 from sparkeval.io.pairs import read_pairs
 from sparkeval.io.truth import RelevanceRule, read_truth
 from sparkeval.job.runner import log
-from sparkeval.output import atomic_output_dir, check_output_path, write_json
+from sparkeval.output import atomic_output_dir, check_output_path, write_summary
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -56,13 +56,13 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
         with atomic_output_dir(target) as staging:
             evaluation.write_per_query(staging / "per_query.parquet")
             faults.in_driver("write")
-            write_json(staging / "summary.json", report)
+            write_summary(staging, report, "evaluate", config.input_paths())
     except BaseException:
         evaluation.unpersist()
         raise
     seconds = time.time() - started
     log(f"inputs read by {READ_BY[evaluation.reader]}")
-    log(f"results in {target} (per_query.parquet, summary.json) after {seconds:.1f} s")
+    log(f"results in {target} (per_query.parquet, summary.json, summary.parquet) after {seconds:.1f} s")
     return evaluation
 
 

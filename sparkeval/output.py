@@ -27,7 +27,7 @@ import shutil
 import socket
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -337,14 +337,21 @@ def write_json(path: Path, payload: dict[str, Any]) -> None:
 TIMING_KEYS = ("timings_s",)
 
 
-def write_summary(directory: Path, summary: dict[str, Any]) -> None:
-    """``summary.json`` without timings, and the timings in ``timings.json`` beside it.
+def write_summary(
+    directory: Path, summary: dict[str, Any], command: str, inputs: Sequence[str]
+) -> None:
+    """``summary.json`` without timings, its long rows in ``summary.parquet``
+    (:mod:`sparkeval.summary_table`), and the timings in ``timings.json`` beside them.
 
     Rerunning a job with the same inputs and settings gives byte-identical files,
-    except ``timings.json``, the one file documented to vary.
+    except ``timings.json`` and the ``evaluated_at`` column of ``summary.parquet``,
+    documented to vary.
     """
+    from sparkeval.summary_table import write_summary_table
+
     stable = {k: v for k, v in summary.items() if k not in TIMING_KEYS}
     write_json(directory / "summary.json", stable)
+    write_summary_table(directory, stable, command, inputs)
     timings = {k: summary[k] for k in TIMING_KEYS if k in summary}
     if timings:
         write_json(directory / "timings.json", timings)

@@ -47,10 +47,10 @@ def run_rating_errors(spark: SparkSession, config: RatingErrorsConfig) -> Rating
                 staging / "per_user.parquet",
             )
             report["timings_s"] = {"total": round(time.time() - started, 3)}
-            write_summary(staging, report)
+            write_summary(staging, report, "rating-errors", config.input_paths())
     except BaseException:
         evaluation.unpersist()
         raise
     evaluation.report = report
-    log(f"results in {config.out} (per_user.parquet, summary.json)")
+    log(f"results in {config.out} (per_user.parquet, summary.json, summary.parquet)")
     return evaluation

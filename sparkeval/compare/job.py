@@ -26,7 +26,7 @@ from sparkeval.compare.pipeline import (
     read_runs,
 )
 from sparkeval.compare.progress import stage
-from sparkeval.output import atomic_output_dir, write_json, write_parquet
+from sparkeval.output import atomic_output_dir, write_parquet, write_summary
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -69,7 +69,7 @@ def run_compare(spark: SparkSession, config: CompareConfig) -> CompareOutcome:
         spark, per_query, options, runs_df=runs_df, with_plots=not config.no_plots, say=stage
     )
     matched = match_conditions(conditions, result.measures)
-    summary, failures = write_outputs(result, matched, extras, config.out)
+    summary, failures = write_outputs(result, matched, extras, config.out, config.input_paths())
     return CompareOutcome(summary, failures, config.out)
 
 
@@ -91,7 +91,7 @@ def run_rank_distance(spark: SparkSession, config: RankDistanceConfig) -> dict[s
     try:
         with atomic_output_dir(config.out) as staging:
             write_parquet(table.orderBy("run_id", "query_id"), staging / "rank_distance.parquet")
-            write_json(staging / "summary.json", summary)
+            write_summary(staging, summary, "rank-distance", config.input_paths())
     finally:
         table.unpersist()
     stage("write", f"{config.out}/rank_distance.parquet and summary.json")

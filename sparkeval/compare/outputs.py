@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ OUTPUT_FILES = {
     "report_html": "report.html",
     "report_md": "report.md",
     "rank_distance": "rank_distance.parquet",
+    "summary_table": "summary.parquet",
 }
 
 
@@ -145,12 +147,16 @@ def _plain(value: Any) -> Any:
 
 
 def write_outputs(
-    result: Any, conditions: list[GateCondition], extras: dict[str, Any], out: str
+    result: Any,
+    conditions: list[GateCondition],
+    extras: dict[str, Any],
+    out: str,
+    inputs: Sequence[str] = (),
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Judge the gate and write every output atomically; returns the summary and the
     gate's failures (empty when it passed)."""
     from sparkeval.compare.pipeline import higher_is_better
-    from sparkeval.output import atomic_output_dir, write_json, write_parquet
+    from sparkeval.output import atomic_output_dir, write_parquet, write_summary
     from sparkeval.report.html import render_html
     from sparkeval.report.markdown import render_markdown
 
@@ -178,7 +184,7 @@ def write_outputs(
                 result.rank_distance.orderBy("run_id", "query_id"),
                 staging / OUTPUT_FILES["rank_distance"],
             )
-        write_json(staging / OUTPUT_FILES["summary"], summary)
+        write_summary(staging, summary, "compare", inputs)
         stage("report", "rendering report.html and report.md")
         page = render_html(
             summary, result.comparison, result.plot_values, result.plot_deltas, extras

@@ -78,5 +78,5 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
             **summary,
             "timings_s": {"total": round(time.perf_counter() - start, 3)},
         }
-        write_summary(staging, summary)
+        write_summary(staging, summary, "diversity", config.input_paths())
     return summary

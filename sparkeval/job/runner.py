@@ -40,9 +40,18 @@ def run_command(
     """Load the config (validated before Spark starts), run the command, return its exit code."""
     config = command.config.load(file, cli)
     config.preflight()
+    target = getattr(config, "append_to", None)
     with _claimed_output(config):
         spark = start_spark(command, config) if command.uses_spark else None
+        if target:
+            from sparkeval.summary_table import check_append_target
+
+            check_append_target(spark, target)  # before the work, not after it
         result = command.run(spark, config)
+        if target:
+            from sparkeval.summary_table import append_summary
+
+            log(append_summary(spark, config.out, target))
     command.show(result, config, stdout or sys.stdout)
     return command.exit_code(result)
 

@@ -30,6 +30,12 @@ class OutputJobConfig(SparkJobConfig):
 
     out: str = option(help="output directory (written atomically)", metavar="DIR", path=True)
     overwrite: bool = option(False, help="replace an existing output directory")
+    append_to: str | None = option(
+        None,
+        metavar="TARGET",
+        help="also add summary.parquet's rows to a Parquet dataset (a path) or a catalog "
+        "table; rerunning the same evaluation replaces its rows",
+    )
 
     def input_paths(self) -> list[str]:
         """The paths the command reads (an output directory may not be one of them)."""

@@ -210,7 +210,7 @@ def run_near_duplicates(spark: SparkSession, config: NearDuplicatesConfig) -> di
                 "clusters_method": "driver-side vectorised union-find over the verified pairs",
                 "timings_s": timings,
             }
-            write_summary(staging, summary)
+            write_summary(staging, summary, "near-duplicates", config.input_paths())
     finally:
         result.release()
     return summary

@@ -112,7 +112,7 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
                 **bucket_report(stats),
                 "timings_s": stats["timings_s"],
             }
-            write_summary(staging, summary)
+            write_summary(staging, summary, "similar-users", config.input_paths())
     finally:
         result.release()
     return summary

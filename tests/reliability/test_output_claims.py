@@ -227,6 +227,7 @@ def test_out_may_be_a_mount_point(files: Path, mount_point: Path) -> None:
         "_SUCCESS",
         "per_query.parquet",
         "summary.json",
+        "summary.parquet",
     ]
 
 

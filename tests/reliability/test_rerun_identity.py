@@ -1,4 +1,5 @@
-"""Every command's rerun writes byte-identical files (all but ``timings.json``).
+"""Every command's rerun writes byte-identical files (all but ``timings.json``, and
+``summary.parquet``, whose rows are identical but for their ``evaluated_at`` time).
 
 Each command runs twice on the same inputs and settings (the configs of the
 ``spark-submit`` test); the file lists and SHA-256 of both outputs must match, and no
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.cli import main
@@ -51,9 +53,13 @@ def test_a_rerun_writes_byte_identical_files(inputs: Path, command: str, capsys)
     first, second = f"{command}-1", f"{command}-2"
     assert run(inputs, command, first) == 0, capsys.readouterr().err[-3000:]
     assert run(inputs, command, second) == 0, capsys.readouterr().err[-3000:]
-    files_1 = {k: v for k, v in tree(inputs / first).items() if k != "timings.json"}
-    files_2 = {k: v for k, v in tree(inputs / second).items() if k != "timings.json"}
+    varying = ("timings.json", "summary.parquet")
+    files_1 = {k: v for k, v in tree(inputs / first).items() if k not in varying}
+    files_2 = {k: v for k, v in tree(inputs / second).items() if k not in varying}
     assert files_1 == files_2
+    tables = [pq.read_table(inputs / out / "summary.parquet") for out in (first, second)]
+    assert tables[0].num_rows > 0
+    assert tables[0].drop(["evaluated_at"]).equals(tables[1].drop(["evaluated_at"]))
     for name in files_1:
         part = Path(name).name
         assert not part.endswith(".crc"), name

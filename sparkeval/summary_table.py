@@ -1,0 +1,237 @@
+"""Metrics over time: every command's summary as long-format rows.
+
+``summary.parquet`` (beside ``summary.json``) holds one row per run and number of
+the summary, with what a dashboard needs to plot it over time and to tell
+evaluations apart:
+
+=================== ==========================================================
+``evaluation_id``   hash of the command, its parameters and its inputs' fingerprint:
+                    the same evaluation run again gets the same id
+``command``         ``evaluate``, ``compare``, ``similar-users``, ...
+``run_id``          the run (``""`` where the command has no runs)
+``measure``         the measure as named in the outputs (``AP``, ``nDCG@10``), or
+                    the dotted path of a count (``counts.pairs``)
+``value``           its value (a mean over queries for ranking measures)
+``queries``         queries (users) averaged, where the command averages
+``undefined``       queries whose value is undefined (left out of the mean)
+``evaluated_at``    when the summary was written (UTC)
+``sparkeval_version`` the version that computed it
+``parameters_hash`` hash of the summary's parameters (measures, cutoffs, options)
+``inputs_hash``     hash of each input's path, size and modification time
+=================== ==========================================================
+
+``--append-to TARGET`` adds these rows to a Parquet dataset (a directory: one file
+per evaluation, named by its id) or to a catalog table (partitioned by
+``evaluation_id``; an evaluation's partition is overwritten), so a rerun of the same
+evaluation replaces its rows and never duplicates them.
+
+Example:
+    >>> rows = summary_rows({"runs": {"bm25": {"measures": {"AP": 0.25},
+    ...     "undefined": {"AP": 0}, "queries": {"evaluated": 4}}}}, "evaluate")
+    >>> rows[0]["run_id"], rows[0]["measure"], rows[0]["value"], rows[0]["queries"]
+    ('bm25', 'AP', 0.25, 4)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sparkeval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SUMMARY_TABLE = "summary.parquet"
+
+SCHEMA = pa.schema(
+    [
+        ("evaluation_id", pa.string()),
+        ("command", pa.string()),
+        ("run_id", pa.string()),
+        ("measure", pa.string()),
+        ("value", pa.float64()),
+        ("queries", pa.int64()),
+        ("undefined", pa.int64()),
+        ("evaluated_at", pa.timestamp("us", tz="UTC")),
+        ("sparkeval_version", pa.string()),
+        ("parameters_hash", pa.string()),
+        ("inputs_hash", pa.string()),
+    ]
+)
+
+#: summary keys that describe the evaluation rather than measure it
+_NOT_NUMBERS = ("parameters", "inputs", "compat", "command", "seed")
+
+
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def inputs_fingerprint(paths: Sequence[str]) -> str:
+    """Hash of each input file's path, size and modification time (directories: of
+    every file below them), without reading their contents."""
+    entries = []
+    for raw in paths:
+        local = Path(raw[len("file://") :] if raw.startswith("file://") else raw)
+        files = sorted(p for p in local.rglob("*") if p.is_file()) if local.is_dir() else [local]
+        for file in files:
+            try:
+                stat = file.stat()
+                entries.append([str(file.resolve()), stat.st_size, stat.st_mtime_ns])
+            except OSError:
+                entries.append([str(file), None, None])
+    return _digest(entries)
+
+
+def _numbers(node: Any, path: str) -> Iterator[tuple[str, float]]:
+    if isinstance(node, bool):
+        return
+    if isinstance(node, int | float):
+        yield path, float(node)
+    elif isinstance(node, Mapping):
+        for key in sorted(node):
+            if key not in _NOT_NUMBERS:
+                yield from _numbers(node[key], f"{path}.{key}" if path else str(key))
+
+
+def summary_rows(summary: Mapping[str, Any], command: str) -> list[dict[str, Any]]:
+    """The long rows of a summary: ranking measures per run (value, queries,
+    undefined) where it has ``runs`` with ``measures``, else every number by its path."""
+    rows: list[dict[str, Any]] = []
+    runs = summary.get("runs")
+    if isinstance(runs, Mapping) and all(
+        isinstance(b, Mapping) and "measures" in b for b in runs.values()
+    ):
+        for run_id in sorted(runs):
+            block = runs[run_id]
+            queries = block.get("queries", {})
+            evaluated = queries.get("evaluated") if isinstance(queries, Mapping) else queries
+            for measure, value in block["measures"].items():
+                rows.append(
+                    {
+                        "run_id": str(run_id),
+                        "measure": measure,
+                        "value": None if value is None else float(value),
+                        "queries": evaluated,
+                        "undefined": block.get("undefined", {}).get(measure),
+                    }
+                )
+        return rows
+    run_id = summary.get("run_id") or summary.get("run") or ""
+    for measure, value in _numbers(summary, ""):
+        rows.append(
+            {"run_id": str(run_id), "measure": measure, "value": value, "queries": None}
+            | {"undefined": None}
+        )
+    return rows
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sparkeval")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def summary_table(summary: Mapping[str, Any], command: str, inputs: Sequence[str]) -> pa.Table:
+    """The rows of :func:`summary_rows` with the evaluation's id, time, version and hashes."""
+    parameters = {
+        k: summary.get(k) for k in ("parameters", "compat", "measures_requested") if k in summary
+    }
+    parameters_hash = _digest([command, parameters])
+    inputs_hash = inputs_fingerprint(inputs)
+    evaluation_id = _digest([command, parameters_hash, inputs_hash])
+    now = dt.datetime.now(dt.UTC)
+    common = {
+        "evaluation_id": evaluation_id,
+        "command": command,
+        "evaluated_at": now,
+        "sparkeval_version": _version(),
+        "parameters_hash": parameters_hash,
+        "inputs_hash": inputs_hash,
+    }
+    rows = [common | row for row in summary_rows(summary, command)]
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def write_summary_table(
+    directory: Path, summary: Mapping[str, Any], command: str, inputs: Sequence[str]
+) -> None:
+    """Write ``summary.parquet`` into an output (staging) directory."""
+    pq.write_table(summary_table(summary, command, inputs), directory / SUMMARY_TABLE)
+
+
+def is_path_target(target: str) -> bool:
+    """Whether ``--append-to`` names a Parquet dataset (a path) rather than a table."""
+    return "/" in target or target.endswith(".parquet") or os.path.isdir(target)
+
+
+def check_append_target(spark: SparkSession | None, target: str) -> None:
+    """A catalog table target needs a catalog that outlives the process.
+
+    Spark's default in-memory catalog forgets a table when the session ends, so the
+    next run could neither find nor recreate it: name a path instead, or use a
+    persistent catalog (``spark.sql.catalogImplementation=hive``, Delta, Iceberg).
+
+    Raises:
+        ConfigError: no Spark session, or a new table in the in-memory catalog.
+    """
+    if is_path_target(target):
+        return
+    if spark is None:
+        raise ConfigError(f"--append-to {target}: a catalog table needs a Spark session")
+    in_memory = spark.conf.get("spark.sql.catalogImplementation", "in-memory") == "in-memory"
+    if in_memory and "." not in target and not spark.catalog.tableExists(target):
+        raise ConfigError(
+            f"--append-to {target}: Spark's in-memory catalog forgets tables when the "
+            "process ends; give a path (a Parquet dataset, e.g. ./metrics) or a persistent "
+            "catalog (spark.sql.catalogImplementation: hive, or a Delta/Iceberg catalog)"
+        )
+
+
+def append_summary(spark: SparkSession | None, out: str, target: str) -> str:
+    """Add ``OUT/summary.parquet`` to ``target``, replacing the rows of the same
+    evaluation; returns what was written where.
+
+    * a path: a Parquet dataset directory holding ``evaluation_id=ID.parquet`` files;
+      the file is written under a temporary name and renamed over the old one;
+    * a catalog table (``db.name``): created partitioned by ``evaluation_id`` on first
+      use; later the evaluation's partition is overwritten (dynamic partition
+      overwrite), so other evaluations' rows are untouched.
+    """
+    table = pq.read_table(Path(out) / SUMMARY_TABLE)
+    if table.num_rows == 0:
+        return f"no summary rows to append to {target}"
+    evaluation_id = table.column("evaluation_id")[0].as_py()
+    if is_path_target(target):
+        directory = Path(target)
+        if directory.exists() and not directory.is_dir():
+            raise ConfigError(f"--append-to {target}: a file, not a Parquet dataset directory")
+        directory.mkdir(parents=True, exist_ok=True)
+        final = directory / f"evaluation_id={evaluation_id}.parquet"
+        partial = directory / f".{final.name}.{os.getpid()}.tmp"
+        pq.write_table(table, partial)
+        partial.replace(final)
+        return f"{table.num_rows} summary rows in {final}"
+    check_append_target(spark, target)
+    assert spark is not None
+    frame = spark.createDataFrame(table.to_pandas())
+    if spark.catalog.tableExists(target):
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        columns = spark.table(target).columns
+        frame.select(*columns).write.insertInto(target, overwrite=True)
+    else:
+        frame.write.partitionBy("evaluation_id").saveAsTable(target)
+    return f"{table.num_rows} summary rows in table {target} (evaluation {evaluation_id})"
