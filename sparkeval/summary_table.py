@@ -188,6 +188,11 @@ def check_append_target(spark: SparkSession | None, target: str) -> None:
     Raises:
         ConfigError: no Spark session, or a new table in the in-memory catalog.
     """
+    if "://" in target and not target.startswith("file://"):
+        raise ConfigError(
+            f"--append-to {target}: remote paths are not written here; give a local or "
+            "mounted path, or a catalog table (which may live on any storage)"
+        )
     if is_path_target(target):
         return
     if spark is None:
@@ -215,8 +220,9 @@ def append_summary(spark: SparkSession | None, out: str, target: str) -> str:
     if table.num_rows == 0:
         return f"no summary rows to append to {target}"
     evaluation_id = table.column("evaluation_id")[0].as_py()
+    check_append_target(spark, target)
     if is_path_target(target):
-        directory = Path(target)
+        directory = Path(target.removeprefix("file://"))
         if directory.exists() and not directory.is_dir():
             raise ConfigError(f"--append-to {target}: a file, not a Parquet dataset directory")
         directory.mkdir(parents=True, exist_ok=True)
@@ -225,7 +231,6 @@ def append_summary(spark: SparkSession | None, out: str, target: str) -> str:
         pq.write_table(table, partial)
         partial.replace(final)
         return f"{table.num_rows} summary rows in {final}"
-    check_append_target(spark, target)
     assert spark is not None
     frame = spark.createDataFrame(table.to_pandas())
     if spark.catalog.tableExists(target):
