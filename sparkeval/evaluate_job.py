@@ -62,9 +62,8 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
         raise
     seconds = time.time() - started
     log(f"inputs read by {READ_BY[evaluation.reader]}")
-    log(
-        f"results in {target} (per_query.parquet, summary.json, summary.parquet) after {seconds:.1f} s"
-    )
+    files = "per_query.parquet, summary.json, summary.parquet"
+    log(f"results in {target} ({files}) after {seconds:.1f} s")
     return evaluation
 
 
