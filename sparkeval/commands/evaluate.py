@@ -140,6 +140,27 @@ class EvaluateConfig(OutputJobConfig):
         """Every input path (runs, qrels, near-duplicate pairs), for output-path checks."""
         return [*self.run, self.qrels, *([self.near_duplicates] if self.near_duplicates else [])]
 
+    def dry_run_checks(self) -> list[str]:
+        """Each run's and the qrels' columns resolved on their schemas, as the read does."""
+        from sparkeval.io.columns import parse_mapping
+        from sparkeval.job.dry_run import check_run_or_qrels, input_schema
+
+        plan = self.plan()
+        lines = [f"measures: {', '.join(m.name for m in plan.measures)}"]
+        run_map = parse_mapping(self.run_columns, "run")
+        for path in self.run:
+            schema = input_schema(path, self.run_format or self.format)
+            lines.append(check_run_or_qrels(schema, "run", run_map))
+        qrels = input_schema(self.qrels, self.qrels_format or self.format)
+        if plan.relevance.kind == "grade":
+            qrels_map = parse_mapping(self.qrels_columns, "qrels")
+            lines.append(check_run_or_qrels(qrels, "qrels", qrels_map))
+        else:
+            lines.append(qrels.describe())
+        if self.near_duplicates:
+            lines.append(input_schema(self.near_duplicates).describe())
+        return lines
+
     def plan(self) -> CompatPlan:
         """Measures, query policy and relevance rule of the compatibility profile.
 

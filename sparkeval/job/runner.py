@@ -40,6 +40,8 @@ def run_command(
     """Load the config (validated before Spark starts), run the command, return its exit code."""
     config = command.config.load(file, cli)
     config.preflight()
+    if getattr(config, "dry_run", False):
+        return _dry_run(config, stdout or sys.stdout)
     target = getattr(config, "append_to", None)
     with _claimed_output(config):
         spark = start_spark(command, config) if command.uses_spark else None
@@ -54,6 +56,22 @@ def run_command(
             log(append_summary(spark, config.out, target))
     command.show(result, config, stdout or sys.stdout)
     return command.exit_code(result)
+
+
+def _dry_run(config: JobConfig, stdout: TextIO) -> int:
+    """``--dry-run``: the checks of :mod:`sparkeval.job.dry_run`, one line each; exit 0
+    (a failed check raises, exit 2)."""
+    from sparkeval.job.dry_run import probe_lock
+
+    lines = ["config: keys, types and values"]
+    lines += config.dry_run_checks()  # type: ignore[attr-defined]
+    out = config.out  # type: ignore[attr-defined]
+    probe_lock(out)
+    lines.append(f"output: {out} can be written (no other writer holds it)")
+    for line in lines:
+        print(f"ok  {line}", file=stdout)
+    log("dry run: every check passed; nothing was read beyond schemas, nothing written")
+    return 0
 
 
 def _claimed_output(config: JobConfig) -> AbstractContextManager[None]:

@@ -30,6 +30,11 @@ class OutputJobConfig(SparkJobConfig):
 
     out: str = option(help="output directory (written atomically)", metavar="DIR", path=True)
     overwrite: bool = option(False, help="replace an existing output directory")
+    dry_run: bool = option(
+        False,
+        help="check the config, the measures, the inputs (schemas only) and the output "
+        "target, then exit 0 or 2: no Spark, no data rows read, nothing written",
+    )
     append_to: str | None = option(
         None,
         metavar="TARGET",
@@ -47,6 +52,13 @@ class OutputJobConfig(SparkJobConfig):
         from sparkeval.output import check_output_path
 
         check_output_path(self.out, self.input_paths(), self.overwrite)
+
+    def dry_run_checks(self) -> list[str]:
+        """What ``--dry-run`` checks beyond the config and the output: each input's
+        schema (:func:`sparkeval.job.dry_run.input_schema`); one line per input."""
+        from sparkeval.job.dry_run import input_schema
+
+        return [input_schema(path).describe() for path in self.input_paths()]
 
 
 @dataclass(frozen=True, kw_only=True)
