@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from sparkeval import faults
@@ -37,7 +36,6 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
     caller prints the table (:func:`sparkeval.commands.evaluate.show`) and releases
     the cached results with ``evaluation.unpersist()``.
     """
-    started = time.time()
     target = check_output_path(config.out, config.input_paths(), config.overwrite)
     plan = config.plan()
     direct = _direct_plan(spark, config, plan)
@@ -48,6 +46,8 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
         evaluation = _evaluate_spark_read(spark, config, plan, announce=direct is None)
     try:
         report = dict(evaluation.report)
+        log(f"inputs read by {READ_BY[evaluation.reader]}")
+        log(_evaluated(report))
         report["inputs"] = {"runs": list(config.run), "qrels": config.qrels}
         if config.near_duplicates:
             report["inputs"]["near_duplicates"] = config.near_duplicates
@@ -60,10 +60,7 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
     except BaseException:
         evaluation.unpersist()
         raise
-    seconds = time.time() - started
-    log(f"inputs read by {READ_BY[evaluation.reader]}")
-    files = "per_query.parquet, summary.json, summary.parquet"
-    log(f"results in {target} ({files}) after {seconds:.1f} s")
+    log(f"results in {target} (per_query.parquet, summary.json, summary.parquet)")
     return evaluation
 
 
@@ -155,4 +152,16 @@ def _evaluate_with_plan(
         names=config.names,
         buckets=config.buckets,
         **how,
+    )
+
+
+def _evaluated(report: dict) -> str:
+    """The status line of a finished evaluation: queries, runs and rows read."""
+    runs = report.get("runs", {})
+    queries = sum(r.get("queries", {}).get("evaluated", 0) for r in runs.values())
+    rows = sum(r.get("rows", {}).get("read", 0) for r in runs.values())
+    measures = len(next(iter(runs.values()), {}).get("measures", {}))
+    return (
+        f"evaluated {queries} queries of {len(runs)} run(s) ({rows} run rows read), "
+        f"{measures} measure(s); writing the outputs"
     )

@@ -25,7 +25,6 @@ import os
 import re
 import shutil
 import socket
-import sys
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -148,7 +147,9 @@ def _locked(path: Path, out: str | os.PathLike[str], wait: bool) -> IO[str]:
                     f"output directory {out} is being written by {holder}; wait for it, "
                     "choose another --out, or pass --overwrite to replace its output after it"
                 ) from None
-            print(f"sparkeval: waiting for {holder} to finish writing {out}", file=sys.stderr)
+            from sparkeval.status import status
+
+            status(f"waiting for {holder} to finish writing {out}")
             fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             same = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino

@@ -146,6 +146,19 @@ def _local_defaults(jvm_profile: str | None = None) -> dict[str, str]:
     }
 
 
+def quiet_submitted_session(session) -> None:
+    """Under ``spark-submit``: Spark's INFO lines off (``WARN``, or the level in
+    ``SPARKEVAL_SPARK_LOG_LEVEL``) and sparkeval's status lines through the JVM's log
+    (the launcher merges the Python driver's stderr into stdout). Sessions started
+    here already log at WARN (``log4j2.properties``)."""
+    if not _submitted():
+        return
+    from sparkeval.status import route_to_jvm_log
+
+    session.sparkContext.setLogLevel(os.environ.get("SPARKEVAL_SPARK_LOG_LEVEL", "WARN"))
+    route_to_jvm_log(session)
+
+
 def _submitted() -> bool:
     """True inside spark-submit (it starts the JVM and hands Python its gateway)."""
     return "PYSPARK_GATEWAY_PORT" in os.environ

@@ -1,11 +1,8 @@
-"""Stage messages on the console: ``sparkeval: [stage] message`` lines on stderr."""
+"""Stage messages on the console: ``sparkeval: [stage] message (N s)`` status lines."""
 
 from __future__ import annotations
 
-import sys
-import time
-
-_START = time.monotonic()
+from sparkeval.status import status
 
 
 def stage(name: str, message: str) -> None:
@@ -15,5 +12,4 @@ def stage(name: str, message: str) -> None:
 
         stage("read", "3 runs")  # stderr: "sparkeval: [read] 3 runs (0.1 s)"
     """
-    elapsed = time.monotonic() - _START
-    print(f"sparkeval: [{name}] {message} ({elapsed:.1f} s)", file=sys.stderr, flush=True)
+    status(f"[{name}] {message}")

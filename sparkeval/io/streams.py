@@ -20,7 +20,6 @@ import atexit
 import os
 import shutil
 import stat
-import sys
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -88,11 +87,9 @@ def readable_by_name(path: str) -> str:
     suffix = suffix_from_content(head)
     if suffix and not name.endswith(suffix):
         target = target.rename(target.with_name(name + suffix))
-    print(
-        f"sparkeval: read {path} (not a regular file) into {target}",
-        file=sys.stderr,
-        flush=True,
-    )
+    from sparkeval.status import status
+
+    status(f"read {path} (not a regular file) into {target}")
     return str(target)
 
 

@@ -15,20 +15,24 @@ from sparkeval.job.config import JobConfig
 
 
 def log(message: str) -> None:
-    """A status line on stderr (stdout carries results only)."""
-    print(f"sparkeval: {message}", file=sys.stderr, flush=True)
+    """A status line on stderr (stdout carries results only): :func:`sparkeval.status.status`."""
+    from sparkeval.status import status
+
+    status(message)
 
 
 def start_spark(command: Command, config: JobConfig):
     """The SparkSession of a command (:func:`sparkeval.spark.build_session`)."""
-    from sparkeval.spark import build_session
+    from sparkeval.spark import build_session, quiet_submitted_session
 
-    return build_session(
+    session = build_session(
         getattr(config, "master", None),
         getattr(config, "app_name", None) or command.app_name,
         getattr(config, "spark", None) or {},
         command.jvm_profile(config),
     )
+    quiet_submitted_session(session)
+    return session
 
 
 def run_command(
@@ -39,6 +43,9 @@ def run_command(
 ) -> int:
     """Load the config (validated before Spark starts), run the command, return its exit code."""
     config = command.config.load(file, cli)
+    from sparkeval.status import set_quiet
+
+    set_quiet(bool(getattr(config, "quiet", False)))
     config.preflight()
     if getattr(config, "dry_run", False):
         return _dry_run(config, stdout or sys.stdout)

@@ -30,6 +30,7 @@ class OutputJobConfig(SparkJobConfig):
 
     out: str = option(help="output directory (written atomically)", metavar="DIR", path=True)
     overwrite: bool = option(False, help="replace an existing output directory")
+    quiet: bool = option(False, help="no status lines on stderr (errors are still reported)")
     dry_run: bool = option(
         False,
         help="check the config, the measures, the inputs (schemas only) and the output "

@@ -105,3 +105,17 @@ def test_another_command_checks_its_inputs_too(files: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "ok  recs.parquet: parquet, columns qid, docno, prediction" in result.stdout
+
+
+def test_quiet_leaves_only_the_results(files: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *evaluate(measures="P@1"), "--quiet"],
+        cwd=files,
+        env=job_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "sparkeval:" not in result.stderr
+    assert result.stdout.splitlines()[-1].startswith("P@1")

@@ -113,3 +113,15 @@ def test_each_command_runs_under_spark_submit_with_a_config_file(inputs, command
 def test_evaluate_under_spark_submit_wrote_both_runs(inputs) -> None:
     summary = json.loads((inputs / "evaluated" / "summary.json").read_text())
     assert set(summary["runs"]) == {"strong", "weak"}
+
+
+def test_under_spark_submit_stdout_holds_the_results_alone(inputs) -> None:
+    """Spark's launcher merges the Python driver's stderr into stdout: status lines go
+    through the JVM's log instead, and Spark's INFO lines stop once the job runs."""
+    result = submit("evaluate", inputs, "evaluated-stdout")
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.strip().splitlines()
+    assert lines and all("\tall\t" in line or "\tq" in line for line in lines), lines[:5]
+    assert "INFO sparkeval: results in" in result.stderr
+    after_start = result.stderr.split("INFO sparkeval: evaluating", 1)[1]
+    assert " INFO " not in after_start.replace("INFO sparkeval:", "")

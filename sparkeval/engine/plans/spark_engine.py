@@ -33,7 +33,6 @@ pathological queries.
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -415,11 +414,11 @@ def capped_buckets(requested: int, estimated_bytes: int | None) -> int:
     useful = max(1, -(-estimated_bytes // MIN_BYTES_PER_BUCKET))
     if requested <= useful:
         return requested
-    print(
-        f"sparkeval: buckets lowered from {requested} to {useful} "
-        f"(one per {MIN_BYTES_PER_BUCKET >> 10} KiB of the {estimated_bytes}-byte input)",
-        file=sys.stderr,
-        flush=True,
+    from sparkeval.status import status
+
+    status(
+        f"buckets lowered from {requested} to {useful} "
+        f"(one per {MIN_BYTES_PER_BUCKET >> 10} KiB of the {estimated_bytes}-byte input)"
     )
     return useful
 
