@@ -30,7 +30,8 @@ _TREC_REQUEST = re.compile(r"^(?P<base>[A-Za-z0-9_]+)\.(?P<params>.+)$")
 _TREC_CONTINUATION = re.compile(r"^(?:[+-]?\.?\d|[A-Za-z_]\w*=)")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
-#: common spellings of canonical family names
+#: common spellings of canonical family names (matched case-insensitively, as the
+#: families are, where that is unambiguous)
 ALIASES = {
     "MAP": "AP",
     "MRR": "RR",
@@ -39,7 +40,69 @@ ALIASES = {
     "Precision": "P",
     "Success": "Success",
     "GMAP": "gm_map",
+    "HitRate": "Success",  # recommender spelling: a hit in the top k
+    "HR": "Success",
+    "iP": "IPrec",
 }
+#: ir_measures' nDCG ``dcg=`` values and the gain each stands for
+_IR_MEASURES_DCG = {"log2": "linear", "exp-log2": "exp"}
+
+
+def _family_of(name: str) -> str | None:
+    """The registry family ``name`` spells: exactly, as an alias, or case-insensitively
+    when only one family or alias matches (``ndcg``, ``map``, ``hitrate``)."""
+    if name in REGISTRY:
+        return name
+    if name in ALIASES:
+        return ALIASES[name]
+    matches = {
+        target
+        for spelling, target in [*((f, f) for f in REGISTRY), *ALIASES.items()]
+        if spelling.lower() == name.lower()
+    }
+    return matches.pop() if len(matches) == 1 else None
+
+
+def _split_params(text: str) -> list[str]:
+    """``key=value`` items split on the commas outside braces (``gains={0:0,1:1}``)."""
+    items, depth, current = [], 0, []
+    for ch in text:
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    items.append("".join(current))
+    return [item for item in items if item.strip()]
+
+
+def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str, str]:
+    """ir_measures' parameter spellings as registry parameters.
+
+    ``dcg=log2|exp-log2`` is ``gain=linear|exp``; ``gains={0:0,1:1,2:3}`` is the gain
+    map ``0:0;1:1;2:3``; ``judged_only=False`` is the default and ``True`` (nDCG over
+    judged docs only) is not offered; quoted values lose their quotes.
+    """
+    out = {}
+    for key, value in raw.items():
+        value = value.strip().strip("'\"")
+        if key == "dcg" and family in ("nDCG", "DCG"):
+            if value not in _IR_MEASURES_DCG:
+                raise ValueError(f"measure {text!r}: dcg={value!r}; expected log2 or exp-log2")
+            out["gain"] = _IR_MEASURES_DCG[value]
+        elif key == "judged_only":
+            if value.lower() not in ("false", "0"):
+                raise ValueError(
+                    f"measure {text!r}: judged_only=True (the measure over judged docs only) "
+                    "is not offered; Judged@k gives the share of judged docs"
+                )
+        elif key == "gains" and value.startswith("{"):
+            pairs = [p.split(":") for p in value.strip("{}").split(",") if p.strip()]
+            out["gains"] = ";".join(f"{g.strip()}:{v.strip()}" for g, v in pairs)
+        else:
+            out[key] = value
+    return out
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALLS = ("0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70", "0.80", "0.90", "1.00")
@@ -181,17 +244,19 @@ def parse_measure(name: str) -> Measure:
             return _build(text, family, k, groups)
     match = _CANONICAL.match(text)
     if match:
-        family = ALIASES.get(match["family"], match["family"])
-        if family in REGISTRY:
+        family = _family_of(match["family"])
+        if family is not None:
             raw: dict[str, str] = {}
             if match["params"]:
-                for item in match["params"].split(","):
-                    if not item.strip():
-                        continue
+                for item in _split_params(match["params"]):
                     key, sep, value = item.partition("=")
                     if not sep or not key.strip():
                         raise ValueError(f"measure {text!r}: parameter {item!r} is not key=value")
                     raw[key.strip()] = value
+            raw = _ir_measures_params(text, family, raw)
+            if family == "IPrec" and match["k"] is not None:  # ir_measures: IPrec@0.1
+                raw["recall"] = match["k"]
+                return _build(text, family, None, raw)
             k = _parse_cutoff(text, match["k"]) if match["k"] is not None else None
             return _build(text, family, k, raw)
     raise UnknownMeasureError(f"unknown measure {text!r}; " + valid_names_text())

@@ -36,6 +36,17 @@ def num_ret(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 
 
 @measure(
+    "NumQ",
+    description="number of queries evaluated: 1 per query, summed (ir_measures NumQ)",
+    rel=False,
+    aggregate="sum",
+    references="ir_measures (terrierteam/ir_measures); trec_eval's num_q",
+)
+def num_q(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    return np.ones(len(b.lengths), dtype=np.float64)
+
+
+@measure(
     "NumRel",
     description="R: number of qrels docs with grade >= rel (retrieved or not)",
     trec="num_rel",

@@ -1,0 +1,128 @@
+"""The names people type: ir_measures spellings, any case, recommender aliases.
+
+Each ir_measures name is parsed by ir_measures itself and computed by its pytrec_eval
+provider (trec_eval 9.x), and by sparkeval in-process (no Spark) under the same name;
+the values must agree. Scores are distinct, so that no tie order is involved (the
+pure-Python providers of ir_measures break ties otherwise than trec_eval).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+
+import sparkeval
+from sparkeval.measures.names import parse_measure
+
+ir_measures = pytest.importorskip("ir_measures", reason="the test extra installs ir_measures")
+
+#: ir_measures name -> the canonical sparkeval measure it maps to (the README's table)
+NAMES = {
+    "AP": "AP",
+    "AP(rel=2)": "AP(rel=2)",
+    "AP@100": "AP@100",
+    "P@10": "P@10",
+    "P(rel=2)@10": "P(rel=2)@10",
+    "R@100": "R@100",
+    "R(rel=2)@10": "R(rel=2)@10",
+    "RR": "RR",
+    "RR@10": "RR@10",
+    "nDCG": "nDCG",
+    "nDCG@10": "nDCG@10",
+    "nDCG(gains={0:0,1:1,2:3,3:7})@10": "nDCG(gains=0:0;1:1;2:3;3:7)@10",
+    "nDCG(judged_only=False)@10": "nDCG@10",
+    "IPrec@0.5": "IPrec(recall=0.5)",
+    "Rprec": "Rprec",
+    "Bpref": "Bpref",
+    "infAP": "infAP",
+    "Success@10": "Success@10",
+    "Success(rel=2)@5": "Success(rel=2)@5",
+    "Judged@10": "Judged@10",
+    "NumQ": "NumQ",
+    "NumRet": "NumRet",
+    "NumRel": "NumRel",
+    "NumRelRet": "NumRelRet",
+    "SetP": "SetP",
+    "SetR": "SetR",
+    "SetF": "SetF",
+    "SetAP": "SetAP",
+}
+
+
+@pytest.fixture(scope="module")
+def collection() -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = random.Random(5)
+    qrels, run = [], []
+    for q in range(20):
+        docs = [f"d{d}" for d in range(30)]
+        qrels += [(f"q{q}", d, rng.choice([0, 0, 1, 2, 3])) for d in rng.sample(docs, 15)]
+        run += [(f"q{q}", d, float(20 - i)) for i, d in enumerate(rng.sample(docs, 20))]
+    return (
+        pd.DataFrame(run, columns=["query_id", "doc_id", "score"]),
+        pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]),
+    )
+
+
+def ours(collection, name: str) -> float:
+    run, qrels = collection
+    return float(sparkeval.evaluate(None, run, qrels, [name], queries="both").summary["value"][0])
+
+
+@pytest.mark.parametrize(("name", "canonical"), NAMES.items())
+def test_ir_measures_names_map_and_agree(collection, name: str, canonical: str) -> None:
+    assert parse_measure(name).name == canonical
+    run, qrels = collection
+    measure = ir_measures.parse_measure(name)
+    expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+    assert ours(collection, name) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_dcg_exp_log2_is_the_exponential_gain(collection) -> None:
+    # ir_measures computes dcg=exp-log2 through a gdeval script; the same gains as a map
+    # (2^g - 1) go through its pytrec_eval provider
+    measure = ir_measures.parse_measure("nDCG(gains={0:0,1:1,2:3,3:7})@10")
+    run, qrels = collection
+    expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+    assert parse_measure('nDCG(dcg="exp-log2")@10').name == "nDCG(gain=exp)@10"
+    assert ours(collection, "nDCG(dcg=exp-log2)@10") == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("typed", "canonical"),
+    [
+        ("ndcg@10", "nDCG@10"),
+        ("NDCG@10", "nDCG@10"),
+        ("map@10", "AP@10"),
+        ("MAP", "AP"),
+        ("recall@10", "R@10"),
+        ("Recall@10", "R@10"),
+        ("Precision@10", "P@10"),
+        ("precision@10", "P@10"),
+        ("HitRate@10", "Success@10"),
+        ("HR@10", "Success@10"),
+        ("hitrate@10", "Success@10"),
+        ("MRR@10", "RR@10"),
+        ("mrr", "RR"),
+        ("iP@0.1", "IPrec(recall=0.1)"),
+        ("IPrec@0.1", "IPrec(recall=0.1)"),
+        ("err@20", "ERR@20"),
+        ("bpref", "Bpref"),
+    ],
+)
+def test_names_in_any_case_and_recommender_aliases(typed: str, canonical: str) -> None:
+    assert parse_measure(typed).name == canonical
+
+
+@pytest.mark.parametrize(
+    ("typed", "why"),
+    [
+        ("nDCG(judged_only=True)@10", "judged_only=True"),
+        ("RBP(p=0.8,rel=2)", "unknown parameter(s) rel"),
+        ("nDCG(dcg=log10)@10", "expected log2 or exp-log2"),
+    ],
+)
+def test_spellings_of_measures_sparkeval_lacks_are_refused(typed: str, why: str) -> None:
+    with pytest.raises(ValueError, match=why.replace("(", r"\(").replace(")", r"\)")):
+        parse_measure(typed)
