@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparkeval import faults
 from sparkeval.compat import CompatPlan
 from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
+from sparkeval.errors import InputError
 from sparkeval.io import read_runs
 from sparkeval.io.direct import DirectPlan, NotDirect, all_direct_formats, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
@@ -40,15 +42,18 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
     plan = config.plan()
     direct = _direct_plan(spark, config, plan)
     evaluation = None
-    if direct is not None:
-        evaluation = _evaluate_direct(spark, config, plan, direct)
-    if evaluation is None:
-        evaluation = _evaluate_spark_read(spark, config, plan, announce=direct is None)
+    try:
+        if direct is not None:
+            evaluation = _evaluate_direct(spark, config, plan, direct)
+        if evaluation is None:
+            evaluation = _evaluate_spark_read(spark, config, plan, announce=direct is None)
+    except InputError as exc:
+        raise _with_partition_hint(exc, config) from None
     try:
         report = dict(evaluation.report)
         log(f"inputs read by {READ_BY[evaluation.reader]}")
         log(_evaluated(report))
-        report["inputs"] = {"runs": list(config.run), "qrels": config.qrels}
+        report["inputs"] = {"runs": config.run_inputs(), "qrels": config.qrels_input()}
         if config.near_duplicates:
             report["inputs"]["near_duplicates"] = config.near_duplicates
             counts = report.pop("near_duplicates")
@@ -81,10 +86,21 @@ def _evaluate_spark_read(
 ) -> Evaluation:
     """Evaluate inputs read by Spark's readers (every format, every check)."""
     run_df, run_ids = read_runs(
-        spark, config.run, config.run_format or config.format, config.run_columns
+        spark,
+        config.run_inputs(),
+        config.run_format or config.format,
+        config.run_column_map(),
+        config.where,
     )
     qrels_format = config.qrels_format or config.format
-    qrels_df = read_truth(spark, config.qrels, plan.relevance, qrels_format, config.qrels_columns)
+    qrels_df = read_truth(
+        spark,
+        config.qrels_input(),
+        plan.relevance,
+        qrels_format,
+        config.qrels_columns,
+        config.qrels_where,
+    )
     pairs_df = None
     if config.near_duplicates:
         pairs_format = config.near_duplicates_format or config.format
@@ -100,9 +116,11 @@ def jvm_profile(config: EvaluateConfig) -> str:
     """Who will do the job's heavy work, judged before Spark starts (no file is read):
     ``workers`` when the Python workers may read the inputs, else ``spark``
     (:data:`sparkeval.spark.JVM_PROFILES`)."""
+    if config.reads_tables_or_filters():
+        return "spark"
     readable = all_direct_formats(
         config.run,
-        config.qrels,
+        config.qrels_input(),
         config.run_format or config.format,
         config.qrels_format or config.format,
     )
@@ -121,15 +139,15 @@ def _direct_plan(
     spark: SparkSession, config: EvaluateConfig, plan: CompatPlan
 ) -> DirectPlan | None:
     """The inputs as Parquet row groups for the workers, when they all qualify."""
-    if not _workers_may_read(config, plan):
+    if not _workers_may_read(config, plan) or config.reads_tables_or_filters():
         return None
     return plan_direct_inputs(
         spark,
         config.run,
-        config.qrels,
+        config.qrels_input(),
         config.run_format or config.format,
         config.qrels_format or config.format,
-        config.run_columns,
+        config.run_column_map(),
         config.qrels_columns,
     )
 
@@ -160,8 +178,26 @@ def _evaluated(report: dict) -> str:
     runs = report.get("runs", {})
     queries = sum(r.get("queries", {}).get("evaluated", 0) for r in runs.values())
     rows = sum(r.get("rows", {}).get("read", 0) for r in runs.values())
-    measures = len(next(iter(runs.values()), {}).get("measures", {}))
+    first: dict = next(iter(runs.values()), {})
+    measures = len(first.get("measures", {}))
     return (
         f"evaluated {queries} queries of {len(runs)} run(s) ({rows} run rows read), "
         f"{measures} measure(s); writing the outputs"
     )
+
+
+def _with_partition_hint(exc: InputError, config: EvaluateConfig) -> InputError:
+    """A duplicate doc in a partitioned dataset (``dt=.../``) read as one run usually
+    means its partitions are runs or days: say how to read them so."""
+    if "duplicate doc" not in str(exc) or config.run_id_column or config.where:
+        return exc
+    for path in config.run:
+        local = Path(path.removeprefix("file://"))
+        keys = sorted({p.name.split("=", 1)[0] for p in local.glob("*=*") if p.is_dir()})
+        if local.is_dir() and keys:
+            return InputError(
+                f"{exc}; {path} is partitioned by {', '.join(keys)} and was read as one run: "
+                f"name the run id column (--run-id-column {keys[0]}) or select partitions "
+                f"(--where \"{keys[0]} = '...'\")"
+            )
+    return exc

@@ -40,6 +40,8 @@ def spark():
             "spark.sql.shuffle.partitions": "2",
             "spark.local.dir": local_dir,
             "spark.ui.enabled": "false",
+            # saveAsTable writes here, not into the checkout
+            "spark.sql.warehouse.dir": os.path.join(local_dir, "warehouse"),
         },
     )
     yield session

@@ -22,7 +22,7 @@ from sparkeval.engine.plans.near_dup_flags import check_flags_available
 from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions
 from sparkeval.errors import ConfigError
 from sparkeval.io.columns import parse_mapping
-from sparkeval.io.readers import FORMATS
+from sparkeval.io.readers import FORMATS, TABLE_PREFIX
 from sparkeval.io.truth import RelevanceRule
 from sparkeval.job.command import Command, spark_job
 from sparkeval.job.options import input_path, option
@@ -40,8 +40,28 @@ READERS: tuple[str, ...] = ("auto", "spark")
 class EvaluateConfig(OutputJobConfig):
     """Everything the ``evaluate`` job needs; see ``sparkeval evaluate --help``."""
 
-    run: tuple[str, ...] = input_path("run file or directory (repeatable)")
-    qrels: str = input_path("relevance judgements")
+    run: tuple[str, ...] = input_path("run file or directory (repeatable)", ())
+    qrels: str | None = input_path("relevance judgements", None)
+    run_table: tuple[str, ...] = option(
+        (), metavar="NAME", help="a run table of the session's catalog (repeatable)"
+    )
+    qrels_table: str | None = option(
+        None, metavar="NAME", help="a qrels (truth) table of the session's catalog"
+    )
+    where: str | None = option(
+        None,
+        metavar="SQL",
+        help="keep the run rows where this SQL condition holds, e.g. \"dt = '2026-11-01'\" "
+        "(applied first: partitions are pruned)",
+    )
+    qrels_where: str | None = option(
+        None, metavar="SQL", help="keep the qrels rows where this SQL condition holds"
+    )
+    run_id_column: str | None = option(
+        None,
+        metavar="NAME",
+        help="the column (or partition, dt=...) holding the run id: each value is a run",
+    )
     measures: tuple[str, ...] = option(
         help="comma separated measure names (nDCG@10, AP, P@5, map, ndcg_cut_10, ...) "
         "or sets (official, all_trec); see 'sparkeval measures'",
@@ -116,6 +136,10 @@ class EvaluateConfig(OutputJobConfig):
 
     def validate(self) -> Self:
         """Check every value; raises ConfigError naming the key and what is expected."""
+        if not self.run and not self.run_table:
+            raise ConfigError("missing --run (or key 'run') or --run-table")
+        if (self.qrels is None) == (self.qrels_table is None):
+            raise ConfigError("give exactly one of --qrels (key 'qrels') and --qrels-table")
         _whole(self.rel_level, "rel_level", minimum=0)
         if self.depth is not None:
             _whole(self.depth, "depth", minimum=1)
@@ -137,8 +161,29 @@ class EvaluateConfig(OutputJobConfig):
         return self
 
     def input_paths(self) -> list[str]:
-        """Every input path (runs, qrels, near-duplicate pairs), for output-path checks."""
-        return [*self.run, self.qrels, *([self.near_duplicates] if self.near_duplicates else [])]
+        """Every input path (runs, qrels, near-duplicate pairs), for output-path checks;
+        catalog tables are not paths."""
+        paths = [*self.run, *([self.qrels] if self.qrels else [])]
+        return [*paths, *([self.near_duplicates] if self.near_duplicates else [])]
+
+    def run_inputs(self) -> list[str]:
+        """The run paths, then the catalog tables as ``table:NAME``."""
+        return [*self.run, *(f"{TABLE_PREFIX}{name}" for name in self.run_table)]
+
+    def qrels_input(self) -> str:
+        """The qrels path, or the catalog table as ``table:NAME``."""
+        return self.qrels or f"{TABLE_PREFIX}{self.qrels_table}"
+
+    def run_column_map(self) -> Mapping[str, str] | str | None:
+        """``run_columns`` with ``run_id_column`` as the run id column."""
+        if self.run_id_column is None:
+            return self.run_columns
+        mapping = dict(parse_mapping(self.run_columns, "run"))
+        return {**mapping, "run_id": self.run_id_column}
+
+    def reads_tables_or_filters(self) -> bool:
+        """Inputs only Spark can read: catalog tables, or rows filtered with SQL."""
+        return bool(self.run_table or self.qrels_table or self.where or self.qrels_where)
 
     def dry_run_checks(self) -> list[str]:
         """Each run's and the qrels' columns resolved on their schemas, as the read does."""
@@ -147,16 +192,19 @@ class EvaluateConfig(OutputJobConfig):
 
         plan = self.plan()
         lines = [f"measures: {', '.join(m.name for m in plan.measures)}"]
-        run_map = parse_mapping(self.run_columns, "run")
+        run_map = parse_mapping(self.run_column_map(), "run")
         for path in self.run:
             schema = input_schema(path, self.run_format or self.format)
             lines.append(check_run_or_qrels(schema, "run", run_map))
-        qrels = input_schema(self.qrels, self.qrels_format or self.format)
-        if plan.relevance.kind == "grade":
-            qrels_map = parse_mapping(self.qrels_columns, "qrels")
-            lines.append(check_run_or_qrels(qrels, "qrels", qrels_map))
-        else:
-            lines.append(qrels.describe())
+        tables = [*self.run_table, *([self.qrels_table] if self.qrels_table else [])]
+        lines += [f"table {name}: read through the catalog, not checked here" for name in tables]
+        if self.qrels is not None:
+            qrels = input_schema(self.qrels, self.qrels_format or self.format)
+            if plan.relevance.kind == "grade":
+                qrels_map = parse_mapping(self.qrels_columns, "qrels")
+                lines.append(check_run_or_qrels(qrels, "qrels", qrels_map))
+            else:
+                lines.append(qrels.describe())
         if self.near_duplicates:
             lines.append(input_schema(self.near_duplicates).describe())
         return lines

@@ -59,6 +59,15 @@ class RunInput:
     run_ids: tuple[str, ...]
 
 
+#: how a catalog table is named where a path is expected (``table:db.runs``)
+TABLE_PREFIX = "table:"
+
+
+def is_catalog_table(path: str) -> bool:
+    """Whether ``path`` names a table of the session's catalog (``table:NAME``)."""
+    return path.startswith(TABLE_PREFIX)
+
+
 def _is_local(path: str) -> bool:
     return "://" not in path or path.startswith("file://")
 
@@ -74,6 +83,8 @@ def detect_format(path: str, fmt: str | None = None) -> str:
     by suffix, also before a compression suffix (``run.csv.gz``, ``docs.jsonl.zst``);
     anything else (``qrels.test``, ``run.txt``, ``run.txt.gz``) is TREC text.
     """
+    if is_catalog_table(path):
+        return "table"
     if fmt is not None:
         if fmt not in FORMATS:
             raise InputError(
@@ -96,7 +107,7 @@ def check_exists(path: str) -> None:
             compressed file without its compression suffix (Spark picks the decompressor
             by the name, and would read the compressed bytes as text).
     """
-    if not _is_local(path):
+    if not _is_local(path) or is_catalog_table(path):
         return
     local = _local(path)
     try:
@@ -220,13 +231,34 @@ def read_trec_qrels(spark: SparkSession, path: str):
     )
 
 
-def read_table(spark: SparkSession, path: str, fmt: str, infer_types: bool = False):
-    """A Parquet, CSV/TSV (with a header row) or JSON Lines table as Spark reads it.
+def read_table(
+    spark: SparkSession, path: str, fmt: str, infer_types: bool = False, where: str | None = None
+):
+    """A Parquet, CSV/TSV (with a header row), JSON Lines or catalog table as Spark reads
+    it, filtered by the SQL condition ``where`` (before anything else, so partitions
+    are pruned).
 
     CSV fields are strings unless ``infer_types`` (then Spark infers numbers, as the
-    LSH and diversity inputs want). An unreadable Parquet file or a JSON line that is
-    not an object is an InputError naming the file (and line).
+    LSH and diversity inputs want). Partition columns of a partitioned dataset
+    (``dt=2026-11-01/``) are read as text. An unreadable Parquet file or a JSON line
+    that is not an object is an InputError naming the file (and line).
     """
+    table = _read_source(spark, path, fmt, infer_types)
+    if where is None:
+        return table
+    try:
+        return table.where(where)
+    except Exception as exc:  # AnalysisException / ParseException: name the option
+        raise InputError(f"{path}: --where {where!r}: {_first_line(exc)}") from None
+
+
+def _read_source(spark: SparkSession, path: str, fmt: str, infer_types: bool):
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    if fmt == "table":
+        name = path[len(TABLE_PREFIX) :]
+        if not spark.catalog.tableExists(name):
+            raise InputError(f"{path}: no table {name} in the session's catalog")
+        return spark.table(name)
     if fmt == "parquet":
         try:
             return spark.read.parquet(path)
@@ -555,6 +587,8 @@ def run_frame(table, cols: Mapping[str, str], source: str, run_col):
 
 def default_run_id(path: str) -> str:
     """The run id of a table without a run id column: its file name up to the first dot."""
+    if is_catalog_table(path):
+        return path[len(TABLE_PREFIX) :].rsplit(".", 1)[-1]
     name = Path(_local(path).rstrip("/")).name
     return name.split(".")[0] or name
 
@@ -564,19 +598,22 @@ def read_run(
     path: str,
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,
+    where: str | None = None,
 ) -> RunInput:
     """Read one run input into ``run_id, query_id, doc_id, score, _bad``.
 
     Without a run id column (or TREC tag) the file name without extension is the run id.
+    ``where`` filters a table's rows first (SQL over its own columns).
     """
     from pyspark.sql import functions as F
 
     check_exists(path)
     fmt = detect_format(path, fmt)
     if fmt == "trec":
+        _no_where_for_text(path, where)
         df, run_ids = read_trec_run(spark, path)
         return RunInput(path, df, run_ids)
-    table = read_table(spark, path, fmt)
+    table = read_table(spark, path, fmt, where=where)
     cols = resolve_columns(table.columns, "run", parse_mapping(columns, "run"), path)
     if "run_id" in cols:
         run_col = id_column(cols["run_id"])
@@ -597,15 +634,17 @@ def read_qrels(
     path: str,
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,
+    where: str | None = None,
 ):
-    """Read qrels into ``query_id, doc_id, relevance, _bad``."""
+    """Read qrels into ``query_id, doc_id, relevance, _bad`` (``where``: as for runs)."""
     from pyspark.sql import functions as F
 
     check_exists(path)
     fmt = detect_format(path, fmt)
     if fmt == "trec":
+        _no_where_for_text(path, where)
         return read_trec_qrels(spark, path)
-    table = read_table(spark, path, fmt)
+    table = read_table(spark, path, fmt, where=where)
     cols = resolve_columns(table.columns, "qrels", parse_mapping(columns, "qrels"), path)
     check_id_types(table, [cols["query_id"], cols["doc_id"]], path)
     grade, bad = numeric_column(
@@ -623,16 +662,24 @@ def read_qrels(
     return df
 
 
+def _no_where_for_text(path: str, where: str | None) -> None:
+    if where is not None:
+        raise InputError(
+            f"{path}: --where filters tables (Parquet, CSV, JSON, catalog), not TREC text"
+        )
+
+
 def read_runs(
     spark: SparkSession,
     paths: Sequence[str],
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,
+    where: str | None = None,
 ):
     """Read and union several run inputs; two inputs may not share a run id."""
     if not paths:
-        raise InputError("no run given (use --run PATH)")
-    inputs = [read_run(spark, p, fmt, columns) for p in paths]
+        raise InputError("no run given (use --run PATH or --run-table NAME)")
+    inputs = [read_run(spark, p, fmt, columns, where) for p in paths]
     owner: dict[str, str] = {}
     for item in inputs:
         for run_id in item.run_ids:

@@ -198,20 +198,25 @@ def read_truth(
     rule: RelevanceRule,
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,
+    where: str | None = None,
 ):
     """Read qrels or a recommender truth table and apply the relevance rule.
 
-    The ``grade`` rule is exactly :func:`sparkeval.io.readers.read_qrels`.
+    The ``grade`` rule is exactly :func:`sparkeval.io.readers.read_qrels`; ``where``
+    filters a table's rows first.
     """
     if rule.kind == "grade":
-        df = read_qrels(spark, path, fmt, columns)
+        df = read_qrels(spark, path, fmt, columns, where)
     else:
         check_exists(path)
         fmt = detect_format(path, fmt)
         if fmt == "trec":
+            if where is not None:
+                raise InputError(f"{path}: --qrels-where filters tables, not TREC text")
             df = _read_trec_truth(spark, path, rule)
         else:
-            df = truth_to_qrels(read_table(spark, path, fmt), rule, columns, path)
+            table = read_table(spark, path, fmt, where=where)
+            df = truth_to_qrels(table, rule, columns, path)
             if df.first() is None:
                 raise InputError(f"{path}: no truth rows (the input is empty)")
     return keep_relevant(df, rule) if rule.kind == "grade" else df

@@ -65,7 +65,9 @@ def _family_of(name: str) -> str | None:
 
 def _split_params(text: str) -> list[str]:
     """``key=value`` items split on the commas outside braces (``gains={0:0,1:1}``)."""
-    items, depth, current = [], 0, []
+    items: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         depth += (ch == "{") - (ch == "}")
         if ch == "," and depth == 0:
@@ -103,6 +105,7 @@ def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str
         else:
             out[key] = value
     return out
+
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALLS = ("0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70", "0.80", "0.90", "1.00")
@@ -244,8 +247,9 @@ def parse_measure(name: str) -> Measure:
             return _build(text, family, k, groups)
     match = _CANONICAL.match(text)
     if match:
-        family = _family_of(match["family"])
-        if family is not None:
+        found = _family_of(match["family"])
+        if found is not None:
+            family = found
             raw: dict[str, str] = {}
             if match["params"]:
                 for item in _split_params(match["params"]):

@@ -1,0 +1,110 @@
+"""Tables in: catalog tables, partitioned Parquet datasets, SQL filters, run ids from a
+column or partition. Expected values are derived by hand in the comments."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sparkeval.cli import main
+from sparkeval.errors import EXIT_INPUT
+
+pytestmark = pytest.mark.spark
+
+
+def measures(out: Path) -> dict[str, dict[str, float]]:
+    summary = json.loads((out / "summary.json").read_text())
+    return {run: block["measures"] for run, block in summary["runs"].items()}
+
+
+@pytest.fixture
+def partitioned(tmp_path: Path) -> Path:
+    """Two days of one ranking: d1 first on 2026-11-01, d2 first on 2026-11-02."""
+    for day, scores in (("2026-11-01", [2.0, 1.0]), ("2026-11-02", [1.0, 2.0])):
+        directory = tmp_path / "runs" / f"dt={day}"
+        directory.mkdir(parents=True)
+        table = pa.table({"qid": ["q1", "q1"], "docno": ["d1", "d2"], "score": scores})
+        pq.write_table(table, directory / "part-0.parquet")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    return tmp_path
+
+
+def test_each_partition_is_a_run_with_run_id_column(spark, partitioned, capsys) -> None:
+    out = partitioned / "out"
+    argv = ["evaluate", "--run", str(partitioned / "runs"), "--qrels"]
+    argv += [str(partitioned / "qrels.txt"), "--measures", "P@1", "--out", str(out)]
+    assert main([*argv, "--run-id-column", "dt"]) == 0, capsys.readouterr().err
+    # the partition value is text ("2026-11-01"), not a date; d1 is relevant
+    assert measures(out) == {"2026-11-01": {"P@1": 1.0}, "2026-11-02": {"P@1": 0.0}}
+
+
+def test_where_prunes_partitions(spark, partitioned, capsys) -> None:
+    out = partitioned / "out"
+    argv = ["evaluate", "--run", str(partitioned / "runs"), "--qrels"]
+    argv += [str(partitioned / "qrels.txt"), "--measures", "P@1", "--out", str(out)]
+    assert main([*argv, "--where", "dt = '2026-11-02'"]) == 0, capsys.readouterr().err
+    assert measures(out) == {"runs": {"P@1": 0.0}}  # only 11-02: d2 first
+
+
+def test_a_partitioned_root_read_as_one_run_says_how_to_split_it(spark, partitioned, capsys):
+    argv = ["evaluate", "--run", str(partitioned / "runs"), "--qrels"]
+    argv += [str(partitioned / "qrels.txt"), "--measures", "P@1", "--out"]
+    assert main([*argv, str(partitioned / "out")]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert "duplicate doc d1" in err and "--run-id-column dt" in err
+
+
+def test_catalog_tables_in(spark, tmp_path, capsys) -> None:
+    spark.createDataFrame(
+        [
+            ("bm25", "q1", "d1", 2.0),
+            ("bm25", "q1", "d2", 1.0),
+            ("bm25", "q2", "d3", 1.0),
+            ("dense", "q1", "d2", 2.0),
+            ("dense", "q1", "d1", 1.0),
+            ("dense", "q2", "d3", 1.0),
+        ],
+        "run_id string, query_id string, doc_id string, score double",
+    ).write.mode("overwrite").saveAsTable("runs_in_catalog")
+    spark.createDataFrame(
+        [("q1", "d1", 1), ("q2", "d3", 1), ("q2", "d4", 1)],
+        "query_id string, doc_id string, relevance int",
+    ).write.mode("overwrite").saveAsTable("qrels_in_catalog")
+    out = tmp_path / "out"
+    argv = ["evaluate", "--run-table", "runs_in_catalog", "--qrels-table", "qrels_in_catalog"]
+    argv += ["--measures", "P@1,NumRelRet", "--out", str(out)]
+    assert main([*argv, "--where", "run_id = 'dense' OR query_id = 'q2'"]) == 0
+    # bm25 keeps only q2 (d3 relevant: P@1 1; q1 is judged but absent: 0) -> mean 1/2;
+    # dense keeps both queries: q1 ranks d2 first (P@1 0), q2 d3 (1) -> 1/2
+    assert measures(out) == {
+        "bm25": {"P@1": 0.5, "NumRelRet": 1.0},
+        "dense": {"P@1": 0.5, "NumRelRet": 2.0},
+    }
+    capsys.readouterr()
+    code = main(
+        [
+            "evaluate",
+            "--run-table",
+            "no_such_table",
+            "--qrels-table",
+            "qrels_in_catalog",
+            "--measures",
+            "P@1",
+            "--out",
+            str(tmp_path / "none"),
+        ]
+    )
+    assert code == EXIT_INPUT
+    assert "no table no_such_table" in capsys.readouterr().err
+
+
+def test_a_bad_where_names_the_option(spark, partitioned, capsys) -> None:
+    argv = ["evaluate", "--run", str(partitioned / "runs"), "--qrels"]
+    argv += [str(partitioned / "qrels.txt"), "--measures", "P@1", "--out"]
+    code = main([*argv, str(partitioned / "out"), "--where", "no_column = 1"])
+    assert code == EXIT_INPUT
+    assert "--where 'no_column = 1'" in capsys.readouterr().err
