@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.formats import RUN_CODE
+from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import default_run_id, detect_format
 
@@ -167,7 +168,10 @@ def plan_direct(
     schema = metas[0].schema.to_arrow_schema()
     if any(not m.schema.to_arrow_schema().equals(schema) for m in metas[1:]):
         return None  # (metadata, such as pandas' index description, may differ)
-    cols = resolve_columns(schema.names, kind, mapping, path)
+    try:
+        cols = resolve_columns(schema.names, kind, mapping, path)
+    except InputError:
+        return None  # other shapes (rank-only, lists of structs) or a real error: Spark's read
     value = "score" if kind == "run" else "relevance"
     allowed = _RUN_VALUE_TYPES if kind == "run" else _QRELS_VALUE_TYPES
     if not all(is_id_type(schema.field(cols[c]).type) for c in ("query_id", "doc_id")):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
-from sparkeval.io.columns import parse_mapping, resolve_columns
+from sparkeval.io.columns import DOC_NAMES, SCORE_NAMES, parse_mapping, resolve_columns
 from sparkeval.io.streams import suffix_from_content
 
 if TYPE_CHECKING:
@@ -585,6 +585,55 @@ def run_frame(table, cols: Mapping[str, str], source: str, run_col):
     )
 
 
+#: names of a rank column (1 = first), read as the score -rank when there is no score
+RANK_NAMES = ("rank", "position", "pos")
+
+
+def recommendation_shapes(table, columns: str | Mapping[str, str] | None, source: str):
+    """The recommendation tables pipelines write, as ``user, item, score`` rows.
+
+    * a list column of ``(item, rating)`` structs per user (MLlib's
+      ``recommendForAllUsers``: ``userId, recommendations: array<struct<itemId, rating>>``)
+      becomes one row per item: the struct field named like an item id (else the first)
+      is the item, one named like a score or ``rating`` (else the second) the score, and
+      without a score field the list order ranks the items;
+    * a table with a rank column (``rank``, ``position``, ``pos``; 1 = first) and no
+      score column gets the score ``-rank``, so the order is the ranks' order.
+
+    Other tables are returned as they are.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, StructType
+
+    mapping = parse_mapping(columns, "run")
+    lower = {c.lower(): c for c in table.columns}
+    lists = [
+        f.name
+        for f in table.schema.fields
+        if isinstance(f.dataType, ArrayType) and isinstance(f.dataType.elementType, StructType)
+    ]
+    has_doc = "doc_id" in mapping or any(n in lower for n in DOC_NAMES)
+    if lists and not has_doc:
+        (column,) = lists[:1]
+        fields = table.schema[column].dataType.elementType.fieldNames()  # type: ignore[attr-defined]
+        item = next((f for f in fields if f.lower() in DOC_NAMES), fields[0])
+        scores = [f for f in fields if f.lower() in (*SCORE_NAMES, "rating") and f != item]
+        others = [c for c in table.columns if c != column]
+        exploded = table.select(*others, F.posexplode(column).alias("_pos", "_rec"))
+        score = F.col(f"_rec.`{scores[0]}`") if scores else -(F.col("_pos") + 1)
+        return exploded.select(
+            *others,
+            F.col(f"_rec.`{item}`").alias("doc_id"),
+            score.cast("double").alias("score"),
+        )
+    has_score = "score" in mapping or any(n in lower for n in SCORE_NAMES)
+    rank = next((lower[n] for n in RANK_NAMES if n in lower), None)
+    if not has_score and rank is not None:
+        return table.withColumn("score", -F.col(f"`{rank}`").cast("double"))
+    del source
+    return table
+
+
 def default_run_id(path: str) -> str:
     """The run id of a table without a run id column: its file name up to the first dot."""
     if is_catalog_table(path):
@@ -613,7 +662,7 @@ def read_run(
         _no_where_for_text(path, where)
         df, run_ids = read_trec_run(spark, path)
         return RunInput(path, df, run_ids)
-    table = read_table(spark, path, fmt, where=where)
+    table = recommendation_shapes(read_table(spark, path, fmt, where=where), columns, path)
     cols = resolve_columns(table.columns, "run", parse_mapping(columns, "run"), path)
     if "run_id" in cols:
         run_col = id_column(cols["run_id"])

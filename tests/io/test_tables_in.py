@@ -108,3 +108,31 @@ def test_a_bad_where_names_the_option(spark, partitioned, capsys) -> None:
     code = main([*argv, str(partitioned / "out"), "--where", "no_column = 1"])
     assert code == EXIT_INPUT
     assert "--where 'no_column = 1'" in capsys.readouterr().err
+
+
+def test_rank_only_tables_and_mllib_recommendation_lists_are_runs(spark, tmp_path, capsys):
+    pq.write_table(
+        pa.table({"user": ["u1", "u1", "u2"], "item": ["b", "a", "a"], "rank": [1, 2, 1]}),
+        tmp_path / "ranked.parquet",
+    )
+    # recommendForAllUsers: a user and a list of (item, rating) structs, best first
+    item_type = pa.struct([("itemId", pa.int32()), ("rating", pa.float32())])
+    lists = pa.array(
+        [[{"itemId": 7, "rating": 0.9}, {"itemId": 3, "rating": 0.5}],
+         [{"itemId": 3, "rating": 0.8}]],
+        pa.list_(item_type),
+    )  # fmt: skip
+    pq.write_table(
+        pa.table({"userId": ["u1", "u2"], "recommendations": lists}), tmp_path / "mllib.parquet"
+    )
+    (tmp_path / "truth.csv").write_text("user,item,rating\nu1,a,1\nu1,3,1\nu2,a,1\nu2,3,1\n")
+    out = {}
+    for name in ("ranked", "mllib"):
+        out[name] = tmp_path / f"out-{name}"
+        argv = ["evaluate", "--run", str(tmp_path / f"{name}.parquet"), "--qrels"]
+        argv += [str(tmp_path / "truth.csv"), "--measures", "P@1,P@2", "--out", str(out[name])]
+        assert main(argv) == 0, capsys.readouterr().err
+    # ranked: u1 b, a (a relevant): P@1 0, P@2 1/2; u2 a: P@1 1, P@2 1/2
+    assert measures(out["ranked"]) == {"ranked": {"P@1": 0.5, "P@2": 0.5}}
+    # lists: u1 7, 3 (3 relevant): P@1 0, P@2 1/2; u2 3: P@1 1, P@2 1/2
+    assert measures(out["mllib"]) == {"mllib": {"P@1": 0.5, "P@2": 0.5}}
