@@ -105,8 +105,10 @@ def _numbers(node: Any, path: str) -> Iterator[tuple[str, float]]:
 
 
 def summary_rows(summary: Mapping[str, Any], command: str) -> list[dict[str, Any]]:
-    """The long rows of a summary: ranking measures per run (value, queries,
-    undefined) where it has ``runs`` with ``measures``, else every number by its path."""
+    """The long rows of a summary: the measures per run (value, queries, undefined)
+    where it has ``runs`` with ``measures`` (and, beyond ``evaluate``, every other
+    number of the summary by its path, with an empty run id); else every number by
+    its path."""
     rows: list[dict[str, Any]] = []
     runs = summary.get("runs")
     if isinstance(runs, Mapping) and all(
@@ -117,15 +119,27 @@ def summary_rows(summary: Mapping[str, Any], command: str) -> list[dict[str, Any
             queries = block.get("queries", {})
             evaluated = queries.get("evaluated") if isinstance(queries, Mapping) else queries
             for measure, value in block["measures"].items():
+                undefined = block.get("undefined", {}).get(measure)
+                if isinstance(value, Mapping):  # compare: {"mean": ..., "queries": ...}
+                    evaluated = value.get("queries", value.get("n_queries", evaluated))
+                    undefined = value.get("undefined", undefined)
+                    value = value.get("mean")
                 rows.append(
                     {
                         "run_id": str(run_id),
                         "measure": measure,
                         "value": None if value is None else float(value),
-                        "queries": evaluated,
-                        "undefined": block.get("undefined", {}).get(measure),
+                        "queries": None if evaluated is None else int(evaluated),
+                        "undefined": None if undefined is None else int(undefined),
                     }
                 )
+        if command == "evaluate":  # its counts are in summary.json; the rows are measures
+            return rows
+        rest = {k: v for k, v in summary.items() if k != "runs"}
+        rows += [
+            {"run_id": "", "measure": m, "value": v, "queries": None, "undefined": None}
+            for m, v in _numbers(rest, "")
+        ]
         return rows
     run_id = summary.get("run_id") or summary.get("run") or ""
     for measure, value in _numbers(summary, ""):

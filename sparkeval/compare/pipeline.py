@@ -281,6 +281,17 @@ def _check_duplicates(df: DataFrame, keys: Sequence[str], what: str) -> None:
         raise InputError(f"{what}: duplicate rows for the same key ({shown})")
 
 
+def natural_order(name: str) -> tuple:
+    """Sort key reading the numbers in a measure name as numbers: P@10 < P@15 < P@100."""
+    import re
+
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in re.split(r"(\d+)", name)
+        if part
+    )
+
+
 def select_runs_and_measures(
     per_query: Any, options: CompareOptions
 ) -> tuple[list[str], list[str]]:
@@ -305,7 +316,9 @@ def select_runs_and_measures(
         raise ConfigError(
             f"nothing to compare: the per-query table holds only the baseline {options.baseline!r}"
         )
-    present = sorted(m[0] for m in per_query.select("measure").distinct().collect())
+    present = sorted(
+        (m[0] for m in per_query.select("measure").distinct().collect()), key=natural_order
+    )
     if options.measures:
         by_canon = {canonical_measure(m): m for m in present}
         measures = []

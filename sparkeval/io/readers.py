@@ -615,7 +615,7 @@ def recommendation_shapes(table, columns: str | Mapping[str, str] | None, source
     has_doc = "doc_id" in mapping or any(n in lower for n in DOC_NAMES)
     if lists and not has_doc:
         (column,) = lists[:1]
-        fields = table.schema[column].dataType.elementType.fieldNames()  # type: ignore[attr-defined]
+        fields = table.schema[column].dataType.elementType.fieldNames()
         item = next((f for f in fields if f.lower() in DOC_NAMES), fields[0])
         scores = [f for f in fields if f.lower() in (*SCORE_NAMES, "rating") and f != item]
         others = [c for c in table.columns if c != column]

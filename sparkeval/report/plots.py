@@ -72,7 +72,9 @@ def distribution_plot(values_by_run: Mapping[str, np.ndarray], measure: str, bas
     return _to_uri(fig)
 
 
-def delta_bars(deltas: np.ndarray, run: str, measure: str, higher_is_better: bool) -> str:
+def delta_bars(
+    deltas: np.ndarray, run: str, measure: str, higher_is_better: bool, baseline: str = "baseline"
+) -> str:
     """Per-query deltas (run − baseline) sorted descending, as bars coloured by outcome.
 
     Green bars are queries the run wins (respecting the measure's direction), red
@@ -112,7 +114,7 @@ def delta_bars(deltas: np.ndarray, run: str, measure: str, higher_is_better: boo
     ax.set_xlim(-0.5, max(d.size, 1) - 0.5)
     ax.set_xlabel(f"queries, sorted by delta (n={d.size})")
     ax.set_ylabel(f"Δ {measure}")
-    ax.set_title(f"{_short(run)} − baseline: {measure}")
+    ax.set_title(f"{_short(run)} − {_short(baseline)}: {measure}")
     ax.grid(axis="y", alpha=0.3)
     return _to_uri(fig)
 
