@@ -72,6 +72,11 @@ def distribution_plot(values_by_run: Mapping[str, np.ndarray], measure: str, bas
     return _to_uri(fig)
 
 
+def delta_title(run: str, baseline: str, measure: str) -> str:
+    """The title of a delta plot: ``run − baseline run: measure``."""
+    return f"{_short(run)} − {_short(baseline)}: {measure}"
+
+
 def delta_bars(
     deltas: np.ndarray, run: str, measure: str, higher_is_better: bool, baseline: str = "baseline"
 ) -> str:
@@ -114,7 +119,7 @@ def delta_bars(
     ax.set_xlim(-0.5, max(d.size, 1) - 0.5)
     ax.set_xlabel(f"queries, sorted by delta (n={d.size})")
     ax.set_ylabel(f"Δ {measure}")
-    ax.set_title(f"{_short(run)} − {_short(baseline)}: {measure}")
+    ax.set_title(delta_title(run, baseline, measure))
     ax.grid(axis="y", alpha=0.3)
     return _to_uri(fig)
 
