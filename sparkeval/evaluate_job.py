@@ -16,6 +16,7 @@ from sparkeval.io.pairs import read_pairs
 from sparkeval.io.truth import RelevanceRule, read_truth
 from sparkeval.job.runner import log
 from sparkeval.output import atomic_output_dir, check_output_path, write_summary
+from sparkeval.spark import is_connect
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -140,6 +141,8 @@ def _direct_plan(
 ) -> DirectPlan | None:
     """The inputs as Parquet row groups for the workers, when they all qualify."""
     if not _workers_may_read(config, plan) or config.reads_tables_or_filters():
+        return None
+    if is_connect(spark):  # the server's workers read the files, through its readers
         return None
     return plan_direct_inputs(
         spark,

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from sparkeval.errors import EnvironmentProblem
+from sparkeval.errors import ConfigError, EnvironmentProblem
 
 #: settings every sparkeval session gets unless the caller overrides them
 DEFAULT_CONF: dict[str, str] = {
@@ -51,6 +51,7 @@ def build_session(
     app_name: str = "sparkeval",
     conf: Mapping[str, str] | None = None,
     jvm_profile: str | None = None,
+    remote: str | None = None,
 ):
     """Get or create the SparkSession with sparkeval's defaults.
 
@@ -61,7 +62,20 @@ def build_session(
         conf: extra Spark settings (they win over the defaults).
         jvm_profile: who will do the heavy work, ``workers`` or ``spark``: tunes the
             driver JVM of a session started here (:data:`JVM_PROFILES`).
+        remote: a Spark Connect server (``sc://HOST:PORT``); default ``SPARK_REMOTE``.
+            No JVM starts here: the server runs the job (its Python workers need
+            sparkeval installed), and ``conf`` becomes the session's settings.
     """
+    remote = remote or os.environ.get("SPARK_REMOTE")
+    if remote:
+        if master:
+            raise ConfigError("give either --master or --remote (Spark Connect), not both")
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.remote(remote)
+        for key, value in (conf or {}).items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
     check_java()
     # Python workers must run the interpreter that runs the driver (venv installs).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -144,6 +158,20 @@ def _local_defaults(jvm_profile: str | None = None) -> dict[str, str]:
         "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2)),
         "spark.driver.extraJavaOptions": " ".join([*local_java_options(jvm_profile), *archive]),
     }
+
+
+def is_connect(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no JVM in this process)."""
+    return "connect" in type(spark).__module__.split(".")
+
+
+def parallelism(spark) -> int:
+    """The cluster's default parallelism; on Spark Connect, which cannot ask the
+    cluster, ``spark.default.parallelism`` or the shuffle partitions."""
+    if not is_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    value = spark.conf.get("spark.default.parallelism", None)
+    return int(value or spark.conf.get("spark.sql.shuffle.partitions") or 200)
 
 
 def quiet_submitted_session(session) -> None:

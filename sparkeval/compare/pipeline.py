@@ -523,7 +523,9 @@ def with_tie_broken_rank(runs: Any, depth: int | None = None) -> Any:
 
 
 def _bucket_count(spark: SparkSession) -> int:
-    return max(8, 4 * int(spark.sparkContext.defaultParallelism))
+    from sparkeval.spark import parallelism
+
+    return max(8, 4 * parallelism(spark))
 
 
 def rank_distance_table(

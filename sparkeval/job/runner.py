@@ -5,6 +5,7 @@ The same for every command, from the CLI, ``spark-submit jobs/NAME.py`` or Pytho
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
@@ -30,6 +31,7 @@ def start_spark(command: Command, config: JobConfig):
         getattr(config, "app_name", None) or command.app_name,
         getattr(config, "spark", None) or {},
         command.jvm_profile(config),
+        getattr(config, "remote", None),
     )
     quiet_submitted_session(session)
     return session
@@ -43,6 +45,8 @@ def run_command(
 ) -> int:
     """Load the config (validated before Spark starts), run the command, return its exit code."""
     config = command.config.load(file, cli)
+    if getattr(config, "remote", None) or os.environ.get("SPARK_REMOTE"):
+        config = _absolute_paths(config)
     from sparkeval.status import set_quiet
 
     set_quiet(bool(getattr(config, "quiet", False)))
@@ -63,6 +67,24 @@ def run_command(
             log(append_summary(spark, config.out, target))
     command.show(result, config, stdout or sys.stdout)
     return command.exit_code(result)
+
+
+def _absolute_paths(config: JobConfig) -> JobConfig:
+    """The config with relative local paths made absolute: a Spark Connect server
+    resolves paths against its own working directory, not the client's."""
+    import dataclasses
+
+    def absolute(value: str) -> str:
+        return value if "://" in value or ":" in value.split("/")[0] else os.path.abspath(value)
+
+    changes: dict[str, object] = {}
+    for spec in type(config).options():
+        value = getattr(config, spec.key)
+        if spec.meta.path and isinstance(value, str):
+            changes[spec.key] = absolute(value)
+        elif spec.meta.path and isinstance(value, tuple):
+            changes[spec.key] = tuple(absolute(v) for v in value)
+    return dataclasses.replace(config, **changes)
 
 
 def _dry_run(config: JobConfig, stdout: TextIO) -> int:

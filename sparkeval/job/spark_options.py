@@ -20,6 +20,11 @@ class SparkJobConfig(JobConfig):
     """A command that runs on Spark: ``--master`` and a config file's ``spark:`` section."""
 
     master: str | None = option(None, help="Spark master URL (default local[*])")
+    remote: str | None = option(
+        None,
+        metavar="sc://HOST:PORT",
+        help="run on a Spark Connect server (default: the SPARK_REMOTE variable)",
+    )
     spark: Mapping[str, str] = option(cli=False, convert=_spark_settings, default_factory=dict)
     app_name: str | None = option(None, cli=False)
 

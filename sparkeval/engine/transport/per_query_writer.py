@@ -132,7 +132,9 @@ def write_per_query(
         chunks = (pa.Table.from_batches([b]) for b in batches if b.num_rows)
         yield from _write_file(target, chunks, columns, out_names)
 
-    parallelism = wide.sparkSession.sparkContext.defaultParallelism
+    from sparkeval.spark import parallelism as default_parallelism
+
+    parallelism = default_parallelism(wide.sparkSession)
     files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
     schema = T.StructType([T.StructField("partition", T.IntegerType())])
     if files == 1:  # one task takes every blob: no sampling job, no exchange, no JVM sort

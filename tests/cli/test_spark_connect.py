@@ -1,0 +1,142 @@
+"""Spark Connect end to end: a real Connect server, started from the installed pyspark
+on 127.0.0.1, runs the CLI's jobs (``--remote`` and ``SPARK_REMOTE``) and the Python
+API; the values equal a classic local session's."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.jobs import BIN, CLI, collection, job_env, run_job
+
+pytest.importorskip("grpc", reason="the connect extra (pyspark[connect]) is not installed")
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def connect_server(tmp_path_factory):
+    """``sc://127.0.0.1:PORT`` of a Spark Connect server on a local master."""
+    work = tmp_path_factory.mktemp("connect-server")
+    port = _free_port()
+    log = work / "server.log"
+    argv = [
+        str(BIN / "spark-submit"),
+        "--master",
+        "local[2]",
+        "--class",
+        "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+        "--conf",
+        "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=4",
+    ]
+    with open(log, "w") as out:
+        server = subprocess.Popen(argv, cwd=work, env=job_env(), stdout=out, stderr=out)
+    try:
+        deadline = time.monotonic() + 180
+        while "Spark Connect server started" not in log.read_text():
+            assert server.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "the Connect server did not start"
+            time.sleep(0.5)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("connect-inputs")
+    collection(directory)
+    return directory
+
+
+def evaluate_argv(out: str, *extra: str) -> list[str]:
+    return [*CLI, "evaluate", "--config", "job.yaml", "--out", out, *extra]
+
+
+def assert_same_outputs(a: Path, b: Path) -> None:
+    assert json.loads((a / "summary.json").read_text()) == json.loads(
+        (b / "summary.json").read_text()
+    )
+    assert pq.read_table(a / "per_query.parquet").equals(pq.read_table(b / "per_query.parquet"))
+
+
+def test_the_cli_runs_on_a_connect_server(connect_server, inputs) -> None:
+    classic = run_job(evaluate_argv("classic", "--master", "local[2]"), inputs)
+    assert classic.returncode == 0, classic.stderr[-3000:]
+    # job.yaml sets spark settings; a Connect session takes them as its own settings
+    remote = run_job(evaluate_argv("remote", "--remote", connect_server), inputs)
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    assert_same_outputs(inputs / "classic", inputs / "remote")
+    by_variable = run_job(evaluate_argv("by-variable"), inputs, SPARK_REMOTE=connect_server)
+    assert by_variable.returncode == 0, by_variable.stderr[-3000:]
+    assert_same_outputs(inputs / "classic", inputs / "by-variable")
+
+
+def test_other_commands_run_on_a_connect_server(connect_server, inputs) -> None:
+    (inputs / "recs.csv").write_text(
+        "user_id,item_id,score\nu1,a,0.9\nu1,b,0.8\nu2,a,0.7\nu2,b,0.6\nu3,c,0.5\n"
+    )
+    argv = [*CLI, "similar-users", "--run", "recs.csv", "--threshold", "0.5"]
+    remote = run_job([*argv, "--out", "su-remote", "--remote", connect_server], inputs)
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    classic = run_job([*argv, "--out", "su-classic", "--master", "local[2]"], inputs)
+    assert classic.returncode == 0, classic.stderr[-3000:]
+    got = pq.read_table(inputs / "su-remote" / "pairs.parquet")
+    assert got.equals(pq.read_table(inputs / "su-classic" / "pairs.parquet"))
+    assert got.to_pylist() == [{"user_a": "u1", "user_b": "u2", "jaccard": 1.0}]
+
+
+API_SCRIPT = """
+import json, sys
+from pyspark.sql import SparkSession
+import sparkeval
+
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+rows = [("r", "q1", "d1", 2.0), ("r", "q1", "d2", 1.0), ("r", "q2", "d1", 1.0)]
+judged = [("q1", "d2", 1), ("q2", "d1", 2)]
+run = spark.createDataFrame(rows, "run_id string, query_id string, doc_id string, score double")
+qrels = spark.createDataFrame(judged, "query_id string, doc_id string, relevance int")
+ev = sparkeval.evaluate(spark, run, qrels, ["AP", "nDCG@10", "P@1"])
+print(json.dumps(ev.report, sort_keys=True))
+"""
+
+
+def test_the_python_api_on_a_connect_session(connect_server, spark, tmp_path) -> None:
+    """A Connect client process (one process may not hold a classic and a remote
+    session) against the classic session of the tests."""
+    import sys
+
+    import sparkeval
+
+    rows = [("r", "q1", "d1", 2.0), ("r", "q1", "d2", 1.0), ("r", "q2", "d1", 1.0)]
+    judged = [("q1", "d2", 1), ("q2", "d1", 2)]
+    classic = sparkeval.evaluate(
+        spark,
+        spark.createDataFrame(rows, "run_id string, query_id string, doc_id string, score double"),
+        spark.createDataFrame(judged, "query_id string, doc_id string, relevance int"),
+        ["AP", "nDCG@10", "P@1"],
+    )
+    client = run_job([sys.executable, "-c", API_SCRIPT, connect_server], tmp_path)
+    assert client.returncode == 0, client.stderr[-3000:]
+    remote = json.loads(client.stdout.strip().splitlines()[-1])
+    assert remote == json.loads(json.dumps(classic.report, sort_keys=True))
+    # by hand: q1 AP 1/2 (d2 at rank 2), q2 AP 1: mean 3/4
+    assert remote["runs"]["r"]["measures"]["AP"] == 0.75
