@@ -79,8 +79,9 @@ class EvaluateConfig(OutputJobConfig):
     )
     names: str = option(
         "canonical",
-        choices=("canonical", "trec"),
-        help="measure names in outputs (default canonical)",
+        choices=("canonical", "trec", "requested"),
+        help="measure names in outputs: canonical (default), trec (trec_eval's) or "
+        "requested (as typed; summary.json's measure_names gives the canonical names)",
     )
     per_query: bool = option(False, help="print per-query values too")
     format: str | None = option(None, choices=FORMATS, help="format of all inputs")

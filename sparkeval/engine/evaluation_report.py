@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sparkeval.engine.formats import undefined_count_key, value_sum_key
@@ -22,17 +22,41 @@ def as_measures(measures: Sequence[str | Measure] | str) -> list[Measure]:
     return parse_measures([m.name if isinstance(m, Measure) else m for m in items])
 
 
-def output_names(measures: Sequence[Measure], names: str, rel_level: int) -> list[str]:
-    """The output name of every measure: canonical, or trec_eval's where it has one.
+#: what ``names`` may be: canonical names, trec_eval's, or the names as requested
+NAME_STYLES = ("canonical", "trec", "requested")
+
+
+def output_names(
+    measures: Sequence[Measure], names: str | Mapping[str, str], rel_level: int
+) -> list[str]:
+    """The output name of every measure: canonical, trec_eval's where it has one, or
+    the label ``names`` maps its canonical name to (the name the user typed).
 
     Raises:
-        ValueError: ``names`` is neither ``canonical`` nor ``trec``.
+        ValueError: ``names`` is none of ``canonical``, ``trec`` or a mapping.
     """
+    if isinstance(names, Mapping):
+        return [names.get(m.name, m.name) for m in measures]
     if names not in ("canonical", "trec"):
-        raise ValueError(f"names must be 'canonical' or 'trec', got {names!r}")
+        raise ValueError(f"names must be 'canonical', 'trec' or 'requested', got {names!r}")
     if names == "canonical":
         return [m.name for m in measures]
     return [m.trec_name(rel_level) or m.name for m in measures]
+
+
+def name_labels(
+    measures: Sequence[str | Measure] | str, names: str | Mapping[str, str]
+) -> str | Mapping[str, str]:
+    """``names`` with ``requested`` turned into {canonical: typed name} of ``measures``
+    (parsed measures keep their canonical names)."""
+    if names != "requested":
+        return names
+    from sparkeval.measures.names import requested_labels
+
+    if isinstance(measures, str):
+        return requested_labels(measures)
+    typed = [m for m in measures if isinstance(m, str)]
+    return requested_labels(typed) if typed else {}
 
 
 def build_report(
@@ -41,7 +65,7 @@ def build_report(
     out_names: Sequence[str],
     run_ids: Sequence[str],
     options: EvalOptions,
-    names: str,
+    names: str | Mapping[str, str],
 ) -> dict[str, Any]:
     """The report of an evaluation (``summary.json``) from the combined per-run sums.
 
@@ -72,7 +96,7 @@ def build_report(
             },
         }
     first = stats[run_ids[0]]
-    return {
+    report: dict[str, Any] = {
         "runs": runs,
         "qrels": {
             "rows": int(first["qrels_rows"]),
@@ -83,9 +107,13 @@ def build_report(
             "queries": options.queries,
             "rel_level": options.rel_level,
             "depth": options.depth,
-            "names": names,
+            "names": names if isinstance(names, str) else "requested",
         },
     }
+    canonical = {out: m.name for out, m in zip(out_names, measures, strict=True)}
+    if any(out != name for out, name in canonical.items()):
+        report["measure_names"] = canonical  # output name -> canonical name, side by side
+    return report
 
 
 #: the columns of an evaluation's ``summary`` table

@@ -37,6 +37,7 @@ from sparkeval.engine.evaluation_report import (
     SUMMARY_COLUMNS,
     as_measures,
     build_report,
+    name_labels,
     output_names,
     summary_rows,
 )
@@ -115,7 +116,7 @@ def evaluate_in_process(
     queries: str = "qrels",
     rel_level: int = 1,
     depth: int | None = None,
-    names: str = "canonical",
+    names: str | Mapping[str, str] = "canonical",
     run_ids: Sequence[str] | None = None,
     run_columns: str | Mapping[str, str] | None = None,
     qrels_columns: str | Mapping[str, str] | None = None,
@@ -128,6 +129,7 @@ def evaluate_in_process(
     """
     options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
     measure_list = as_measures(measures)
+    names = name_labels(measures, names)
     out_names = output_names(measure_list, names, rel_level)
     run_table = _canonical(run, "run", run_columns)
     qrels_table = _canonical(qrels, "qrels", qrels_columns)

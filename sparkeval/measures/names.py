@@ -406,3 +406,29 @@ def parse_measures(spec: str | Iterable[str]) -> list[Measure]:
     if not measures:
         raise UnknownMeasureError("no measures given; " + valid_names_text())
     return measures
+
+
+def requested_labels(spec: str | Iterable[str]) -> dict[str, str]:
+    """{canonical name: the name as the user typed it} of a measure list, the first
+    spelling winning (a set's members keep their trec_eval names; a trec_eval
+    parameter list ``P.5,10`` gives each cutoff its own name, ``P_5``, ``P_10``).
+
+    Example:
+        >>> requested_labels("MAP@10, ndcg@10, HitRate@5")
+        {'AP@10': 'MAP@10', 'nDCG@10': 'ndcg@10', 'Success@5': 'HitRate@5'}
+    """
+    names = (
+        split_measure_list(spec)
+        if isinstance(spec, str)
+        else [n for item in spec for n in split_measure_list(item)]
+    )
+    expanded, _ = expand_sets(names)
+    labels: dict[str, str] = {}
+    for name in expanded:
+        request = parse_trec_request(name)
+        if request is None:
+            labels.setdefault(parse_measure(name).name, name.strip())
+        else:
+            for m in request:
+                labels.setdefault(m.name, m.trec_label or m.trec_name() or m.name)
+    return labels

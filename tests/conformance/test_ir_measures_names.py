@@ -126,3 +126,20 @@ def test_names_in_any_case_and_recommender_aliases(typed: str, canonical: str) -
 def test_spellings_of_measures_sparkeval_lacks_are_refused(typed: str, why: str) -> None:
     with pytest.raises(ValueError, match=why.replace("(", r"\(").replace(")", r"\)")):
         parse_measure(typed)
+
+
+def test_outputs_keyed_by_the_names_asked_for_with_canonical_names_beside(collection) -> None:
+    run, qrels = collection
+    asked = ["MAP@10", "ndcg@10", "HitRate@5", "P.5,10"]
+    ev = sparkeval.evaluate(None, run, qrels, asked, names="requested", queries="both")
+    assert list(ev.summary["measure"]) == ["MAP@10", "ndcg@10", "HitRate@5", "P_5", "P_10"]
+    assert ev.report["measure_names"] == {
+        "MAP@10": "AP@10",
+        "ndcg@10": "nDCG@10",
+        "HitRate@5": "Success@5",
+        "P_5": "P@5",
+        "P_10": "P@10",
+    }
+    canonical = sparkeval.evaluate(None, run, qrels, asked, queries="both")
+    assert list(ev.summary["value"]) == list(canonical.summary["value"])
+    assert "measure_names" not in canonical.report  # canonical names need no key

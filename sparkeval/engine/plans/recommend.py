@@ -57,7 +57,7 @@ def evaluate_recommendations(
     relevant_only: bool = False,
     queries: str | None = None,
     depth: int | None = None,
-    names: str = "canonical",
+    names: str | Mapping[str, str] = "canonical",
     run_columns: str | Mapping[str, str] | None = None,
     truth_columns: str | Mapping[str, str] | None = None,
     buckets: int | None = None,

@@ -33,7 +33,7 @@ pathological queries.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -45,6 +45,7 @@ from sparkeval.engine.evaluation_report import (
     SUMMARY_COLUMNS,
     as_measures,
     build_report,
+    name_labels,
     output_names,
     summary_rows,
 )
@@ -308,7 +309,7 @@ def evaluate(
     queries: str = "qrels",
     rel_level: int = 1,
     depth: int | None = None,
-    names: str = "canonical",
+    names: str | Mapping[str, str] = "canonical",
     run_ids: Sequence[str] | None = None,
     buckets: int | None = None,
     near_duplicates=None,
@@ -347,6 +348,7 @@ def evaluate(
 
     options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
     measure_list = as_measures(measures)
+    names = name_labels(measures, names)
     out_names = output_names(measure_list, names, rel_level)
     if near_duplicates is None:
         check_flags_available(measure_list)
