@@ -32,6 +32,16 @@ truth), and fixes the query policy and the relevance rule:
       ``AP(denom=min_k)@k``; ``MAP`` (``map``: MLlib's MAP over the top k, / |truth|)
       → ``AP@k`` with k the cutoff of the other requested measures.
 
+``replay`` (RePlay ``replay.metrics``)
+    * users: those in the ground truth (``queries=qrels``): a user without
+      recommendations scores 0;
+    * relevance: every ground-truth item (``all``) unless a threshold is given;
+    * ``HitRate@k`` → ``Success@k``; ``MRR@k`` → ``RR@k``; ``Precision@k`` → ``P@k``;
+      ``Recall@k`` → ``R@k``; ``MAP@k`` → ``AP(denom=min_k)@k`` (/ min(k, |truth|));
+      ``NDCG@k`` → ``nDCG@k`` (binary, ideal over min(k, |truth|) positions);
+      Coverage, Novelty and the other beyond-accuracy metrics are ``sparkeval
+      diversity``'s.
+
 Known differences that no profile reproduces: MLlib counts a duplicated
 prediction once per occurrence (sparkeval rejects duplicates), MLlib's graded
 ideal DCG takes the labels in the order given (sparkeval sorts them, so nDCG
@@ -50,14 +60,23 @@ from sparkeval.io.truth import RelevanceRule
 from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
 
-COMPAT_PROFILES = ("trec", "mllib", "recommenders")
+COMPAT_PROFILES = ("trec", "mllib", "recommenders", "replay")
 
 #: the query policies a profile allows, its default first
-_QUERIES = {"mllib": ("union", "both"), "recommenders": ("both",)}
+_QUERIES = {"mllib": ("union", "both"), "recommenders": ("both",), "replay": ("qrels",)}
 _SUPPORTED = {
     "mllib": "P@k, R@k, MAP, MAP@k, nDCG@k",
     "recommenders": "P@k, R@k, nDCG@k, MAP, MAP@k",
+    "replay": "HitRate@k, MRR@k, Precision@k, Recall@k, MAP@k, NDCG@k",
 }
+#: RePlay metrics that judge lists without the truth: ``sparkeval diversity`` has them
+_REPLAY_BEYOND_ACCURACY = (
+    "coverage",
+    "novelty",
+    "surprisal",
+    "unexpectedness",
+    "categoricaldiversity",
+)
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,13 @@ class CompatPlan:
     queries: str
     relevance: RelevanceRule
     mapping: dict[str, str] = field(default_factory=dict)
+
+    def labels(self) -> dict[str, str]:
+        """{canonical name: the name the user typed}, the first spelling winning."""
+        labels: dict[str, str] = {}
+        for typed, canonical in self.mapping.items():
+            labels.setdefault(canonical, typed)
+        return labels
 
     def describe(self) -> dict[str, Any]:
         """The profile as recorded in ``summary.json``."""
@@ -101,7 +127,11 @@ def _map_one(
     """The registry measure that reproduces the peer's measure requested as ``m``."""
     level = 0 if (profile == "mllib" and rule.kind == "grade") else None
     plain = Measure(m.family, m.k)
-    if plain.family in ("P", "R") and m.k is not None:
+    if profile == "replay" and plain.family in ("Success", "RR") and m.k is not None:
+        target: Measure | None = plain  # HitRate@k: a hit in the top k; MRR@k: 1/first hit
+    elif profile == "replay" and plain.family == "AP" and m.k is None:
+        target = None  # RePlay's MAP is always MAP@k
+    elif plain.family in ("P", "R") and m.k is not None:
         target = _with_rel(plain, level)
     elif plain.family == "AP" and m.k is not None:
         target = _with_rel(Measure("AP", m.k, (("denom", "min_k"),)), level)
@@ -151,11 +181,12 @@ def plan_compat(
         raise ConfigError(f"key 'compat': {profile!r} is not one of {', '.join(COMPAT_PROFILES)}")
     names = [measures] if isinstance(measures, str) else list(measures)
     if profile == "trec":
+        from sparkeval.measures.names import requested_labels
+
         parsed = _parse(names)
         rule = relevance or RelevanceRule("grade")
-        return CompatPlan(
-            profile, parsed, queries or "qrels", rule, {m.name: m.name for m in parsed}
-        )
+        typed = {label: canonical for canonical, label in requested_labels(names).items()}
+        return CompatPlan(profile, parsed, queries or "qrels", rule, typed)
     allowed = _QUERIES[profile]
     if queries is not None and queries not in allowed:
         raise ConfigError(
@@ -177,6 +208,12 @@ def plan_compat(
     requested: list[tuple[str, Measure]] = []
     for name in names:
         for part in _split(name):
+            family = part.split("@")[0].split("(")[0].strip().lower()
+            if profile == "replay" and family in _REPLAY_BEYOND_ACCURACY:
+                raise ConfigError(
+                    f"measure {part!r}: RePlay's {part.split('@')[0]} judges the lists without "
+                    "the truth; 'sparkeval diversity' computes coverage, novelty and diversity"
+                )
             requested.extend((part, m) for m in _parse([part]))
     cutoffs = {m.k for _, m in requested if m.k is not None}
     map_cutoff = next(iter(cutoffs)) if len(cutoffs) == 1 else None

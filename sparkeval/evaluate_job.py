@@ -170,7 +170,7 @@ def _evaluate_with_plan(
         qrels_df,
         rel_level=config.rel_level,
         depth=config.depth,
-        names=_names(config, plan),
+        names=config.names,
         buckets=config.buckets,
         **how,
     )
@@ -204,17 +204,3 @@ def _with_partition_hint(exc: InputError, config: EvaluateConfig) -> InputError:
                 f"(--where \"{keys[0]} = '...'\")"
             )
     return exc
-
-
-def _names(config: EvaluateConfig, plan: CompatPlan) -> str | dict[str, str]:
-    """``--names``; ``requested`` as {canonical: the name the user typed}."""
-    if config.names != "requested":
-        return config.names
-    if plan.profile == "trec":
-        from sparkeval.measures.names import requested_labels
-
-        return requested_labels(list(config.measures))
-    labels: dict[str, str] = {}
-    for typed, canonical in plan.mapping.items():
-        labels.setdefault(canonical, typed)
-    return labels

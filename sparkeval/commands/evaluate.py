@@ -100,7 +100,7 @@ class EvaluateConfig(OutputJobConfig):
         "trec",
         choices=COMPAT_PROFILES,
         help="reproduce another evaluator: trec (default), mllib (Spark RankingMetrics) or "
-        "recommenders (Microsoft Recommenders); see the README",
+        "recommenders (Microsoft Recommenders) or replay (RePlay); see the README",
     )
     relevance: str | None = option(
         None,

@@ -393,3 +393,64 @@ def test_recommenders_threshold_matches_its_procedure_on_random_data(spark) -> N
         assert ev.report["compat"]["relevance"]["relevant_only"] is True
     finally:
         ev.unpersist()
+
+
+# --- RePlay: its per-user definitions written out, users of the ground truth -----------
+
+
+def _replay_per_user(pred: list[str], truth: set[str], k: int) -> dict[str, float]:
+    """RePlay's documented per-user formulas (replay.metrics), top k of ``pred``."""
+    top = pred[:k]
+    hits = [item in truth for item in top]
+    first = next((i for i, hit in enumerate(hits) if hit), None)
+    ap = sum(sum(hits[: i + 1]) / ((i + 1) * min(k, len(truth))) for i, h in enumerate(hits) if h)
+    dcg = sum(1 / math.log2(i + 2) for i, hit in enumerate(hits) if hit)
+    idcg = sum(1 / math.log2(i + 2) for i in range(min(k, len(truth))))
+    return {
+        "HitRate": float(any(hits)),
+        "MRR": 0.0 if first is None else 1 / (first + 1),
+        "Precision": sum(hits) / k,
+        "Recall": sum(hits) / len(truth),
+        "MAP": ap if top else 0.0,
+        "NDCG": dcg / idcg,
+    }
+
+
+def test_replay_profile_reproduces_its_definitions(spark) -> None:
+    import random
+
+    rng = random.Random(3)
+    recs = [(f"u{u}", f"i{i}", float(10 - r)) for u in range(30) for r, i in
+            enumerate(rng.sample(range(25), 8))]  # fmt: skip
+    truth = [(f"u{u}", f"i{i}", 1.0) for u in range(35) for i in rng.sample(range(25), 1 + u % 5)]
+    k = 5
+    by_user: dict[str, list[str]] = {}
+    for user, item, _ in recs:
+        by_user.setdefault(user, []).append(item)  # already best first
+    wanted: dict[str, set[str]] = {}
+    for user, item, _ in truth:
+        wanted.setdefault(user, set()).add(item)
+    # users of the ground truth; u30..u34 have no recommendations and score 0
+    expected = {
+        name: sum(_replay_per_user(by_user.get(u, []), wanted[u], k)[name] for u in wanted)
+        / len(wanted)
+        for name in ("HitRate", "MRR", "Precision", "Recall", "MAP", "NDCG")
+    }
+    names = ",".join(f"{name}@{k}" for name in expected)
+    ev = evaluate_recommendations(
+        spark,
+        spark.createDataFrame(recs, "user string, item string, score double"),
+        spark.createDataFrame(truth, "user string, item string, rating double"),
+        names,
+        compat="replay",
+        names="requested",
+    )
+    try:
+        got = ev.summary.toPandas().set_index("measure")["value"]
+        for name, value in expected.items():
+            assert got[f"{name}@{k}"] == pytest.approx(value, abs=1e-12), name
+        assert ev.report["compat"]["measures"]["MAP@5"] == "AP(denom=min_k)@5"
+    finally:
+        ev.unpersist()
+    with pytest.raises(ConfigError, match="sparkeval diversity"):
+        plan_compat("replay", ["Coverage@10"])

@@ -112,6 +112,8 @@ def evaluate_plan(
     keyword arguments of :func:`~sparkeval.engine.plans.spark_engine.evaluate`
     (``rel_level``, ``depth``, ``names``, ``run_ids``, ``buckets``, ...).
     """
+    if options.get("names") == "requested":
+        options = {**options, "names": plan.labels()}
     evaluation = evaluate(spark, run_df, qrels_df, plan.measures, queries=plan.queries, **options)
     evaluation.report["compat"] = plan.describe()
     return evaluation
