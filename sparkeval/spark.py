@@ -7,8 +7,12 @@ import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sparkeval.errors import ConfigError, EnvironmentProblem
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 #: settings every sparkeval session gets unless the caller overrides them
 DEFAULT_CONF: dict[str, str] = {
@@ -160,12 +164,12 @@ def _local_defaults(jvm_profile: str | None = None) -> dict[str, str]:
     }
 
 
-def is_connect(spark) -> bool:
+def is_connect(spark: SparkSession) -> bool:
     """Whether ``spark`` is a Spark Connect session (no JVM in this process)."""
     return "connect" in type(spark).__module__.split(".")
 
 
-def parallelism(spark) -> int:
+def parallelism(spark: SparkSession) -> int:
     """The cluster's default parallelism; on Spark Connect, which cannot ask the
     cluster, ``spark.default.parallelism`` or the shuffle partitions."""
     if not is_connect(spark):

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 _START = time.monotonic()
 _QUIET = False
@@ -27,10 +30,10 @@ def set_quiet(quiet: bool) -> None:
     _QUIET = quiet
 
 
-def route_to_jvm_log(spark: Any) -> None:
+def route_to_jvm_log(spark: SparkSession) -> None:
     """Send status lines through the JVM's log4j (used under ``spark-submit``)."""
     global _JVM_LOGGER
-    jvm = spark._jvm
+    jvm: Any = spark._jvm
     level = jvm.org.apache.logging.log4j.Level.INFO
     jvm.org.apache.logging.log4j.core.config.Configurator.setLevel("sparkeval", level)
     _JVM_LOGGER = jvm.org.apache.logging.log4j.LogManager.getLogger("sparkeval")

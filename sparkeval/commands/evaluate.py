@@ -14,7 +14,7 @@ Example ``conf/demo.yaml`` (relative paths are relative to the file)::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
@@ -63,9 +63,15 @@ class EvaluateConfig(OutputJobConfig):
         help="the column (or partition, dt=...) holding the run id: each value is a run",
     )
     measures: tuple[str, ...] = option(
+        (),
         help="comma separated measure names (nDCG@10, AP, P@5, map, ndcg_cut_10, ...) "
         "or sets (official, all_trec); see 'sparkeval measures'",
         metavar="LIST",
+    )
+    trec_eval: bool = option(
+        False,
+        help="trec_eval's defaults: its official measures (unless --measures), its names, "
+        "--queries both and its table, for a byte-for-byte diff against trec_eval",
     )
     queries: str = option(
         "qrels",
@@ -136,7 +142,24 @@ class EvaluateConfig(OutputJobConfig):
     )
 
     def validate(self) -> Self:
-        """Check every value; raises ConfigError naming the key and what is expected."""
+        """Check every value; raises ConfigError naming the key and what is expected.
+
+        ``trec_eval`` is applied here: the config returned has trec_eval's measures
+        (when none were given), names and query policy.
+        """
+        if self.trec_eval:
+            if self.compat != "trec":
+                raise ConfigError("--trec-eval reproduces trec_eval: it takes no --compat")
+            preset = replace(
+                self,
+                trec_eval=False,
+                measures=self.measures or ("official",),
+                names="trec",
+                queries="both" if self.queries == "qrels" else self.queries,
+            )
+            return preset.validate()
+        if not self.measures:
+            raise ConfigError("missing --measures (or key 'measures' in the config file)")
         if not self.run and not self.run_table:
             raise ConfigError("missing --run (or key 'run') or --run-table")
         if (self.qrels is None) == (self.qrels_table is None):

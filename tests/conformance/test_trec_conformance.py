@@ -100,3 +100,23 @@ def test_reproduces_trec_eval_output(expected_name, spark, tmp_path, capsys) -> 
         run_id = expected[("runid", "all")]
         assert summary["runs"][run_id]["queries"]["evaluated"] == int(expected[("num_q", "all")])
     assert (out / "per_query.parquet").is_dir() and (out / "_SUCCESS").exists()
+
+
+@pytest.mark.parametrize("qrels", ["qrels.test", "qrels.test.with-comments"])
+def test_trec_eval_preset_is_byte_identical_to_trec_eval(qrels, spark, tmp_path, capsys) -> None:
+    """trec_eval's own quick test: ``trec_eval QRELS results.test | diff - out.test``."""
+    expected = shared_file("conformance", "trec_eval", "out.test").read_text()
+    code = main(
+        [
+            "evaluate",
+            "--trec-eval",
+            "--run",
+            str(shared_file("conformance", "trec_eval", "results.test")),
+            "--qrels",
+            str(shared_file("conformance", "trec_eval", qrels)),
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
+    assert code == 0
+    assert capsys.readouterr().out == expected
