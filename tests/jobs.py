@@ -74,12 +74,23 @@ def evaluate_cmd(config: Path, out: Path, *extra: str, master: str = "local[2]")
 
 
 def tree(directory: Path) -> dict[str, str]:
-    """{relative path: sha256} of every file below ``directory``."""
+    """{relative path: sha256} of every file below ``directory``.
+
+    ``summary.parquet`` is hashed by its rows without ``evaluated_at`` and
+    ``timings.json`` not at all: RELIABILITY.md documents those two as varying.
+    """
     return {
-        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        str(p.relative_to(directory)): _digest(p)
         for p in sorted(directory.rglob("*"))
-        if p.is_file()
+        if p.is_file() and p.name != "timings.json"
     }
+
+
+def _digest(path: Path) -> str:
+    if path.name != "summary.parquet":
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    rows = pq.read_table(path).drop(["evaluated_at"]).to_pylist()
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
 def assert_complete(out: Path) -> dict:

@@ -161,9 +161,13 @@ class EvaluateConfig(OutputJobConfig):
         if not self.measures:
             raise ConfigError("missing --measures (or key 'measures' in the config file)")
         if not self.run and not self.run_table:
-            raise ConfigError("missing --run (or key 'run') or --run-table")
-        if (self.qrels is None) == (self.qrels_table is None):
-            raise ConfigError("give exactly one of --qrels (key 'qrels') and --qrels-table")
+            raise ConfigError("missing --run (or key 'run' in the config file) or --run-table")
+        if self.qrels is None and self.qrels_table is None:
+            raise ConfigError(
+                "missing --qrels (or key 'qrels' in the config file) or --qrels-table"
+            )
+        if self.qrels is not None and self.qrels_table is not None:
+            raise ConfigError("give either --qrels or --qrels-table, not both")
         _whole(self.rel_level, "rel_level", minimum=0)
         if self.depth is not None:
             _whole(self.depth, "depth", minimum=1)

@@ -179,6 +179,8 @@ def _rebased(data: dict[str, Any], specs: Mapping[str, OptionSpec], base: Path) 
     def rebase(value: Any) -> Any:
         if not isinstance(value, str) or "://" in value or Path(value).is_absolute():
             return value
+        if value.startswith("table:"):  # a catalog table, not a path
+            return value
         return str(base / value)
 
     out = dict(data)

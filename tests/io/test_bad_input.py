@@ -85,10 +85,10 @@ def test_bad_trec_input(spark, tmp_path, capsys, run_text, qrels_text, fragments
 
 
 def test_missing_column_in_csv(spark, tmp_path, capsys) -> None:
-    run = write(tmp_path, "run.csv", "qid,docno,rank\nq1,d1,1\n")
+    run = write(tmp_path, "run.csv", "qid,docno,weight\nq1,d1,1\n")
     code, err = run_cli(capsys, tmp_path, run, write(tmp_path, "qrels.txt", GOOD_QRELS))
     assert code == EXIT_INPUT
-    assert "run.csv: missing column 'score'" in err and "columns are: qid, docno, rank" in err
+    assert "run.csv: missing column 'score'" in err and "columns are: qid, docno, weight" in err
     assert_no_output(tmp_path)
 
 

@@ -136,3 +136,26 @@ def test_rank_only_tables_and_mllib_recommendation_lists_are_runs(spark, tmp_pat
     assert measures(out["ranked"]) == {"ranked": {"P@1": 0.5, "P@2": 0.5}}
     # lists: u1 7, 3 (3 relevant): P@1 0, P@2 1/2; u2 3: P@1 1, P@2 1/2
     assert measures(out["mllib"]) == {"mllib": {"P@1": 0.5, "P@2": 0.5}}
+
+
+def test_every_input_option_takes_a_catalog_table(spark, tmp_path, capsys) -> None:
+    spark.createDataFrame(
+        [("u1", "a", 0.9), ("u1", "b", 0.8), ("u2", "a", 0.7), ("u2", "b", 0.6), ("u3", "c", 0.5)],
+        "user_id string, item_id string, score double",
+    ).write.mode("overwrite").saveAsTable("recs_in_catalog")
+    out = tmp_path / "pairs"
+    argv = ["similar-users", "--run", "table:recs_in_catalog", "--threshold", "0.5"]
+    assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
+    pairs = pq.read_table(out / "pairs.parquet").to_pylist()
+    assert pairs == [{"user_a": "u1", "user_b": "u2", "jaccard": 1.0}]  # {a, b} = {a, b}
+    spark.createDataFrame(
+        [("u1", "a", 4.0)], "user string, item string, prediction double"
+    ).write.mode("overwrite").saveAsTable("predictions_in_catalog")
+    spark.createDataFrame([("u1", "a", 5.0)], "user string, item string, rating double").write.mode(
+        "overwrite"
+    ).saveAsTable("truth_in_catalog")
+    argv = ["rating-errors", "--predictions", "table:predictions_in_catalog"]
+    argv += ["--truth", "table:truth_in_catalog", "--out", str(tmp_path / "errors")]
+    assert main(argv) == 0, capsys.readouterr().err
+    summary = json.loads((tmp_path / "errors" / "summary.json").read_text())
+    assert summary["measures"]["RMSE"] == 1.0  # |4 - 5|
