@@ -63,20 +63,32 @@ def _family_of(name: str) -> str | None:
     return matches.pop() if len(matches) == 1 else None
 
 
-def _split_params(text: str) -> list[str]:
-    """``key=value`` items split on the commas outside braces (``gains={0:0,1:1}``)."""
+def split_top_level(text: str, brackets: str, separators: str) -> list[str]:
+    """The non-blank pieces of ``text`` between ``separators`` outside ``brackets`` (an
+    opening and a closing character).
+
+    Example:
+        >>> split_top_level("gains={0:0,1:1},p=2", "{}", ",")
+        ['gains={0:0,1:1}', 'p=2']
+    """
+    opening, closing = brackets
     items: list[str] = []
     current: list[str] = []
     depth = 0
     for ch in text:
-        depth += (ch == "{") - (ch == "}")
-        if ch == "," and depth == 0:
+        depth += (ch == opening) - (ch == closing)
+        if depth == 0 and ch in separators:
             items.append("".join(current))
             current = []
         else:
             current.append(ch)
     items.append("".join(current))
     return [item for item in items if item.strip()]
+
+
+def _split_params(text: str) -> list[str]:
+    """``key=value`` items split on the commas outside braces (``gains={0:0,1:1}``)."""
+    return split_top_level(text, "{}", ",")
 
 
 def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str, str]:

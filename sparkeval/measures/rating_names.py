@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from sparkeval.measures.names import split_top_level
 from sparkeval.measures.rating import RATING_ERRORS, RatingError
 
 PER_USER = "_per_user"
@@ -137,18 +138,5 @@ def parse_rating_measures(spec: str | Iterable[str] | None) -> list[RatingReques
 
 
 def _split(text: str) -> list[str]:
-    """Split on commas and spaces outside parentheses."""
-    items: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for ch in text:
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0 and (ch == "," or ch.isspace()):
-            if current:
-                items.append("".join(current))
-            current = []
-            continue
-        current.append(ch)
-    if current:
-        items.append("".join(current))
-    return items
+    """Split on commas and whitespace outside parentheses."""
+    return split_top_level(text, "()", ", \t\n\r\f\v")
