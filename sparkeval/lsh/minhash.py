@@ -17,8 +17,13 @@ The permutations and the hashing follow datasketch 2.x exactly (pinned to the
 * ``legacy`` (datasketch < 2.0): ``h = sha1_hash32(token)``,
   ``pi_k(h) = ((a_k * h + b_k) mod 2^64 mod (2^61 - 1)) & (2^32 - 1)``; ``uint64``.
 
-Permutation parameters come from ``numpy.random.RandomState(seed)`` in datasketch's
-order. A token is the UTF-8 encoding of ``str(item)`` (bytes are used as given).
+The permutation parameters are taken from datasketch itself (``MinHash(num_perm,
+seed, scheme=...).permutations``); the token hashing and the permutations are then
+applied to whole batches of sets with numpy, and the result is checked bit for bit
+against datasketch's own ``MinHash.update`` in the tests. A token is the UTF-8
+encoding of ``str(item)`` (bytes are used as given). Signatures are exchanged with
+datasketch as ``LeanMinHash`` bytes (:func:`to_lean_minhash_bytes`,
+:func:`from_lean_minhash_bytes`).
 
 Empty sets: the signature is all ``max_hash`` (the scheme's largest value), as for a
 ``datasketch.MinHash`` that was never updated. Callers that pair sets (similar
@@ -137,23 +142,13 @@ class MinHasher:
         object.__setattr__(self, "_b", b)
 
     def _permutations(self) -> tuple[np.ndarray, np.ndarray]:
-        gen = np.random.RandomState(self.seed)
-        if self.scheme == "legacy":
-            # one (a, b) pair per permutation, drawn in this interleaved order
-            pairs = [
-                (
-                    gen.randint(1, MERSENNE_PRIME, dtype=np.uint64),
-                    gen.randint(0, MERSENNE_PRIME, dtype=np.uint64),
-                )
-                for _ in range(self.num_perm)
-            ]
-            arr = np.array(pairs, dtype=np.uint64).T
-            return arr[0].copy(), arr[1].copy()
-        width = 32 if self.scheme == "affine32" else 64
-        dtype = np.uint32 if width == 32 else np.uint64
-        a = gen.randint(0, 1 << (width - 1), self.num_perm, dtype=dtype) * dtype(2) + dtype(1)
-        b = gen.randint(0, 1 << width, self.num_perm, dtype=dtype)
-        return a, b
+        """The ``(a, b)`` arrays of ``datasketch.MinHash(num_perm, seed, scheme=...)``,
+        taken from datasketch itself (its generator for this seed and length)."""
+        from datasketch import MinHash
+
+        a, b = MinHash(num_perm=self.num_perm, seed=self.seed, scheme=self.scheme).permutations
+        dtype = np.uint32 if self.scheme == "affine32" else np.uint64
+        return np.asarray(a, dtype=dtype).copy(), np.asarray(b, dtype=dtype).copy()
 
     @property
     def permutations(self) -> tuple[np.ndarray, np.ndarray]:
@@ -254,3 +249,53 @@ def estimate_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> np.ndarray:
         0.5
     """
     return (np.asarray(sig_a) == np.asarray(sig_b)).mean(axis=-1)
+
+
+def to_lean_minhash_bytes(signatures: np.ndarray, hasher: MinHasher) -> list[bytes]:
+    """Each signature row as the bytes of ``datasketch.LeanMinHash.serialize``, which
+    ``LeanMinHash.deserialize`` reads back (with this hasher's seed and scheme).
+
+    Example:
+        >>> from datasketch import LeanMinHash
+        >>> hasher = MinHasher(num_perm=4, seed=1)
+        >>> blob = to_lean_minhash_bytes(hasher.signatures_of([["a"]]), hasher)[0]
+        >>> LeanMinHash.deserialize(blob).seed
+        1
+    """
+    from datasketch import LeanMinHash
+
+    blobs = []
+    for row in np.asarray(signatures):
+        lean = LeanMinHash(seed=hasher.seed, hashvalues=row, scheme=hasher.scheme)
+        buffer = bytearray(lean.bytesize())
+        lean.serialize(buffer)
+        blobs.append(bytes(buffer))
+    return blobs
+
+
+def from_lean_minhash_bytes(blobs: Iterable[bytes], hasher: MinHasher) -> np.ndarray:
+    """Signatures from ``LeanMinHash`` bytes that datasketch wrote, as rows for this
+    hasher; a different seed, scheme or length is an error (the values would not be
+    comparable).
+
+    Raises:
+        ConfigError: a signature made with other MinHash settings.
+    """
+    from datasketch import LeanMinHash
+
+    rows: list[np.ndarray] = []
+    for index, blob in enumerate(blobs):
+        lean = LeanMinHash.deserialize(bytearray(blob))
+        scheme = getattr(lean, "scheme", DEFAULT_SCHEME)
+        if (lean.seed, scheme, len(lean.hashvalues)) != (
+            hasher.seed,
+            hasher.scheme,
+            hasher.num_perm,
+        ):
+            raise ConfigError(
+                f"signature {index}: seed {lean.seed}, scheme {scheme}, "
+                f"{len(lean.hashvalues)} permutations; expected seed {hasher.seed}, "
+                f"scheme {hasher.scheme}, {hasher.num_perm} permutations"
+            )
+        rows.append(np.asarray(lean.hashvalues, dtype=hasher.dtype))
+    return np.vstack(rows) if rows else np.zeros((0, hasher.num_perm), dtype=hasher.dtype)

@@ -71,7 +71,7 @@ def split_top_level(text: str, brackets: str, separators: str) -> list[str]:
         >>> split_top_level("gains={0:0,1:1},p=2", "{}", ",")
         ['gains={0:0,1:1}', 'p=2']
     """
-    opening, closing = brackets
+    opening, closing = brackets[0], brackets[1]
     items: list[str] = []
     current: list[str] = []
     depth = 0

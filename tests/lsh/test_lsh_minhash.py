@@ -116,3 +116,33 @@ def test_band_keys_equal_iff_band_equal():
     assert keys[0, 0] == keys[1, 0]
     assert keys[0, 1] != keys[1, 1]
     assert len(np.unique(keys[:, 2])) == 50
+
+
+@pytest.mark.parametrize("scheme", ["affine32", "affine64", "legacy"])
+def test_signatures_travel_to_and_from_datasketch(scheme) -> None:
+    """Our signatures as LeanMinHash bytes: datasketch reads them and estimates the same
+    Jaccard as from its own MinHash; datasketch's bytes read back as our rows."""
+    from sparkeval.lsh.minhash import from_lean_minhash_bytes, to_lean_minhash_bytes
+
+    hasher = MinHasher(num_perm=64, seed=11, scheme=scheme)
+    sets = [["a", "b", "c", "d"], ["a", "b", "c", "e"], []]
+    ours = hasher.signatures_of(sets)
+    leans = [datasketch.LeanMinHash.deserialize(b) for b in to_lean_minhash_bytes(ours, hasher)]
+    theirs = []
+    for items in sets:
+        m = datasketch.MinHash(num_perm=64, seed=11, scheme=scheme)
+        for item in items:
+            m.update(str(item).encode())
+        theirs.append(datasketch.LeanMinHash(m))
+    assert leans[0].jaccard(leans[1]) == theirs[0].jaccard(theirs[1])
+    assert all(
+        (lean.hashvalues == t.hashvalues).all() for lean, t in zip(leans, theirs, strict=True)
+    )
+    blobs = []
+    for lean in theirs:
+        buffer = bytearray(lean.bytesize())
+        lean.serialize(buffer)
+        blobs.append(bytes(buffer))
+    np.testing.assert_array_equal(from_lean_minhash_bytes(blobs, hasher), ours)
+    with pytest.raises(ConfigError, match="expected seed 12"):
+        from_lean_minhash_bytes(blobs, MinHasher(num_perm=64, seed=12, scheme=scheme))
