@@ -42,6 +42,15 @@ truth), and fixes the query policy and the relevance rule:
       Coverage, Novelty and the other beyond-accuracy metrics are ``sparkeval
       diversity``'s.
 
+``rectools`` (RecTools ``rectools.metrics``, default parameters)
+    * users: those of the interactions (``queries=qrels``);
+    * relevance: every interaction (``all``) unless a threshold is given;
+    * ``Precision@k`` → ``P@k``; ``Recall@k`` → ``R@k``; ``HitRate@k`` → ``Success@k``;
+      ``MRR@k`` → ``RR@k``; ``MAP@k`` → ``AP@k`` (/ the user's relevant items,
+      ``divide_by_k=False``); ``NDCG@k`` → ``nDCG(ideal=k)@k`` (IDCG of a full top k,
+      ``divide_by_achievable=False``); Serendipity, MeanInvUserFreq and the other
+      beyond-accuracy metrics are ``sparkeval diversity``'s.
+
 Known differences that no profile reproduces: MLlib counts a duplicated
 prediction once per occurrence (sparkeval rejects duplicates), MLlib's graded
 ideal DCG takes the labels in the order given (sparkeval sorts them, so nDCG
@@ -60,23 +69,33 @@ from sparkeval.io.truth import RelevanceRule
 from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
 
-COMPAT_PROFILES = ("trec", "mllib", "recommenders", "replay")
+COMPAT_PROFILES = ("trec", "mllib", "recommenders", "replay", "rectools")
 
 #: the query policies a profile allows, its default first
-_QUERIES = {"mllib": ("union", "both"), "recommenders": ("both",), "replay": ("qrels",)}
+_QUERIES = {
+    "mllib": ("union", "both"),
+    "recommenders": ("both",),
+    "replay": ("qrels",),
+    "rectools": ("qrels",),
+}
 _SUPPORTED = {
     "mllib": "P@k, R@k, MAP, MAP@k, nDCG@k",
     "recommenders": "P@k, R@k, nDCG@k, MAP, MAP@k",
     "replay": "HitRate@k, MRR@k, Precision@k, Recall@k, MAP@k, NDCG@k",
+    "rectools": "Precision@k, Recall@k, HitRate@k, MRR@k, MAP@k, NDCG@k",
 }
-#: RePlay metrics that judge lists without the truth: ``sparkeval diversity`` has them
-_REPLAY_BEYOND_ACCURACY = (
-    "coverage",
-    "novelty",
-    "surprisal",
-    "unexpectedness",
-    "categoricaldiversity",
-)
+#: the peers' metrics that judge lists without the truth: ``sparkeval diversity`` has them
+_BEYOND_ACCURACY = {
+    "replay": ("coverage", "novelty", "surprisal", "unexpectedness", "categoricaldiversity"),
+    "rectools": (
+        "serendipity",
+        "intralistdiversity",
+        "meaninvuserfreq",
+        "catalogcoverage",
+        "avgrecpopularity",
+        "intersection",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -127,10 +146,15 @@ def _map_one(
     """The registry measure that reproduces the peer's measure requested as ``m``."""
     level = 0 if (profile == "mllib" and rule.kind == "grade") else None
     plain = Measure(m.family, m.k)
-    if profile == "replay" and plain.family in ("Success", "RR") and m.k is not None:
+    top_k_only = profile in ("replay", "rectools")
+    if top_k_only and plain.family in ("Success", "RR") and m.k is not None:
         target: Measure | None = plain  # HitRate@k: a hit in the top k; MRR@k: 1/first hit
-    elif profile == "replay" and plain.family == "AP" and m.k is None:
-        target = None  # RePlay's MAP is always MAP@k
+    elif top_k_only and plain.family in ("AP", "nDCG") and m.k is None:
+        target = None  # their MAP and NDCG are always @k
+    elif profile == "rectools" and plain.family == "AP":
+        target = plain  # MAP@k divides by the user's relevant items (divide_by_k=False)
+    elif profile == "rectools" and plain.family == "nDCG":
+        target = Measure("nDCG", m.k, (("ideal", "k"),))  # IDCG of a full top k
     elif plain.family in ("P", "R") and m.k is not None:
         target = _with_rel(plain, level)
     elif plain.family == "AP" and m.k is not None:
@@ -209,10 +233,10 @@ def plan_compat(
     for name in names:
         for part in _split(name):
             family = part.split("@")[0].split("(")[0].strip().lower()
-            if profile == "replay" and family in _REPLAY_BEYOND_ACCURACY:
+            if family in _BEYOND_ACCURACY.get(profile, ()):
                 raise ConfigError(
-                    f"measure {part!r}: RePlay's {part.split('@')[0]} judges the lists without "
-                    "the truth; 'sparkeval diversity' computes coverage, novelty and diversity"
+                    f"measure {part!r}: {profile}'s {part.split('@')[0]} is a beyond-accuracy "
+                    "metric; 'sparkeval diversity' computes coverage, novelty and diversity"
                 )
             requested.extend((part, m) for m in _parse([part]))
     cutoffs = {m.k for _, m in requested if m.k is not None}

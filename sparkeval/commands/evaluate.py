@@ -105,8 +105,9 @@ class EvaluateConfig(OutputJobConfig):
     compat: str = option(
         "trec",
         choices=COMPAT_PROFILES,
-        help="reproduce another evaluator: trec (default), mllib (Spark RankingMetrics) or "
-        "recommenders (Microsoft Recommenders) or replay (RePlay); see the README",
+        help="reproduce another evaluator: trec (default), mllib (Spark RankingMetrics), "
+        "recommenders (Microsoft Recommenders), replay (RePlay) or rectools (RecTools); "
+        "see the README",
     )
     relevance: str | None = option(
         None,

@@ -56,7 +56,17 @@ def _ideal_at_cut(b: RankedBatch, k: int | None, gain: str, grade_map: Any) -> n
     ),
     cutoff="optional",
     rel=False,
-    params={"gain": GAIN_PARAM, "gains": GRADE_MAP_PARAM},
+    params={
+        "gain": GAIN_PARAM,
+        "gains": GRADE_MAP_PARAM,
+        "ideal": Param(
+            str,
+            "qrels",
+            choices=("qrels", "k"),
+            help="IDCG from the qrels grades (qrels) or from k docs of grade 1 (k: "
+            "RecTools' default NDCG, which divides by the DCG of a full top k)",
+        ),
+    },
     trec="ndcg",
     trec_cut="ndcg_cut_{k}",
     trec_params=(TrecParams("ndcg", "pairs", "gains"), TrecParams("ndcg_cut", "cutoffs")),
@@ -65,6 +75,11 @@ def _ideal_at_cut(b: RankedBatch, k: int | None, gain: str, grade_map: Any) -> n
 def ndcg(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     gain, grade_map = p["gain"], p["gains"]
     actual = _dcg(b, grade_gain(b.rel, gain, grade_map), k, gain)
+    if p["ideal"] == "k":
+        if k is None:
+            raise ValueError("nDCG(ideal=k) needs a cutoff, e.g. nDCG(ideal=k)@10")
+        full_top_k = float((1.0 / np.log2(np.arange(2, k + 2))).sum())
+        return actual / full_top_k
     return safe_divide(actual, _ideal_at_cut(b, k, gain, grade_map))
 
 

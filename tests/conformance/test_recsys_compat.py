@@ -454,3 +454,51 @@ def test_replay_profile_reproduces_its_definitions(spark) -> None:
         ev.unpersist()
     with pytest.raises(ConfigError, match="sparkeval diversity"):
         plan_compat("replay", ["Coverage@10"])
+
+
+# --- RecTools: the per-user values of its documented examples ---------------------------
+
+#: RecTools' docstring example: users 1-4, ranks 1.., and the interactions (ground truth)
+RECTOOLS_RECO = [(1, 7, 1), (1, 8, 2), (2, 1, 1), (2, 2, 2), (3, 1, 1), (3, 2, 2), (3, 3, 3),
+                 (3, 4, 4), (4, 1, 1), (4, 2, 2), (4, 3, 3)]  # fmt: skip
+RECTOOLS_TRUTH = [(1, 1), (1, 2), (2, 1), (3, 1), (3, 3), (3, 4), (4, 1), (4, 2), (4, 3)]
+
+
+def test_rectools_profile_reproduces_its_documented_examples(spark) -> None:
+    recs = spark.createDataFrame(
+        [(str(u), str(i), r) for u, i, r in RECTOOLS_RECO], "user string, item string, rank int"
+    )
+    truth = spark.createDataFrame(
+        [(str(u), str(i)) for u, i in RECTOOLS_TRUTH], "user string, item string"
+    )
+    ev = evaluate_recommendations(
+        spark,
+        recs,
+        truth,
+        "NDCG@3,MAP@3,MAP@1,Precision@2,Recall@2,HitRate@1,MRR@3",
+        compat="rectools",
+        names="requested",
+    )
+    try:
+        per_user = ev.per_query.toPandas().set_index(["query_id", "measure"])["value"]
+        users = ["1", "2", "3", "4"]
+        # RecTools' docstrings: NDCG(k=3) and MAP(k=3), MAP(k=1) per user
+        np_values = {
+            "NDCG@3": [0.0, 0.46927873, 0.70391809, 1.0],
+            "MAP@3": [0.0, 1.0, 0.55555556, 1.0],
+            "MAP@1": [0.0, 1.0, 0.33333333, 0.33333333],
+            # by hand: hits in the top 2 / 2; / relevant items; a hit at rank 1; 1 / first hit
+            "Precision@2": [0.0, 0.5, 0.5, 1.0],
+            "Recall@2": [0.0, 1.0, 1 / 3, 2 / 3],
+            "HitRate@1": [0.0, 1.0, 1.0, 1.0],
+            "MRR@3": [0.0, 1.0, 1.0, 1.0],
+        }
+        for name, values in np_values.items():
+            got = [per_user[(u, name)] for u in users]
+            assert got == pytest.approx(values, abs=1e-8), name
+        assert ev.report["compat"]["measures"]["NDCG@3"] == "nDCG(ideal=k)@3"
+        assert ev.report["compat"]["measures"]["MAP@3"] == "AP@3"
+    finally:
+        ev.unpersist()
+    with pytest.raises(ConfigError, match="sparkeval diversity"):
+        plan_compat("rectools", ["Serendipity@10"])

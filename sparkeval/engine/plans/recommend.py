@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.plans.spark_engine import Evaluation, evaluate
 from sparkeval.io.columns import parse_mapping, resolve_columns
-from sparkeval.io.readers import id_column, run_frame
+from sparkeval.io.readers import id_column, recommendation_shapes, run_frame
 from sparkeval.io.truth import RelevanceRule, truth_to_qrels
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ def recommendations_to_run(
     """
     from pyspark.sql import functions as F
 
+    df = recommendation_shapes(df, columns, source)  # rank-only tables, lists of structs
     cols = resolve_columns(list(df.columns), "run", parse_mapping(columns, "run"), source)
     run_col = id_column(cols["run_id"]) if "run_id" in cols else F.lit("run")
     return run_frame(df, cols, source, run_col)
