@@ -28,6 +28,7 @@ def run_rating_errors(spark: SparkSession, config: RatingErrorsConfig) -> Rating
     config.preflight()
     started = time.time()
     columns = parse_columns(config.columns)
+    log(f"[read] {config.predictions} and {config.truth}; computing the errors")
     pred = read_ratings(spark, config.predictions, "predictions", config.format, columns)
     truth = read_ratings(spark, config.truth, "truth", config.format, columns)
     evaluation = rating_errors(

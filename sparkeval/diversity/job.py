@@ -21,6 +21,7 @@ from sparkeval.io.lists import (
     top_k,
 )
 from sparkeval.output import atomic_output_dir, write_parquet, write_summary
+from sparkeval.status import status
 
 if TYPE_CHECKING:
     from sparkeval.commands.diversity import DiversityConfig
@@ -55,6 +56,12 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
                 f"{features_path}: column features must be an array (a numeric vector or "
                 f"labels), got {features.schema['features'].dataType.simpleString()}"
             )
+    status(
+        f"[read] {config.run}"
+        + (f", {train_path}" if train_path else "")
+        + (f", {features_path}" if features_path else "")
+        + "; computing the measures"
+    )
     per_user, summary = evaluate_diversity(
         spark,
         lists,
@@ -66,6 +73,7 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
         sample_pairs=config.sample_pairs,
         seed=config.seed,
     )
+    status("[write] per_user.parquet and summary.json")
     with atomic_output_dir(config.out) as staging:
         write_parquet(per_user, staging / "per_user.parquet")
         summary = {

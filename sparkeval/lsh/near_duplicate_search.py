@@ -47,6 +47,7 @@ from sparkeval.lsh.simhash import (
 )
 from sparkeval.lsh.similar import SimilarSets, similar_sets
 from sparkeval.output import atomic_output_dir, write_parquet, write_summary
+from sparkeval.status import status
 
 if TYPE_CHECKING:
     from sparkeval.commands.near_duplicates import NearDuplicatesConfig
@@ -189,8 +190,13 @@ def run_near_duplicates(spark: SparkSession, config: NearDuplicatesConfig) -> di
     docs = normalise_columns(
         read_typed_table(spark, docs_path), DOC_ALIASES, ("doc_id",), docs_path
     )
+    status(f"[read] {docs_path}; {config.method} signatures and candidates")
     result, parameters = find_near_duplicates(
         docs, config.method, config.threshold, shingle=config.shingle, k=config.k, lsh=config
+    )
+    status(
+        f"[candidates] {result.stats.get('candidate_pairs', 0)} candidate pairs; "
+        "verifying, writing pairs and clusters"
     )
     try:
         with atomic_output_dir(config.out) as staging:

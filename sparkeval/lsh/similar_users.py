@@ -25,6 +25,7 @@ from sparkeval.lsh.candidates import bucket_report, check_max_bucket
 from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
 from sparkeval.lsh.similar import SimilarSets, similar_sets
 from sparkeval.output import atomic_output_dir, write_parquet, write_summary
+from sparkeval.status import status
 
 if TYPE_CHECKING:
     from sparkeval.commands.similar_users import SimilarUsersConfig
@@ -84,8 +85,13 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
     """
     config.preflight()
     start = time.perf_counter()
+    status(f"[read] {config.run}")
     run = read_run_table(spark, config.run, config.run_id)
     result, parameters = find_similar_users(run, config.threshold, k=config.k, lsh=config)
+    status(
+        f"[candidates] {result.stats.get('candidate_pairs', 0)} candidate pairs of "
+        f"{result.stats.get('sets', 0)} users; verifying and writing"
+    )
     try:
         with atomic_output_dir(config.out) as staging:
             pairs_path = staging / "pairs.parquet"
