@@ -101,9 +101,9 @@ def claim_output(out: str | os.PathLike[str], overwrite: bool) -> Iterator[None]
     Holding it, the swap of a writer that died is finished or undone
     (:func:`remove_stale_staging`), so even a run that then fails leaves the last
     complete output in place.  The kernel releases the lock when its process ends,
-    however it ends.  The lock
-    file is removed on release; a writer that locked a file removed meanwhile locks
-    the new one instead (it compares inodes), so two writers never both hold it.
+    however it ends.  The lock file is removed on release; a writer that locked a
+    file removed meanwhile locks the new one instead (it compares inodes), so two
+    writers never both hold it.
 
     Raises:
         ConfigError: another process holds the lock and ``overwrite`` is not set.
