@@ -115,9 +115,14 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
                 "estimated_recall_at_threshold": parameters[
                     "banding_estimated_recall_at_threshold"
                 ],
+
                 **bucket_report(stats),
                 "timings_s": stats["timings_s"],
             }
+            counts = summary["counts"]
+            listed = max(1, counts["users"] - counts["users_with_empty_list"])
+            # the candidate stage's load: candidate pairs per user with a list
+            summary["candidates_per_user"] = round(counts.get("candidate_pairs", 0) / listed, 3)
             write_summary(staging, summary, "similar-users", config.input_paths())
     finally:
         result.release()

@@ -113,6 +113,9 @@ def test_similar_users_command_outputs_and_determinism(spark, tmp_path):
     assert summary["parameters"]["banding_bands"] == 16
     assert summary["estimated_recall_at_threshold"] == pytest.approx(1 - (1 - 0.8**4) ** 16)
     assert summary["largest_bucket"] >= 2
+    counts = summary["counts"]
+    listed = counts["users"] - counts["users_with_empty_list"]
+    assert summary["candidates_per_user"] == round(counts["candidate_pairs"] / listed, 3)
     assert (outs[0] / "_SUCCESS").exists()
 
 

@@ -1,0 +1,145 @@
+"""Small calls: a warm local session, and no Spark at all.
+
+The cost a unit test or a notebook pays per call, beside its peers in the same run:
+
+* warm local Spark session (``local[2]``, Spark's default 200 shuffle partitions):
+  ``sparkeval.evaluate`` against MLlib's ``RankingEvaluator`` on 5 queries x 10 docs
+  (one metric, nDCG@10) and on 1,000 x 100 (MLlib's 4 metrics: P@10, R@10, MAP, nDCG@10,
+  one ``evaluate()`` each, on lists built once);
+* in process, no JVM: ``sparkeval.evaluate(None, pandas, pandas)`` against pytrec_eval
+  on the same 4 measures, at 1,000 x 100 and 100,000 x 100.
+
+Usage::
+
+    python bench/bench_small.py [--repeat 20] [--large 100000]
+
+Medians of ``--repeat`` calls (after warm-up calls), printed as a Markdown table with
+the ratio peer / sparkeval (above 1: sparkeval is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+
+def collection(queries: int, docs: int, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A run (distinct scores per query) and graded qrels of ``docs`` judged per query."""
+    rng = np.random.default_rng(seed)
+    qids = np.repeat([f"q{q}" for q in range(queries)], docs)
+    dids = np.tile([f"d{d}" for d in range(docs)], queries)
+    run = pd.DataFrame({"query_id": qids, "doc_id": dids, "score": rng.permutation(len(qids))})
+    grades = rng.choice([0, 0, 0, 1, 2], size=len(qids))
+    qrels = pd.DataFrame({"query_id": qids, "doc_id": dids, "relevance": grades})
+    return run, qrels[qrels["relevance"] >= 0]
+
+
+def median_seconds(call: Callable[[], object], repeat: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        call()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def mllib_lists(spark, run: pd.DataFrame, qrels: pd.DataFrame):
+    """MLlib's input: per query, the ranked doc indices and the relevant doc indices."""
+    ranked = run.sort_values(["query_id", "score"], ascending=[True, False])
+    index = {d: float(i) for i, d in enumerate(sorted(run["doc_id"].unique()))}
+    predictions = ranked.groupby("query_id")["doc_id"].apply(lambda s: [index[d] for d in s])
+    relevant = qrels[qrels["relevance"] > 0].groupby("query_id")["doc_id"]
+    labels = relevant.apply(lambda s: [index[d] for d in s])
+    rows = [(predictions[q], labels.get(q, [])) for q in predictions.index]
+    return spark.createDataFrame(rows, "prediction array<double>, label array<double>").cache()
+
+
+def spark_rows(spark, size: tuple[int, int], repeat: int) -> list[tuple[str, float, float, str]]:
+    from pyspark.ml.evaluation import RankingEvaluator
+
+    import sparkeval
+
+    queries, docs = size
+    run, qrels = collection(queries, docs)
+    run_df = spark.createDataFrame(run).cache()
+    qrels_df = spark.createDataFrame(qrels).cache()
+    run_df.count(), qrels_df.count()
+    lists = mllib_lists(spark, run, qrels)
+    lists.count()
+    if queries <= 10:
+        ours = ["nDCG@10"]
+        mllib = [("ndcgAtK", 10)]
+    else:
+        ours = ["P@10", "R@10", "AP", "nDCG@10"]
+        mllib = [("precisionAtK", 10), ("recallAtK", 10), ("meanAveragePrecision", 10)]
+        mllib.append(("ndcgAtK", 10))
+    evaluators = [RankingEvaluator(metricName=m, k=k) for m, k in mllib]
+
+    def sparkeval_call() -> None:
+        sparkeval.evaluate(spark, run_df, qrels_df, ours).unpersist()
+
+    def mllib_call() -> None:
+        for evaluator in evaluators:
+            evaluator.evaluate(lists)
+
+    reps = repeat if queries <= 10 else max(3, repeat // 4)
+    label = f"warm Spark, {queries} x {docs}, {len(ours)} measure(s)"
+    return [(label, median_seconds(sparkeval_call, reps), median_seconds(mllib_call, reps),
+             "MLlib RankingEvaluator")]  # fmt: skip
+
+
+def in_process_rows(size: tuple[int, int], repeat: int) -> list[tuple[str, float, float, str]]:
+    import pytrec_eval
+
+    import sparkeval
+
+    queries, docs = size
+    run, qrels = collection(queries, docs)
+
+    def sparkeval_call() -> None:
+        sparkeval.evaluate(None, run, qrels, ["P@10", "R@10", "AP", "nDCG@10"])
+
+    def pytrec_call() -> None:
+        qrel: dict[str, dict[str, int]] = {}
+        for q, d, r in qrels.itertuples(index=False):
+            qrel.setdefault(q, {})[d] = int(r)
+        ranking: dict[str, dict[str, float]] = {}
+        for q, d, s in run.itertuples(index=False):
+            ranking.setdefault(q, {})[d] = float(s)
+        measures = {"P_10", "recall_10", "map", "ndcg_cut_10"}
+        pytrec_eval.RelevanceEvaluator(qrel, measures).evaluate(ranking)
+
+    reps = repeat if queries <= 10_000 else max(1, repeat // 10)
+    label = f"no Spark, {queries} x {docs}, 4 measures"
+    return [(label, median_seconds(sparkeval_call, reps, 1), median_seconds(pytrec_call, reps, 1),
+             "pytrec_eval (dicts built inside)")]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--large", type=int, default=100_000, help="queries of the large case")
+    args = parser.parse_args()
+    from sparkeval.spark import build_session
+
+    conf = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "200"}  # Spark default
+    spark = build_session("local[2]", "bench-small", conf)
+    rows = spark_rows(spark, (5, 10), args.repeat) + spark_rows(spark, (1000, 100), args.repeat)
+    spark.stop()
+    rows += in_process_rows((1000, 100), args.repeat)
+    rows += in_process_rows((args.large, 100), args.repeat)
+    print("| case | sparkeval | peer | peer | peer / sparkeval |")
+    print("|---|---|---|---|---|")
+    for label, ours, theirs, peer in rows:
+        print(f"| {label} | {ours:.3f} s | {theirs:.3f} s | {peer} | {theirs / ours:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
