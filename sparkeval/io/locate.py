@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import IO
+
+from sparkeval.io.streams import open_decompressed
 
 _MALFORMED = re.compile(r"^(?P<file>.+?): malformed line \[(?P<raw>.*)\]: (?P<reason>.*)$", re.S)
 
@@ -16,20 +17,6 @@ def _candidates(path: str) -> list[Path]:
             p for p in local.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
         )
     return [local] if local.is_file() else []
-
-
-def _open_text(path: Path) -> IO[str]:
-    """A text file, or the text inside a compressed one (by its suffix), invalid UTF-8
-    replaced as Spark's messages replace it."""
-    import bz2
-    import gzip
-    import lzma
-
-    openers = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-    opener = openers.get(path.suffix.lower())
-    if opener is not None:
-        return opener(path, "rt", encoding="utf-8", errors="replace")  # type: ignore[operator]
-    return open(path, encoding="utf-8", errors="replace")
 
 
 def with_line_number(message: str) -> str:
@@ -44,7 +31,7 @@ def with_line_number(message: str) -> str:
     first = raw.split("\n", 1)[0].rstrip("\r")  # a record may span lines (quoted CSV)
     for candidate in _candidates(match["file"]):
         try:
-            with _open_text(candidate) as handle:
+            with open_decompressed(candidate, text=True, errors="replace") as handle:
                 for number, line in enumerate(handle, start=1):
                     if line.rstrip("\r\n") == first:
                         return f"{candidate}:{number}: malformed line {raw!r}: {reason}"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import DOC_NAMES, SCORE_NAMES, parse_mapping, resolve_columns
-from sparkeval.io.streams import suffix_from_content
+from sparkeval.io.streams import open_decompressed, suffix_from_content
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -342,29 +342,26 @@ def _read_csv(spark: SparkSession, path: str, sep: str, infer_types: bool):
 
 
 def _has_quotes(path: str) -> bool:
-    """Whether a local (plain or gzip) CSV input holds a double quote; remote inputs are
-    read line by line.
+    """Whether a local (plain or compressed) CSV input holds a double quote; remote
+    inputs are read line by line.
 
     Raises:
         InputError: a quote that is never closed (an odd number of quote characters,
             not counting backslash-escaped ones), which would swallow the rest of the
             file into one field; the message names the line it opens on.
     """
-    import gzip
-
     found = False
     for candidate in _local_files(path):
-        opener = gzip.open if candidate.name.endswith(".gz") else open
         quotes = 0
         try:
-            with opener(candidate, "rb") as handle:
+            with open_decompressed(candidate) as handle:
                 while block := handle.read(1 << 24):
                     quotes += block.count(b'"') - block.count(b'\\"')
         except (OSError, EOFError):
             continue  # unreadable: the read itself reports it
         found = found or quotes > 0
         if quotes % 2:
-            line = _unclosed_quote_line(candidate, opener)
+            line = _unclosed_quote_line(candidate)
             raise InputError(
                 f"{candidate}:{line}: a quote opened on this line is never closed "
                 '(CSV fields are quoted with "; a quote inside one is doubled or escaped)'
@@ -372,10 +369,10 @@ def _has_quotes(path: str) -> bool:
     return found
 
 
-def _unclosed_quote_line(path: Path, opener) -> int:
+def _unclosed_quote_line(path: Path) -> int:
     """The line on which the quote that stays open to the end of ``path`` opens."""
     inside, opened = False, 0
-    with opener(path, "rb") as handle:
+    with open_decompressed(path) as handle:
         for number, line in enumerate(handle, start=1):
             for _ in range(line.count(b'"') - line.count(b'\\"')):
                 inside = not inside

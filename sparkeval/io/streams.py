@@ -23,6 +23,7 @@ import stat
 import tempfile
 from functools import cache
 from pathlib import Path
+from typing import IO, Any
 
 #: paths that name a descriptor of *this* process, which another process cannot reopen
 _DESCRIPTOR_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
@@ -98,3 +99,17 @@ def readable_paths(value: str | tuple[str, ...]) -> str | tuple[str, ...]:
     if isinstance(value, tuple):
         return tuple(readable_by_name(v) for v in value)
     return readable_by_name(value)
+
+
+def open_decompressed(path: Path, text: bool = False, errors: str = "strict") -> IO[Any]:
+    """``path`` opened for reading through the decompressor its suffix names (``.gz``,
+    ``.bz2``, ``.xz``), as bytes or as UTF-8 text with ``errors``."""
+    import bz2
+    import gzip
+    import lzma
+
+    openers: dict[str, Any] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+    opener = openers.get(path.suffix.lower(), open)
+    if text:
+        return opener(path, "rt", encoding="utf-8", errors=errors)
+    return opener(path, "rb")

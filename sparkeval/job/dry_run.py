@@ -15,22 +15,18 @@ written, and the output's writer lock is only probed.
 
 from __future__ import annotations
 
-import bz2
 import csv
 import gzip
-import io
 import json
 import lzma
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
 
 import pyarrow.parquet as pq
 
 from sparkeval.errors import InputError
 from sparkeval.io.readers import check_exists, detect_format
-
-_OPENERS: dict[str, Any] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+from sparkeval.io.streams import open_decompressed
 
 
 @dataclass(frozen=True)
@@ -51,14 +47,7 @@ class InputSchema:
         return f"{self.path}: {self.fmt}, columns {', '.join(self.columns)}"
 
 
-def _open_text(path: Path) -> IO[str]:
-    opener = _OPENERS.get(path.suffix.lower())
-    if opener is not None:
-        return opener(path, "rt", encoding="utf-8", errors="strict")
-    return open(path, encoding="utf-8", errors="strict")
-
-
-def _first_file(path: Path) -> list[Path]:
+def _data_files(path: Path) -> list[Path]:
     if path.is_dir():
         files = sorted(
             p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
@@ -84,7 +73,7 @@ def input_schema(path: str, fmt: str | None = None) -> InputSchema:
     try:
         if fmt == "parquet":
             return _parquet_schema(path, local)
-        with _open_text(_first_file(local)[0]) as handle:
+        with open_decompressed(_data_files(local)[0], text=True) as handle:
             if fmt in ("csv", "tsv"):
                 header = next(csv.reader(handle, delimiter="\t" if fmt == "tsv" else ","), None)
                 if not header:
@@ -112,7 +101,7 @@ def input_schema(path: str, fmt: str | None = None) -> InputSchema:
 
 def _parquet_schema(path: str, local: Path) -> InputSchema:
     schemas = {}
-    for file in _first_file(local):
+    for file in _data_files(local):
         try:
             schemas[file] = pq.read_schema(file)
         except Exception as exc:  # pyarrow raises ArrowInvalid and OSError subclasses
@@ -193,11 +182,3 @@ def probe_lock(out: str) -> None:
         except BlockingIOError:
             holder = handle.read().strip() or "another process"
             raise ConfigError(f"output directory {out} is being written by {holder}") from None
-
-
-def text_of(lines: list[str]) -> str:
-    """The dry run's report: one line per check."""
-    buffer = io.StringIO()
-    for line in lines:
-        buffer.write(f"ok  {line}\n")
-    return buffer.getvalue()

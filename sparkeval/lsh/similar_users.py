@@ -115,7 +115,6 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
                 "estimated_recall_at_threshold": parameters[
                     "banding_estimated_recall_at_threshold"
                 ],
-
                 **bucket_report(stats),
                 "timings_s": stats["timings_s"],
             }

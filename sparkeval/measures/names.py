@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from sparkeval.measures import REGISTRY, Measure, trec_patterns
 from sparkeval.measures.registry import TREC_FIELD, TrecParams, trec_bases
@@ -399,18 +399,24 @@ def expand_sets(names: Iterable[str]) -> tuple[list[str], list[str]]:
     return out, unavailable
 
 
-def parse_measures(spec: str | Iterable[str]) -> list[Measure]:
-    """Parse a measure list (a string or names), expanding sets and removing repeats."""
+def _requests(spec: str | Iterable[str]) -> Iterator[tuple[str, list[Measure] | None]]:
+    """(name as typed, the measures of a trec_eval parameter list ``P.5,10`` or None) of
+    a measure list: comma/space lists split, sets expanded to their members."""
     names = (
         split_measure_list(spec)
         if isinstance(spec, str)
         else [n for item in spec for n in split_measure_list(item)]
     )
     expanded, _ = expand_sets(names)
+    for name in expanded:
+        yield name.strip(), parse_trec_request(name)
+
+
+def parse_measures(spec: str | Iterable[str]) -> list[Measure]:
+    """Parse a measure list (a string or names), expanding sets and removing repeats."""
     measures: list[Measure] = []
     seen: set[str] = set()
-    for name in expanded:
-        request = parse_trec_request(name)
+    for name, request in _requests(spec):
         for m in request if request is not None else [parse_measure(name)]:
             if m.name not in seen:
                 seen.add(m.name)
@@ -429,18 +435,10 @@ def requested_labels(spec: str | Iterable[str]) -> dict[str, str]:
         >>> requested_labels("MAP@10, ndcg@10, HitRate@5")
         {'AP@10': 'MAP@10', 'nDCG@10': 'ndcg@10', 'Success@5': 'HitRate@5'}
     """
-    names = (
-        split_measure_list(spec)
-        if isinstance(spec, str)
-        else [n for item in spec for n in split_measure_list(item)]
-    )
-    expanded, _ = expand_sets(names)
     labels: dict[str, str] = {}
-    for name in expanded:
-        request = parse_trec_request(name)
+    for name, request in _requests(spec):
         if request is None:
-            labels.setdefault(parse_measure(name).name, name.strip())
-        else:
-            for m in request:
-                labels.setdefault(m.name, m.trec_label or m.trec_name() or m.name)
+            labels.setdefault(parse_measure(name).name, name)
+        for m in request or []:
+            labels.setdefault(m.name, m.trec_label or m.trec_name() or m.name)
     return labels

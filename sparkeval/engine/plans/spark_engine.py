@@ -68,9 +68,13 @@ from sparkeval.engine.worker.assemble import (
 )
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
-from sparkeval.errors import InputError, input_error_from_spark, marked_message
+from sparkeval.errors import (
+    InputError,
+    classify_failure,
+    input_error_from_spark,
+    marked_message,
+)
 from sparkeval.io.direct import DirectPlan, NotDirect
-from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import check_id_types, id_column, numeric_column
 from sparkeval.measures import Measure
 
@@ -294,10 +298,10 @@ def _split_shipped(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
 
 
 def _recover(exc: BaseException) -> BaseException:
-    found = input_error_from_spark(exc)
-    if found is None:
+    """The InputError a worker raised inside ``exc`` (with its line number), else ``exc``."""
+    if input_error_from_spark(exc) is None:
         return exc
-    return InputError(with_line_number(str(found)))
+    return classify_failure(exc) or exc  # the marked message, with its line number
 
 
 def evaluate(

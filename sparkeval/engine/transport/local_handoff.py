@@ -54,7 +54,9 @@ def handoff_enabled(spark: SparkSession) -> bool:
 
     A Spark Connect session never hands over files: its workers run beside the server.
     """
-    if "connect" in type(spark).__module__.split("."):
+    from sparkeval.spark import is_connect
+
+    if is_connect(spark):
         return False
     if not (spark.sparkContext.master or "").startswith("local"):
         return False
