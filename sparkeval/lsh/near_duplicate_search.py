@@ -38,7 +38,7 @@ from sparkeval.lsh.banding import check_threshold
 from sparkeval.lsh.candidates import bucket_report, check_max_bucket
 from sparkeval.lsh.clusters import components
 from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
-from sparkeval.lsh.shingles import check_shingles, shingles
+from sparkeval.lsh.shingles import check_shingles, shingle_table
 from sparkeval.lsh.simhash import (
     FINGERPRINT_BITS,
     check_distance,
@@ -95,7 +95,7 @@ def doc_shingles(
         return docs.select(*cols), has_weights
     if "text" not in docs.columns:
         raise InputError(f"{source}: needs a text column or a tokens array column")
-    return docs.select("doc_id", shingles("text", kind, k).alias("shingles")), False
+    return shingle_table(docs, "text", kind, k, keep=("doc_id",)), False
 
 
 def find_near_duplicates(

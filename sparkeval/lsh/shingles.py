@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparkeval.errors import ConfigError
@@ -30,35 +30,44 @@ def check_shingles(kind: str, k: int) -> None:
         raise ConfigError(f"shingle size k must be a positive integer, got {k!r}")
 
 
-def shingles(text: Column | str, kind: str = "word", k: int = 3) -> Column:
-    """The list of shingles of a text column, in text order, repeats kept.
+def shingle_table(
+    docs: DataFrame, text: str, kind: str = "word", k: int = 3, keep: tuple[str, ...] = ()
+) -> DataFrame:
+    """``keep`` columns and ``shingles``: each text's shingles, in text order, repeats kept.
+
+    The text is split into units (words, or the normalised characters) once per row
+    in one projection, and cut into shingles in the next, so the split is not
+    repeated for every shingle.
 
     Args:
-        text: a string column (null counts as empty).
+        docs: a table with a string column ``text`` (null counts as empty).
+        text: the text column.
         kind: ``word`` or ``char``.
         k: units per shingle.
+        keep: columns carried along (e.g. the doc id).
     """
     check_shingles(kind, k)
-    col = F.col(text) if isinstance(text, str) else text
-    lowered = F.lower(F.coalesce(col, F.lit("")))
+    lowered = F.lower(F.coalesce(F.col(text), F.lit("")))
     if kind == "word":
         units = F.filter(F.split(lowered, r"[^\p{L}\p{N}]+"), lambda w: w != "")
-        return _guard_empty(
-            F.size(units),
-            F.transform(
-                F.sequence(F.lit(0), F.greatest(F.size(units) - k, F.lit(0))),
-                lambda i: F.array_join(F.slice(units, i + 1, F.lit(k)), " "),
-            ),
+    else:
+        units = F.trim(F.regexp_replace(lowered, r"\s+", " "))
+    split = docs.select(*keep, units.alias("_units"))
+    return split.select(*keep, _cut(F.col("_units"), kind, k).alias("shingles"))
+
+
+def _cut(units: Column, kind: str, k: int) -> Column:
+    """Shingles of k consecutive units of an already split text."""
+    if kind == "word":
+        size = F.size(units)
+        cut = F.transform(
+            F.sequence(F.lit(0), F.greatest(size - k, F.lit(0))),
+            lambda i: F.array_join(F.slice(units, i + 1, F.lit(k)), " "),
         )
-    norm = F.trim(F.regexp_replace(lowered, r"\s+", " "))
-    return _guard_empty(
-        F.length(norm),
-        F.transform(
-            F.sequence(F.lit(0), F.greatest(F.length(norm) - k, F.lit(0))),
-            lambda i: F.substring(norm, i + 1, F.lit(k)),
-        ),
-    )
-
-
-def _guard_empty(size: Column, shingle_list: Column) -> Column:
-    return F.when(size > 0, shingle_list).otherwise(F.array().cast("array<string>"))
+    else:
+        size = F.length(units)
+        cut = F.transform(
+            F.sequence(F.lit(0), F.greatest(size - k, F.lit(0))),
+            lambda i: F.substring(units, i + 1, F.lit(k)),
+        )
+    return F.when(size > 0, cut).otherwise(F.array().cast("array<string>"))

@@ -9,12 +9,13 @@ set when the weighted vote over the document's shingles is positive:
 (a tie is 0; a document without shingles gets fingerprint 0). Repeated shingles
 vote once per occurrence unless weights are given explicitly.
 
-Search for all pairs within Hamming distance h uses the pigeonhole principle: cut
-the 64 bits into h + 1 blocks; two fingerprints differing in at most h bits agree
-exactly on at least one block. Block values are the bucket keys of an equi-match
-(:mod:`sparkeval.lsh.candidates`), every candidate is verified with
-``bit_count(fa ^ fb) <= h`` in Spark SQL, and identical fingerprints are collapsed
-first (their pairs are at distance 0).
+Search for all pairs within Hamming distance h uses permuted tables
+(:mod:`sparkeval.lsh.permuted_tables`, after Manku, Jain and Das Sarma): identical
+fingerprints are collapsed first (their pairs are at distance 0), the distinct ones
+are sent to every task, and each task sorts its share of the C(b, h) tables by key
+and compares the fingerprints inside each run of equal keys, keeping those within
+h. The search is exact; each pair comes from exactly one table, so only verified
+pairs leave the tasks.
 
 Example:
     >>> fp = simhash_of([["a b", "b c"], ["a b", "b c"]])
@@ -32,15 +33,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.storagelevel import StorageLevel
 
 from sparkeval.errors import ConfigError
-from sparkeval.lsh.candidates import bucket_stats, candidate_pairs, pairs_of_sorted, shared_buckets
+from sparkeval.lsh.candidates import check_max_bucket, pairs_of_sorted
+from sparkeval.lsh.permuted_tables import (
+    FINGERPRINT_BITS,
+    block_layout,
+    choose_blocks,
+    key_bits,
+    search_table,
+    tables_of,
+)
 from sparkeval.lsh.similar import SimilarSets, flat_lists
+from sparkeval.spark import parallelism
 
-FINGERPRINT_BITS = 64
 #: tokens x 64 votes held at once while fingerprinting a batch
 _CHUNK_TOKENS = 1 << 16
 _BIT_SHIFTS = np.arange(FINGERPRINT_BITS, dtype=np.uint64)
@@ -144,20 +153,6 @@ def fingerprint_column(
     return docs.select(*cols).mapInArrow(emit, f"{id_col} {id_type}, fp long")
 
 
-def pigeonhole_blocks(max_distance: int) -> list[tuple[int, int]]:
-    """``(start_bit, width)`` of the h + 1 blocks, widths differing by at most 1.
-
-    Example:
-        >>> pigeonhole_blocks(3)
-        [(0, 16), (16, 16), (32, 16), (48, 16)]
-    """
-    check_distance(max_distance)
-    n = max_distance + 1
-    widths = [FINGERPRINT_BITS // n + (1 if i < FINGERPRINT_BITS % n else 0) for i in range(n)]
-    starts = np.concatenate([[0], np.cumsum(widths)[:-1]])
-    return [(int(s), int(w)) for s, w in zip(starts, widths, strict=True)]
-
-
 def check_distance(max_distance: int) -> int:
     """Validate a Hamming distance threshold: an integer in [0, 63]."""
     if isinstance(max_distance, bool) or not isinstance(max_distance, int):
@@ -181,13 +176,15 @@ def similar_fingerprints(
         max_distance: h in [0, 63]; pairs at distance exactly h are included.
         id_col: id column; output pairs have a < b.
         fp_col: fingerprint column.
-        max_bucket: skip blocks shared by more distinct fingerprints than this.
+        max_bucket: skip runs of one table key shared by more distinct fingerprints
+            than this (pairs found in another table are still found).
 
     Returns:
         :class:`~sparkeval.lsh.similar.SimilarSets` with ``pairs`` =
         ``a, b, hamming, similarity`` (similarity = 1 - hamming / 64).
     """
     h = check_distance(max_distance)
+    cap = check_max_bucket(max_bucket)
     stats: dict[str, Any] = {}
     cached: list[DataFrame] = []
     start = time.perf_counter()
@@ -213,39 +210,33 @@ def similar_fingerprints(
         distinct_fingerprints=int(g["distinct"] or 0),
         identical_groups=int(g["identical_groups"] or 0),
         identical_pairs=int(g["identical_pairs"] or 0),
-        blocks=[list(b) for b in pigeonhole_blocks(h)],
     )
-    block_structs = [
-        F.struct(
-            F.lit(i).alias("band"),
-            F.shiftrightunsigned(F.col("fp"), s)
-            .bitwiseAND(F.lit((1 << w) - 1 if w < 64 else -1).cast("long"))
-            .alias("key"),
+    distinct = groups.select("fp").toPandas()["fp"].to_numpy(dtype=np.int64).view(np.uint64)
+    blocks = choose_blocks(distinct, h)
+    stats.update(
+        blocks=[list(b) for b in block_layout(blocks)],
+        tables=len(tables_of(blocks, h)),
+        key_bits=key_bits(block_layout(blocks), h),
+    )
+    rows, table_stats = _search_tables(fps.sparkSession, distinct, blocks, h, cap, first_only=True)
+    found = _pairs_of(rows)
+    if table_stats["skipped_buckets"]:
+        # a pair whose first table skipped it may sit in a later table: keep every
+        # table's pairs and remove the repeats
+        rows.unpersist()
+        rows, table_stats = _search_tables(
+            fps.sparkSession, distinct, blocks, h, cap, first_only=False
         )
-        for i, (s, w) in enumerate(pigeonhole_blocks(h))
-    ]
-    rows = groups.select("rep", F.explode(F.array(*block_structs)).alias("blk")).select(
-        "rep", "blk.band", "blk.key"
-    )
-    buckets = shared_buckets(rows, "rep", max_bucket).persist(StorageLevel.MEMORY_AND_DISK)
-    cached.append(buckets)
-    stats.update(bucket_stats(buckets).as_dict())
-    cand = candidate_pairs(buckets).persist(StorageLevel.MEMORY_AND_DISK)
-    cached.append(cand)
-    stats["candidate_pairs"] = cand.count()
+        found = _pairs_of(rows).distinct()
+    cached.append(rows)
+    stats.update(table_stats)
     now = time.perf_counter()
     stats["timings_s"] = {"fingerprint_groups_and_candidates": round(now - start, 3)}
-    g_a = groups.select(
-        F.col("rep").alias("a"), F.col("fp").alias("fp_a"), F.col("members").alias("members_a")
-    )
-    g_b = groups.select(
-        F.col("rep").alias("b"), F.col("fp").alias("fp_b"), F.col("members").alias("members_b")
-    )
+    g_a = groups.select(F.col("fp").alias("fp_a"), F.col("members").alias("members_a"))
+    g_b = groups.select(F.col("fp").alias("fp_b"), F.col("members").alias("members_b"))
     verified = (
-        cand.join(g_a, "a")
-        .join(g_b, "b")
-        .withColumn("hamming", F.bit_count(F.col("fp_a").bitwiseXOR(F.col("fp_b"))))
-        .where(F.col("hamming") <= h)
+        found.join(g_a, "fp_a")
+        .join(g_b, "fp_b")
         .select("members_a", "members_b", "hamming")
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
@@ -267,3 +258,86 @@ def similar_fingerprints(
         "similarity", 1.0 - F.col("hamming") / F.lit(float(FINGERPRINT_BITS))
     )
     return SimilarSets(pairs=pairs, stats=stats, _cached=cached)
+
+
+#: what a table search task returns: its pairs, then one row of counts (null fingerprints)
+_TABLE_ROWS = (
+    "fp_a long, fp_b long, hamming int, candidates long, largest_run long, "
+    "skipped_runs long, skipped_members long, skipped_pairs long"
+)
+_COUNTS = ("candidates", "largest_run", "skipped_runs", "skipped_members", "skipped_pairs")
+
+
+def _search_tables(
+    spark: SparkSession,
+    distinct: np.ndarray,
+    blocks: int,
+    h: int,
+    cap: int | None,
+    first_only: bool,
+) -> tuple[DataFrame, dict[str, int]]:
+    """Run :func:`search_table` for every table in Spark tasks; their rows (persisted) and counts.
+
+    The distinct fingerprints (8 bytes each) travel with the task function; each
+    task takes a share of the table numbers and returns only verified pairs.
+    """
+    layout = block_layout(blocks)
+    tables = tables_of(blocks, h)
+
+    def search(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for number in batch.column(0).to_numpy():
+                res = search_table(distinct, layout, tables[int(number)], h, cap, first_only)
+                columns = {
+                    "fp_a": pa.array(res.a.view(np.int64)),
+                    "fp_b": pa.array(res.b.view(np.int64)),
+                    "hamming": pa.array(res.hamming.astype(np.int32)),
+                }
+                nulls = pa.nulls(len(res.a), pa.int64())
+                yield pa.RecordBatch.from_pydict(
+                    {**columns, **{c: nulls for c in _COUNTS}}, schema=_table_schema()
+                )
+                counts = [res.candidates, res.largest_run, res.skipped_runs]
+                counts += [res.skipped_members, res.skipped_pairs]
+                yield pa.RecordBatch.from_pydict(
+                    {
+                        "fp_a": pa.nulls(1, pa.int64()),
+                        "fp_b": pa.nulls(1, pa.int64()),
+                        "hamming": pa.nulls(1, pa.int32()),
+                        **{c: [v] for c, v in zip(_COUNTS, counts, strict=True)},
+                    },
+                    schema=_table_schema(),
+                )
+
+    tasks = max(1, min(len(tables), parallelism(spark) * 4))
+    rows = (
+        spark.range(0, len(tables), 1, tasks)
+        .mapInArrow(search, _TABLE_ROWS)
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    row = (
+        rows.where(F.col("fp_a").isNull())
+        .agg(
+            F.count(F.lit(1)).alias("tables_searched"),
+            F.sum("candidates").alias("candidate_pairs"),
+            F.max("largest_run").alias("largest_bucket"),
+            F.sum("skipped_runs").alias("skipped_buckets"),
+            F.sum("skipped_members").alias("skipped_members"),
+            F.sum("skipped_pairs").alias("skipped_pairs"),
+        )
+        .collect()[0]
+    )
+    return rows, {key: int(row[key] or 0) for key in row.asDict()}
+
+
+def _pairs_of(rows: DataFrame) -> DataFrame:
+    """The pair rows of :func:`_search_tables` output: ``fp_a, fp_b, hamming``."""
+    return rows.where(F.col("fp_a").isNotNull()).select("fp_a", "fp_b", "hamming")
+
+
+def _table_schema() -> pa.Schema:
+    """The Arrow schema of :data:`_TABLE_ROWS`."""
+    return pa.schema(
+        [("fp_a", pa.int64()), ("fp_b", pa.int64()), ("hamming", pa.int32())]
+        + [(c, pa.int64()) for c in _COUNTS]
+    )

@@ -17,7 +17,8 @@ from sparkeval.errors import ConfigError, InputError
 from sparkeval.lsh.banding import choose_bands
 from sparkeval.lsh.clusters import components
 from sparkeval.lsh.minhash import MinHasher
-from sparkeval.lsh.simhash import pigeonhole_blocks, simhash_of, similar_fingerprints
+from sparkeval.lsh.permuted_tables import block_layout
+from sparkeval.lsh.simhash import check_distance, simhash_of, similar_fingerprints
 from sparkeval.lsh.similar import similar_sets
 
 pytestmark = pytest.mark.spark
@@ -247,17 +248,20 @@ def test_simhash_fingerprints_equal_reference():
     ]
 
 
-def test_pigeonhole_blocks_cover_64_bits():
-    for h in (0, 1, 5, 9, 63):
-        blocks = pigeonhole_blocks(h)
-        assert len(blocks) == h + 1
+def test_blocks_cover_64_bits():
+    for b in (1, 2, 9, 12, 64):
+        blocks = block_layout(b)
+        assert len(blocks) == b
         assert sum(w for _, w in blocks) == 64
+        assert [s for s, _ in blocks] == list(
+            itertools.accumulate([0] + [w for _, w in blocks[:-1]])
+        )
     with pytest.raises(ConfigError, match="Hamming"):
-        pigeonhole_blocks(64)
+        check_distance(64)
 
 
 @pytest.mark.parametrize("h", [0, 4, 9])
-def test_pigeonhole_search_equals_brute_force(spark, h):
+def test_permuted_table_search_equals_brute_force(spark, h):
     rng = np.random.default_rng(h)
     base = rng.integers(-(2**63), 2**63 - 1, 40, dtype=np.int64)
     fps = []
@@ -392,3 +396,30 @@ def test_components_union_find_vs_scipy():
         for y in nodes[:50]:
             assert (labels[x] == labels[y]) == (comp[index[x]] == comp[index[y]])
     assert all(labels[x] == min(n for n in nodes if labels[n] == labels[x]) for x in nodes[:40])
+
+
+def test_permuted_table_search_with_a_cap_reports_each_pair_once(spark):
+    # 40 fingerprints agree on the low 32 bits and differ above: the tables keyed on
+    # the low blocks hold one run of 40 > cap 10, skipped and counted; the pairs
+    # within 3 bits are still reported (from the other tables) and only once
+    rng = np.random.default_rng(8)
+    high = [int(x) for x in rng.integers(0, 2**31, 20, dtype=np.uint64)]
+    fps = set()
+    for x in high:
+        fps.add(x << 32 | 12345)
+        fps.add((x ^ 1) << 32 | 12345)  # one bit apart
+    fps_list = sorted(fps)
+    signed = [f - 2**64 if f >= 2**63 else f for f in fps_list]
+    df = spark.createDataFrame(list(enumerate(signed)), "id long, fp long")
+    res = similar_fingerprints(df, 3, max_bucket=10)
+    got = [(r.a, r.b, r.hamming) for r in res.pairs.collect()]
+    stats = dict(res.stats)
+    res.release()
+    assert stats["skipped_buckets"] >= 1
+    assert len(got) == len({(a, b) for a, b, _ in got})
+    expected = {
+        (a, b): bin(fps_list[a] ^ fps_list[b]).count("1")
+        for a, b in itertools.combinations(range(len(fps_list)), 2)
+        if bin(fps_list[a] ^ fps_list[b]).count("1") <= 3
+    }
+    assert {(a, b): d for a, b, d in got} == expected
