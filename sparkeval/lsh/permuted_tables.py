@@ -200,7 +200,7 @@ def choose_blocks(fps: np.ndarray, max_distance: int, seed: int = 0) -> int:
         probe = [
             tables[i] for i in np.linspace(0, len(tables) - 1, min(8, len(tables))).astype(int)
         ]
-        sampled = np.mean([_run_pairs(table_keys(sample, layout, t)) for t in probe])
+        sampled = float(np.mean([_run_pairs(table_keys(sample, layout, t)) for t in probe]))
         cost = count * n + PAIR_COST * count * sampled * scale
         if cost < best_cost:
             best, best_cost = blocks, cost
