@@ -8,7 +8,7 @@ optional aligned ``weights`` array for SimHash).
   (a similarity in (0, 1]); MinHash LSH finds candidates, Spark SQL verifies them.
 * ``--method simhash``: pairs whose 64-bit SimHash fingerprints differ in at most h
   bits; ``--threshold`` is h itself (an integer 0..63) or a similarity s in (0, 1)
-  read as h = floor((1 - s) * 64). Found exactly by pigeonhole blocks.
+  read as h = floor((1 - s) * 64). Found exactly by permuted tables.
 
 Outputs in ``--out``: ``pairs.parquet`` (``doc_a, doc_b`` and ``jaccard``, or
 ``hamming`` and ``similarity``), ``clusters.parquet`` (``doc_id, cluster_id,

@@ -166,35 +166,36 @@ def similar_sets(
     cached: list[DataFrame] = []
     start = time.perf_counter()
 
+    # one pass over the input: empty sets are grouped too (one group) and counted,
+    # then left out; sort_array (native ordering) is much cheaper than array_sort
     clean = sets.select(
         F.col(id_col).alias("id"),
-        F.array_sort(F.array_distinct(F.col(items_col))).alias("items"),
+        F.sort_array(F.array_distinct(F.col(items_col))).alias("items"),
     )
-    groups = (
-        clean.where(F.size("items") > 0)
-        .groupBy("items")
+    all_groups = (
+        clean.groupBy("items")
         .agg(
             F.min("id").alias("rep"),
-            F.array_sort(F.collect_list("id")).alias("members"),
+            F.sort_array(F.collect_list("id")).alias("members"),
             F.count(F.lit(1)).alias("m"),
         )
         .withColumn("len", F.size("items"))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
-    cached.append(groups)
-    counts = clean.agg(
-        F.count(F.lit(1)).alias("sets"),
-        F.sum(F.when(F.size("items") == 0, 1).otherwise(0)).alias("empty_sets"),
+    cached.append(all_groups)
+    groups = all_groups.where(F.col("len") > 0)
+    nonempty = F.col("len") > 0
+    gstats = all_groups.agg(
+        F.sum("m").alias("sets"),
+        F.sum(F.when(~nonempty, F.col("m")).otherwise(0)).alias("empty_sets"),
+        F.sum(F.when(nonempty, 1).otherwise(0)).alias("distinct_sets"),
+        F.sum(F.when(nonempty & (F.col("m") >= 2), 1).otherwise(0)).alias("identical_groups"),
+        F.sum(F.when(nonempty, F.col("m") * (F.col("m") - 1) / 2).otherwise(0)).alias(
+            "identical_pairs"
+        ),
+        F.max(F.when(nonempty, F.col("m"))).alias("largest_identical_group"),
     ).collect()[0]
-    gstats = groups.agg(
-        F.count(F.lit(1)).alias("distinct_sets"),
-        F.sum(F.when(F.col("m") >= 2, 1).otherwise(0)).alias("identical_groups"),
-        F.sum(F.col("m") * (F.col("m") - 1) / 2).alias("identical_pairs"),
-        F.max("m").alias("largest_identical_group"),
-    ).collect()[0]
-    stats.update(
-        {name: int(value or 0) for name, value in (counts.asDict() | gstats.asDict()).items()}
-    )
+    stats.update({name: int(value or 0) for name, value in gstats.asDict().items()})
     start = _timed(stats, "collapse_identical", start)
 
     rows = band_rows(groups, "rep", "items", hasher, params)
