@@ -1,20 +1,26 @@
 """Benchmark of ``similar-users`` (MinHash LSH + exact verification) on Spark.
 
-Data: U users, each a top-20 list of distinct items drawn from a Zipf-weighted
-catalogue; 2% of the users are planted near-duplicates of another user (0, 1 or 2
-items replaced: Jaccard 1, 19/21 or 18/22). Ground truth: every pair with Jaccard
->= 0.8, found exactly in numpy by subset hashing (two sets of size 20 with
-Jaccard >= 0.8 share 18 items, so they agree on one of the 190 subsets of 18 items
-of each; subset hashes give candidates, each checked by counting common items).
+Data: U users, each a list of distinct items (length uniform in ``--min-len`` ..
+``--max-len``, default 20) drawn from a Zipf catalogue (exponent ``--zipf``: 1.0 is
+skewed, 0.6 milder); 2% of the users are planted near-duplicates of another user
+(0, 1 or 2 items replaced). Ground truth: every pair with Jaccard >= 0.8, found
+exactly in numpy by the prefix filter of all-pairs similarity joins (rarest items
+first; candidates share a prefix item; each checked by counting common items). For
+lists of one length it is cross-checked against a second exact method, subset
+hashing (two 20-sets with Jaccard >= 0.8 share 18 items, so they agree on one of
+the 190 subsets of 18 items of each).
 
 Measured, end to end from the Parquet run file to the written pairs:
-* sparkeval similar-users at 50k, 100k (and optionally 1M) users: recall against
-  the ground truth, exact Jaccard values, false pairs;
-* Spark MLlib ``MinHashLSH.approxSimilarityJoin`` (5 hash tables, distance 0.2) at
-  50k users in the same run, cancelled after ``--mllib-timeout`` seconds.
+* sparkeval similar-users at the ``--sizes`` user counts: recall against the ground
+  truth, exact Jaccard values, false pairs;
+* Spark MLlib ``MinHashLSH.approxSimilarityJoin`` (distance 0.2) at ``--mllib-users``
+  in the same session, with ``--mllib-tables`` hash tables (default 3, the fewest
+  whose chance of missing a pair at J = 0.8 is below 1%: 0.2^3 = 0.008), its recall
+  against the same ground truth, cancelled after ``--mllib-timeout`` seconds.
 
 Usage:
     python bench/lsh_bench.py --sizes 50000,100000,1000000 --repeats 3
+    python bench/lsh_bench.py --sizes 50000 --zipf 0.6 --min-len 10 --max-len 30
 """
 
 from __future__ import annotations
@@ -41,20 +47,31 @@ LIST_LEN = 20
 THRESHOLD = 0.8
 
 
-def make_lists(users: int, items: int, seed: int, planted: float = 0.02) -> np.ndarray:
-    """``(users, 20)`` item matrix: Zipf lists plus planted near-duplicates."""
+def make_lists(
+    users: int,
+    items: int,
+    seed: int,
+    planted: float = 0.02,
+    zipf: float = 1.0,
+    lengths: tuple[int, int] = (LIST_LEN, LIST_LEN),
+) -> list[np.ndarray]:
+    """Lists of distinct items from a Zipf(``zipf``) catalogue, lengths uniform in
+    ``lengths``, plus planted near-duplicates (a copy with 0, 1 or 2 items replaced)."""
     rng = np.random.default_rng(seed)
-    weights = 1.0 / np.arange(1, items + 1) ** 1.0
+    weights = 1.0 / np.arange(1, items + 1) ** zipf
     weights /= weights.sum()
-    # draw with replacement, keep first 20 distinct per user (oversample then dedupe)
-    lists = np.empty((users, LIST_LEN), dtype=np.int64)
-    draw = rng.choice(items, size=(users, 60), p=weights)
+    sizes = rng.integers(lengths[0], lengths[1] + 1, users)
+    draw = rng.choice(items, size=(users, 3 * lengths[1]), p=weights)
+    lists = []
     for u in range(users):
         _, first = np.unique(draw[u], return_index=True)
         row = draw[u][np.sort(first)]
-        while len(row) < LIST_LEN:
-            row = np.unique(np.concatenate([row, rng.choice(items, LIST_LEN, p=weights)]))
-        lists[u] = row[:LIST_LEN]
+        while len(row) < sizes[u]:
+            extra = rng.choice(items, lengths[1], p=weights)
+            row = np.concatenate([row, extra[~np.isin(extra, row)]])
+            _, first = np.unique(row, return_index=True)
+            row = row[np.sort(first)]
+        lists.append(row[: sizes[u]].astype(np.int64))
     n_dup = int(users * planted)
     copies = rng.choice(users, size=n_dup, replace=False)
     for c in copies:
@@ -62,13 +79,61 @@ def make_lists(users: int, items: int, seed: int, planted: float = 0.02) -> np.n
         if src == c:
             continue
         row = lists[src].copy()
-        for pos in rng.choice(LIST_LEN, size=int(rng.integers(0, 3)), replace=False):
+        for pos in rng.choice(len(row), size=int(rng.integers(0, 3)), replace=False):
             new = int(rng.integers(0, items))
             while new in row:
                 new = int(rng.integers(0, items))
             row[pos] = new
         lists[c] = row
     return lists
+
+
+def prefix_filter_pairs(lists: list[np.ndarray], threshold: float) -> dict[tuple[int, int], float]:
+    """All pairs with Jaccard >= threshold, exactly, for sets of any sizes.
+
+    The prefix filter of all-pairs similarity joins: order items by global frequency
+    (rarest first); a set x of size n keeps its first n - ceil(T n) + 1 items. Two
+    sets with Jaccard >= T share at least one kept item, so pairs sharing a kept item
+    are the candidates; a size filter (|small| >= T |big|) and an exact count of
+    common items decide.
+    """
+    frac = Fraction(repr(threshold))
+    p, q = frac.numerator, frac.denominator
+    sizes = np.array([len(x) for x in lists], dtype=np.int64)
+    flat = np.concatenate(lists)
+    freq = np.bincount(flat)
+    rank = np.empty(len(freq), dtype=np.int64)
+    rank[np.lexsort((np.arange(len(freq)), freq))] = np.arange(len(freq))
+    owner_l, item_l = [], []
+    for u, items in enumerate(lists):
+        keep = len(items) - (-(-p * len(items) // q)) + 1
+        owner_l.append(np.full(keep, u, dtype=np.int64))
+        item_l.append(items[np.argsort(rank[items])[:keep]])
+    owner, item = np.concatenate(owner_l), np.concatenate(item_l)
+    order = np.lexsort((owner, item))
+    owner, item = owner[order], item[order]
+    cand = []
+    d = 1
+    while d < len(item):
+        same = item[d:] == item[:-d]
+        if not same.any():
+            break
+        cand.append(np.stack([owner[:-d][same], owner[d:][same]], axis=1))
+        d += 1
+    if not cand:
+        return {}
+    pairs = np.unique(np.sort(np.concatenate(cand), axis=1), axis=0)
+    small = np.minimum(sizes[pairs[:, 0]], sizes[pairs[:, 1]])
+    big = np.maximum(sizes[pairs[:, 0]], sizes[pairs[:, 1]])
+    pairs = pairs[small * q >= p * big]
+    sets = [set(x.tolist()) for x in lists]
+    out: dict[tuple[int, int], float] = {}
+    for u, v in pairs.tolist():
+        inter = len(sets[u] & sets[v])
+        union = len(sets[u]) + len(sets[v]) - inter
+        if inter * q >= p * union:
+            out[(u, v)] = inter / union
+    return out
 
 
 def exact_pairs(lists: np.ndarray, threshold: float) -> dict[tuple[int, int], float]:
@@ -137,13 +202,13 @@ def exact_pairs(lists: np.ndarray, threshold: float) -> dict[tuple[int, int], fl
     return out
 
 
-def write_run(lists: np.ndarray, path: Path) -> None:
-    users, size = lists.shape
+def write_run(lists: list[np.ndarray], path: Path) -> None:
+    sizes = np.array([len(x) for x in lists], dtype=np.int64)
     pd.DataFrame(
         {
-            "query_id": np.repeat(np.arange(users, dtype=np.int64), size),
-            "doc_id": lists.ravel(),
-            "score": np.tile(np.arange(size, 0, -1, dtype=np.float64), users),
+            "query_id": np.repeat(np.arange(len(lists), dtype=np.int64), sizes),
+            "doc_id": np.concatenate(lists),
+            "score": np.concatenate([np.arange(n, 0, -1, dtype=np.float64) for n in sizes]),
         }
     ).to_parquet(path, index=False)
 
@@ -158,8 +223,11 @@ def run_ours(spark, run_path: Path, out: Path) -> tuple[float, dict, pd.DataFram
     return elapsed, summary, pd.read_parquet(out / "pairs.parquet")
 
 
-def run_mllib(spark, run_path: Path, out: Path, timeout: float) -> tuple[float | None, int]:
-    """MLlib MinHashLSH self-join at distance <= 0.2, written to Parquet; None on timeout."""
+def run_mllib(
+    spark, run_path: Path, out: Path, timeout: float, tables: int
+) -> tuple[float | None, set[tuple[int, int]]]:
+    """MLlib MinHashLSH self-join at distance <= 0.2 with ``tables`` hash tables,
+    written to Parquet; its pairs, or None on timeout."""
     from pyspark.ml.feature import CountVectorizer, MinHashLSH
     from pyspark.sql import functions as F
 
@@ -176,19 +244,20 @@ def run_mllib(spark, run_path: Path, out: Path, timeout: float) -> tuple[float |
         )
         cv = CountVectorizer(inputCol="items", outputCol="features", binary=True, minDF=1.0)
         vec = cv.fit(lists).transform(lists).select(F.col("query_id").alias("id"), "features")
-        model = MinHashLSH(inputCol="features", outputCol="hashes", numHashTables=5, seed=1).fit(
-            vec
-        )
+        model = MinHashLSH(
+            inputCol="features", outputCol="hashes", numHashTables=tables, seed=1
+        ).fit(vec)
         joined = model.approxSimilarityJoin(vec, vec, 1.0 - THRESHOLD, distCol="dist")
         pairs = joined.where(F.col("datasetA.id") < F.col("datasetB.id")).select(
             F.col("datasetA.id").alias("a"), F.col("datasetB.id").alias("b"), "dist"
         )
         pairs.write.mode("overwrite").parquet(str(out))
         elapsed = time.perf_counter() - start
-        return elapsed, int(spark.read.parquet(str(out)).count())
+        found = pd.read_parquet(out, columns=["a", "b"])
+        return elapsed, set(zip(found["a"].tolist(), found["b"].tolist(), strict=True))
     except Exception as exc:  # cancelled by the timer
         if "cancel" in str(exc).lower():
-            return None, -1
+            return None, set()
         raise
     finally:
         timer.cancel()
@@ -220,6 +289,15 @@ def main() -> None:
     parser.add_argument("--skip-mllib", action="store_true")
     parser.add_argument("--repeats", type=int, default=3, help="repeats per size (median)")
     parser.add_argument("--items", type=int, default=50000, help="catalogue size")
+    parser.add_argument("--zipf", type=float, default=1.0, help="catalogue Zipf exponent")
+    parser.add_argument("--min-len", type=int, default=LIST_LEN, help="shortest list")
+    parser.add_argument("--max-len", type=int, default=LIST_LEN, help="longest list")
+    parser.add_argument(
+        "--mllib-tables",
+        type=int,
+        default=3,
+        help="MLlib hash tables (3: recall 1 - 0.2^3 = 0.992 for a pair at J = 0.8)",
+    )
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args()
@@ -237,12 +315,17 @@ def main() -> None:
     results: dict = {"ours": {}, "mllib": None, "cmd_sizes": sizes}
     try:
         for users in sorted(set(sizes + ([args.mllib_users] if not args.skip_mllib else []))):
-            lists = make_lists(users, args.items, seed=users)
+            lists = make_lists(
+                users, args.items, seed=users, zipf=args.zipf, lengths=(args.min_len, args.max_len)
+            )
             run_path = work / f"run_{users}.parquet"
             write_run(lists, run_path)
             t0 = time.perf_counter()
-            truth = exact_pairs(lists, THRESHOLD)
+            truth = prefix_filter_pairs(lists, THRESHOLD)
             truth_s = time.perf_counter() - t0
+            if args.min_len == args.max_len and users <= 200_000:
+                # two independent exact methods must agree
+                assert truth.keys() == exact_pairs(np.stack(lists), THRESHOLD).keys()
             entry: dict = {"ground_truth_s": round(truth_s, 2)}
             if users in sizes:
                 times = []
@@ -264,11 +347,16 @@ def main() -> None:
                 results["ours"][users] = entry
                 print(json.dumps({"users": users, **entry}), flush=True)
             if users == args.mllib_users and not args.skip_mllib:
-                elapsed, n = run_mllib(spark, run_path, work / "mllib_out", args.mllib_timeout)
+                elapsed, found = run_mllib(
+                    spark, run_path, work / "mllib_out", args.mllib_timeout, args.mllib_tables
+                )
                 results["mllib"] = {
                     "users": users,
+                    "tables": args.mllib_tables,
                     "seconds": elapsed,
-                    "pairs": n,
+                    "pairs": len(found),
+                    "recall": sum(k in found for k in truth) / len(truth) if truth else 1.0,
+                    "false_pairs": len(found - truth.keys()),
                     "timeout_s": args.mllib_timeout,
                     "true_pairs": len(truth),
                 }
@@ -301,8 +389,8 @@ def print_table(results: dict) -> None:
     if mllib:
         secs = f"{mllib['seconds']:.1f}" if mllib["seconds"] else f">{mllib['timeout_s']:.0f}"
         print(
-            f"| {mllib['users']} | MLlib MinHashLSH.approxSimilarityJoin | {secs} | 1 run | "
-            f"pairs {mllib['pairs']} | | | 1.0x |"
+            f"| {mllib['users']} | MLlib MinHashLSH({mllib['tables']} tables) | {secs} | 1 run | "
+            f"{mllib['recall']:.4f} ({mllib['pairs']} pairs) | {mllib['false_pairs']} | | 1.0x |"
         )
     sizes = sorted(results["ours"])
     for small, big in itertools.pairwise(sizes):
