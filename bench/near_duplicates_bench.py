@@ -158,6 +158,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--datasketch", action="store_true")
+    parser.add_argument("--driver-memory", default="8g", help="the local Spark JVM's heap")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="near-dup-bench-"))
     try:
@@ -165,7 +166,14 @@ def main() -> None:
         start = time.perf_counter()
         planted = write_corpus(path, args.docs, args.words, args.share, seed=7)
         generated = time.perf_counter() - start
-        spark = build_session(master=args.master, conf={"spark.sql.shuffle.partitions": "8"})
+        spark = build_session(
+            master=args.master,
+            conf={
+                "spark.sql.shuffle.partitions": "8",
+                "spark.driver.memory": args.driver_memory,
+                "spark.local.dir": str(work / "spark"),
+            },
+        )
         start = time.perf_counter()
         config = NearDuplicatesConfig.load(
             docs=str(path),

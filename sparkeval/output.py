@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import socket
+import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -61,7 +62,7 @@ def check_output_path(out: str | os.PathLike[str], inputs: list[str], overwrite:
     writable_dir = existing
     if existing == target:
         writable_dir = target if os.path.ismount(target) else target.parent
-    if not os.access(writable_dir, os.W_OK | os.X_OK):
+    if not os.access(writable_dir, os.W_OK | os.X_OK) or not _can_create_in(writable_dir):
         raise ConfigError(
             f"output path {out}: cannot write in {writable_dir} (read-only or permission denied)"
         )
@@ -74,6 +75,18 @@ def check_output_path(out: str | os.PathLike[str], inputs: list[str], overwrite:
                 "pass --overwrite to replace it"
             )
     return target
+
+
+def _can_create_in(directory: Path) -> bool:
+    """Whether a file can really be created in ``directory`` (a read-only mount or a
+    pseudo file system such as /proc refuses even a process that may write anywhere)."""
+    try:
+        handle, name = tempfile.mkstemp(prefix=f"{_OWN_PREFIX}probe-", dir=directory)
+    except OSError:
+        return False
+    os.close(handle)
+    os.unlink(name)
+    return True
 
 
 def _visible_entries(directory: Path) -> list[Path]:

@@ -21,6 +21,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.adaptive.enabled": "true",
     "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
+    # rows holding long arrays (a document's shingles) would otherwise make one Arrow
+    # batch of hundreds of MB; small rows never reach this bound
+    "spark.sql.execution.arrow.maxBytesPerBatch": str(64 << 20),
 }
 
 
@@ -86,6 +89,7 @@ def build_session(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    _quiet_accumulator_server()
     builder = SparkSession.builder.appName(app_name)
     submitted = _submitted()
     # Under spark-submit the submitter's settings stand; only the caller's own win.
@@ -162,6 +166,28 @@ def _local_defaults(jvm_profile: str | None = None) -> dict[str, str]:
         "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2)),
         "spark.driver.extraJavaOptions": " ".join([*local_java_options(jvm_profile), *archive]),
     }
+
+
+def _quiet_accumulator_server() -> None:
+    """Keep pyspark's accumulator server from printing a traceback when the JVM dies.
+
+    Its thread reports the closed connection (EOFError) on stderr before the job can
+    say in one line what happened (exit 1, "lost the connection to the Spark JVM");
+    other errors are still printed as before.
+    """
+    import socketserver
+
+    from pyspark import accumulators
+
+    def handle_error(server, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], (EOFError, ConnectionError)):
+            return
+        socketserver.BaseServer.handle_error(server, request, client_address)
+
+    for name in ("AccumulatorTCPServer", "AccumulatorUnixServer"):
+        server_class = getattr(accumulators, name, None)
+        if server_class is not None:
+            server_class.handle_error = handle_error
 
 
 def is_connect(spark: SparkSession) -> bool:

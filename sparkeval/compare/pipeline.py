@@ -225,17 +225,17 @@ def resolve_per_query_path(path: str | os.PathLike[str]) -> Path:
 
 def read_per_query(spark: SparkSession, path: str | os.PathLike[str]) -> Any:
     """Read and type-check a per-query Parquet table (file, directory or evaluate output)."""
+    from sparkeval.io.readers import read_table
+
     source = resolve_per_query_path(path)
-    try:
-        df = spark.read.parquet(str(source))
-    except Exception as exc:
-        raise InputError(f"cannot read the per-query table {source} as Parquet: {exc}") from None
-    return check_per_query(df, str(source))
+    return check_per_query(read_table(spark, str(source), "parquet"), str(source))
 
 
 def check_per_query(df: DataFrame, where: str = "per-query table") -> Any:
     """Require the per-query columns and cast them to their declared types."""
     from pyspark.sql import functions as F
+
+    from sparkeval.io.readers import check_id_types
 
     missing = [c for c in PER_QUERY_COLUMNS if c not in df.columns]
     if missing:
@@ -243,6 +243,7 @@ def check_per_query(df: DataFrame, where: str = "per-query table") -> Any:
             f"{where}: missing column(s) {', '.join(missing)}; expected "
             f"{', '.join(PER_QUERY_COLUMNS)} (found {', '.join(df.columns)})"
         )
+    check_id_types(df, ["run_id", "query_id"], where)
     return df.select(
         F.col("run_id").cast("string"),
         F.col("query_id").cast("string"),
@@ -266,6 +267,12 @@ def read_runs(spark: SparkSession, paths: Sequence[str]) -> Any:
     bad = df.where(F.col(BAD).isNotNull()).select(BAD).first()
     if bad is not None:
         raise InputError(with_line_number(bad[0]))
+    missing = df.where(F.col("score").isNull() | F.isnan("score")).first()
+    if missing is not None:
+        raise InputError(
+            f"run {missing['run_id']}: query {missing['query_id']} doc {missing['doc_id']}: "
+            "score is missing or NaN (expected a number; infinite scores are allowed)"
+        )
     return df.drop(BAD)
 
 

@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 from sparkeval.engine.formats import RUN_CODE
 from sparkeval.io.direct import _GRADE_BOUND, NotDirect
 from sparkeval.io.readers import WHITESPACE as _WHITESPACE
+from sparkeval.io.streams import DECOMPRESS_ERRORS
 
 #: bytes of plain text per read task
 TEXT_CHUNK_BYTES = 64 << 20
@@ -44,6 +45,8 @@ _NUMBER = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"
 #: the fields a line needs, and the field holding the value, by kind of input
 _FIELDS = {"run": (6, 4), "qrels": (4, 3)}
 _BOM = b"\xef\xbb\xbf"
+#: a damaged compressed file or text that is not UTF-8: leave the file to Spark's reader
+_UNREADABLE: tuple[type[BaseException], ...] = (*DECOMPRESS_ERRORS, UnicodeDecodeError)
 
 
 def is_gzip(path: str) -> bool:
@@ -63,7 +66,7 @@ def first_data_fields(path: str) -> list[str] | None:
                 body = raw.decode("utf-8").strip(_WHITESPACE)
                 if body and not body.startswith("#"):
                     return _FIELD_SPLIT.split(body)
-    except (OSError, UnicodeDecodeError, EOFError):
+    except _UNREADABLE:
         return None
     return None
 

@@ -21,6 +21,7 @@ from sparkeval.io.columns import RUN_ALIASES, match_columns
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import (
     check_exists,
+    check_id_types,
     detect_format,
     read_table,
     read_trec_run,
@@ -71,6 +72,7 @@ def normalise_columns(
     found = match_columns(df.columns, columns, required, {}, source, "this table", None, optional)
     named = df.select(*(F.col(f"`{found[c]}`").alias(c) for c in columns if c in found))
     ids = [c for c in named.columns if c in ID_COLUMNS]
+    check_id_types(df, [found[c] for c in ids], source)
     return strict_text_ids(named, ids, source, {c: found[c] for c in ids})
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sparkeval.io.streams import open_decompressed
+from sparkeval.io.streams import DECOMPRESS_ERRORS, open_decompressed
+
+#: a file that cannot be searched for the line
+_UNREADABLE: tuple[type[BaseException], ...] = (*DECOMPRESS_ERRORS, ValueError)
 
 _MALFORMED = re.compile(r"^(?P<file>.+?): malformed line \[(?P<raw>.*)\]: (?P<reason>.*)$", re.S)
 
@@ -35,7 +38,7 @@ def with_line_number(message: str) -> str:
                 for number, line in enumerate(handle, start=1):
                     if line.rstrip("\r\n") == first:
                         return f"{candidate}:{number}: malformed line {raw!r}: {reason}"
-        except (OSError, EOFError, ValueError):
+        except _UNREADABLE:
             continue
     return f"{match['file']}: malformed line {raw!r}: {reason}"
 

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import RATING_ALIASES, mapping_onto, match_columns
-from sparkeval.io.readers import _bad_line, _trec_lines, check_exists, detect_format, read_table
+from sparkeval.io.readers import (
+    _bad_line,
+    _trec_lines,
+    check_exists,
+    check_id_types,
+    detect_format,
+    read_table,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -92,6 +99,7 @@ def canonical_ratings(
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     cols = resolve(list(df.columns), kind, mapping or {}, source)
+    check_id_types(df, [cols["user_id"], cols["item_id"]], source)
     user = df[cols["user_id"]].cast("string")
     item = df[cols["item_id"]].cast("string")
     column = VALUE_COLUMN[kind]

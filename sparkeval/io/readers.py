@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import DOC_NAMES, SCORE_NAMES, parse_mapping, resolve_columns
-from sparkeval.io.streams import open_decompressed, suffix_from_content
+from sparkeval.io.streams import DECOMPRESS_ERRORS, open_decompressed, suffix_from_content
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -357,7 +357,7 @@ def _has_quotes(path: str) -> bool:
             with open_decompressed(candidate) as handle:
                 while block := handle.read(1 << 24):
                     quotes += block.count(b'"') - block.count(b'\\"')
-        except (OSError, EOFError):
+        except DECOMPRESS_ERRORS:
             continue  # unreadable: the read itself reports it
         found = found or quotes > 0
         if quotes % 2:

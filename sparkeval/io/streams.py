@@ -17,10 +17,12 @@ Example:
 from __future__ import annotations
 
 import atexit
+import lzma
 import os
 import shutil
 import stat
 import tempfile
+import zlib
 from functools import cache
 from pathlib import Path
 from typing import IO, Any
@@ -101,12 +103,15 @@ def readable_paths(value: str | tuple[str, ...]) -> str | tuple[str, ...]:
     return readable_by_name(value)
 
 
+#: what reading a damaged compressed file raises (bad header, bad data, cut short)
+DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, lzma.LZMAError)
+
+
 def open_decompressed(path: Path, text: bool = False, errors: str = "strict") -> IO[Any]:
     """``path`` opened for reading through the decompressor its suffix names (``.gz``,
     ``.bz2``, ``.xz``), as bytes or as UTF-8 text with ``errors``."""
     import bz2
     import gzip
-    import lzma
 
     openers: dict[str, Any] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
     opener = openers.get(path.suffix.lower(), open)

@@ -52,7 +52,9 @@ def _undefined_if_empty(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 def _rmse(g: np.ndarray, e: np.ndarray, n: int, _: float | None) -> np.ndarray:
     c = _counts(g, n)
-    return _undefined_if_empty(np.sqrt(np.bincount(g, e * e, n) / np.maximum(c, 1)), c)
+    with np.errstate(over="ignore"):  # an overflow is reported by the caller, by name
+        squares = e * e
+    return _undefined_if_empty(np.sqrt(np.bincount(g, squares, n) / np.maximum(c, 1)), c)
 
 
 def _mae(g: np.ndarray, e: np.ndarray, n: int, _: float | None) -> np.ndarray:
@@ -81,7 +83,8 @@ def _lp(g: np.ndarray, e: np.ndarray, n: int, power: float | None) -> np.ndarray
     power = float(power or 2.0)
     if np.isinf(power):
         return _max_ae(g, e, n, None)
-    norm = np.bincount(g, np.abs(e) ** power, n) ** (1.0 / power)
+    with np.errstate(over="ignore"):  # an overflow is reported by the caller, by name
+        norm = np.bincount(g, np.abs(e) ** power, n) ** (1.0 / power)
     return _undefined_if_empty(norm, _counts(g, n))
 
 

@@ -25,7 +25,7 @@ from decimal import Decimal
 DECIMAL = "decimal(38,18)"
 _LIMIT = 1e19
 _MIN_EXPONENT = -900
-_MAX_EXPONENT = 900
+_MAX_EXPONENT = 1000  # doubles reach 2^1024: B * 2^-m < 10^19 needs m <= 961
 
 
 def scale_exponent(bound: float) -> int:

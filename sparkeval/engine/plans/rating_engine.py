@@ -366,6 +366,12 @@ def rating_errors(
     for i, r in enumerate(requests):
         values[r.name] = _pooled_value(r, sums)
         values[r.per_user_name] = means[i]
+        for name in (r.name, r.per_user_name):
+            if math.isinf(values[name]):
+                raise InputError(
+                    f"{name}: the errors reach {sums['max_e']:g}, too large for this measure "
+                    "in double precision (its sums overflow); rescale the values"
+                )
         undefined_users[r.per_user_name] = undefined[i]
     report = {
         "measures": values,
