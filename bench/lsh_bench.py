@@ -247,7 +247,10 @@ def run_mllib(
         model = MinHashLSH(
             inputCol="features", outputCol="hashes", numHashTables=tables, seed=1
         ).fit(vec)
-        joined = model.approxSimilarityJoin(vec, vec, 1.0 - THRESHOLD, distCol="dist")
+        # a pair at exactly J = 0.8 has distance 1 - 0.8 in floating point, which a
+        # threshold of 1.0 - THRESHOLD may just exclude: widen by 1e-9 so that MLlib
+        # is not penalised at the boundary (its extra pairs would count as false)
+        joined = model.approxSimilarityJoin(vec, vec, 1.0 - THRESHOLD + 1e-9, distCol="dist")
         pairs = joined.where(F.col("datasetA.id") < F.col("datasetB.id")).select(
             F.col("datasetA.id").alias("a"), F.col("datasetB.id").alias("b"), "dist"
         )

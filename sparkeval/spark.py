@@ -21,6 +21,8 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.adaptive.enabled": "true",
     "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
+    # a failing job is reported once, not retried without Arrow behind a warning
+    "spark.sql.execution.arrow.pyspark.fallback.enabled": "false",
     # rows holding long arrays (a document's shingles) would otherwise make one Arrow
     # batch of hundreds of MB; small rows never reach this bound
     "spark.sql.execution.arrow.maxBytesPerBatch": str(64 << 20),

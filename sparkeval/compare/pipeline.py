@@ -244,11 +244,26 @@ def check_per_query(df: DataFrame, where: str = "per-query table") -> Any:
             f"{', '.join(PER_QUERY_COLUMNS)} (found {', '.join(df.columns)})"
         )
     check_id_types(df, ["run_id", "query_id"], where)
+    from sparkeval.errors import marked_message
+
+    value = F.col("value").cast("double")
+    message = F.concat(
+        F.lit(f"{where}: run "),
+        F.col("run_id").cast("string"),
+        F.lit(" query "),
+        F.col("query_id").cast("string"),
+        F.lit(" measure "),
+        F.col("measure").cast("string"),
+        F.lit(": value "),
+        value.cast("string"),
+        F.lit(" is not a finite number (leave an undefined value out, or null)"),
+    )
+    not_finite = F.isnan(value) | (F.abs(value) == F.lit(float("inf")))
     return df.select(
         F.col("run_id").cast("string"),
         F.col("query_id").cast("string"),
         F.col("measure").cast("string"),
-        F.col("value").cast("double"),
+        F.when(not_finite, F.raise_error(marked_message(message))).otherwise(value).alias("value"),
     )
 
 

@@ -120,10 +120,27 @@ def read_run_table(
 
 
 def top_k(run: DataFrame, k: int | None) -> DataFrame:
-    """Each user's first k rows by score descending, ties by item id descending."""
+    """Each user's first k rows by score descending, ties by item id descending.
+
+    The scores decide the cut, so a missing or NaN score fails the job naming its
+    user and item (infinite scores rank first or last, as numbers do).
+    """
     if k is None:
         return run
-    return with_rank(run, ["query_id"], k, column="_rank").drop("_rank")
+    from sparkeval.errors import marked_message
+
+    message = F.concat(
+        F.lit("user "),
+        F.col("query_id").cast("string"),
+        F.lit(" item "),
+        F.col("doc_id").cast("string"),
+        F.lit(": score is missing or NaN (expected a number; the top-k cut needs one)"),
+    )
+    unscored = F.col("score").isNull() | F.isnan(F.col("score"))
+    checked = run.withColumn(
+        "score", F.when(unscored, F.raise_error(marked_message(message))).otherwise(F.col("score"))
+    )
+    return with_rank(checked, ["query_id"], k, column="_rank").drop("_rank")
 
 
 def check_k(k: int | None) -> int | None:

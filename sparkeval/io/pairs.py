@@ -53,6 +53,7 @@ def pairs_frame(table, source: str):
             f"columns are: {', '.join(table.columns)}"
         )
     readers.check_id_types(table, PAIR_COLUMNS, source)
+    table = readers.strict_text_ids(table, PAIR_COLUMNS, source)
     a, b = readers.id_column("doc_a"), readers.id_column("doc_b")
     which = F.when(_missing_id(a), F.lit("doc_a")).otherwise(F.lit("doc_b"))
     message = F.concat(

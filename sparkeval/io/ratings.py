@@ -28,6 +28,7 @@ from sparkeval.io.readers import (
     check_id_types,
     detect_format,
     read_table,
+    strict_text_ids,
 )
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ def canonical_ratings(
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     cols = resolve(list(df.columns), kind, mapping or {}, source)
     check_id_types(df, [cols["user_id"], cols["item_id"]], source)
+    df = strict_text_ids(df, [cols["user_id"], cols["item_id"]], source)
     user = df[cols["user_id"]].cast("string")
     item = df[cols["item_id"]].cast("string")
     column = VALUE_COLUMN[kind]

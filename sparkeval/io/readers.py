@@ -506,6 +506,31 @@ def strict_text_ids(
     return table.select(*selected)
 
 
+def strict_text(table, column: str, key: str, source: str, decoded: bool):
+    """``table`` whose free-text ``column`` fails the job where it is not valid UTF-8.
+
+    ``decoded``: the text came through Spark's CSV or JSON reader, which turns invalid
+    bytes into U+FFFD, so a U+FFFD is refused too (two texts differing only in their
+    invalid bytes would otherwise be the same text). The message names ``key``'s value.
+    """
+    from pyspark.sql import functions as F
+
+    from sparkeval.errors import marked_message
+
+    text = F.col(f"`{column}`").cast("string")
+    broken = ~F.is_valid_utf8(text)
+    if decoded:
+        broken = broken | text.contains("\ufffd")
+    message = F.concat(
+        F.lit(f"{source}: column {column} of {key} '"),
+        F.col(f"`{key}`").cast("string"),
+        F.lit("' is not valid UTF-8 (text is read as UTF-8; convert the file, e.g. "),
+        F.lit("iconv -f latin1 -t utf-8)"),
+    )
+    checked = F.when(broken, F.raise_error(marked_message(message))).otherwise(F.col(f"`{column}`"))
+    return table.withColumn(column, checked)
+
+
 def _is_text(spark_type: str | None) -> bool:
     return spark_type in ("string", "binary") or str(spark_type).startswith("varchar")
 

@@ -143,3 +143,75 @@ def test_rating_errors_beyond_the_double_range_of_squares(tmp_path, capsys):
     assert code == EXIT_INPUT
     assert "RMSE" in error_line(err, "rating-errors")
     assert not (tmp_path / "b").exists()
+
+
+LATIN1_E_ACUTE, LATIN1_E_GRAVE = b"\xe9", b"\xe8"
+
+
+def test_two_latin1_users_are_not_one_user_in_rating_errors(tmp_path, capsys):
+    # u\xe9 and u\xe8 would both decode to u\ufffd and their rows would pair up
+    pred = b"user_id,item_id,prediction\nu" + LATIN1_E_ACUTE + b",i1,3.0\n"
+    truth = b"user_id,item_id,rating\nu" + LATIN1_E_GRAVE + b",i1,3.0\n"
+    (tmp_path / "pred.csv").write_bytes(pred)
+    (tmp_path / "truth.csv").write_bytes(truth)
+    argv = ["rating-errors", "--predictions", str(tmp_path / "pred.csv")]
+    argv += ["--truth", str(tmp_path / "truth.csv"), "--out", str(tmp_path / "out")]
+    code, err = run(capsys, argv)
+    assert code == EXIT_INPUT
+    line = error_line(err, "rating-errors")
+    assert "pred.csv" in line and "UTF-8" in line
+
+
+def test_latin1_near_duplicate_pairs_are_refused(tmp_path, capsys):
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "pairs.csv").write_bytes(b"doc_a,doc_b\nd1,d" + LATIN1_E_ACUTE + b"\n")
+    argv = ["evaluate", "--run", str(tmp_path / "run.txt"), "--qrels", str(tmp_path / "qrels.txt")]
+    argv += ["--measures", "P@1", "--near-duplicates", str(tmp_path / "pairs.csv")]
+    code, err = run(capsys, [*argv, "--out", str(tmp_path / "out")])
+    assert code == EXIT_INPUT
+    line = error_line(err, "evaluate")
+    assert "pairs.csv" in line and "UTF-8" in line
+
+
+def test_latin1_text_is_not_a_false_duplicate(tmp_path, capsys):
+    # 'caf\xe9 au lait' and 'caf\xe8 au lait' differ; decoded with replacement they
+    # would be the same text and a pair at Jaccard 1
+    docs = b"doc_id,text\n1,caf" + LATIN1_E_ACUTE + b" au lait\n2,caf" + LATIN1_E_GRAVE
+    (tmp_path / "docs.csv").write_bytes(docs + b" au lait\n")
+    argv = ["near-duplicates", "--docs", str(tmp_path / "docs.csv"), "--threshold", "0.8"]
+    code, err = run(capsys, [*argv, "--out", str(tmp_path / "out")])
+    assert code == EXIT_INPUT
+    line = error_line(err, "near-duplicates")
+    assert "docs.csv" in line and "text" in line and "UTF-8" in line
+
+
+def test_a_nan_score_under_a_top_k_cut_is_refused(tmp_path, capsys):
+    path = tmp_path / "run.csv"
+    path.write_text("user_id,item_id,score\nu1,a,1\nu1,b,NaN\nu2,a,1\nu2,b,2\n")
+    argv = ["similar-users", "--run", str(path), "--threshold", "0.5", "--k", "1"]
+    code, err = run(capsys, [*argv, "--out", str(tmp_path / "out")])
+    assert code == EXIT_INPUT
+    line = error_line(err, "similar-users")
+    assert "user u1 item b" in line and "NaN" in line
+
+
+def test_a_nan_value_in_a_per_query_table_is_refused(tmp_path, capsys):
+    path = tmp_path / "pq.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "run_id": ["A", "A", "B", "B"],
+                "query_id": ["q1", "q2", "q1", "q2"],
+                "measure": ["P@1"] * 4,
+                "value": [0.0, 1.0, float("nan"), 1.0],
+            }
+        ),
+        path,
+    )
+    argv = ["compare", "--per-query", str(path), "--baseline", "A"]
+    code, err = run(capsys, [*argv, "--out", str(tmp_path / "out")])
+    assert code == EXIT_INPUT
+    line = error_line(err, "compare")
+    assert "pq.parquet" in line and "run B query q1" in line and "NaN" in line
+    assert "Traceback" not in err and "UserWarning" not in err
