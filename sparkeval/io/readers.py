@@ -396,11 +396,16 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _bad_json_message(path: str, exc: BaseException) -> str:
-    """Name the first line of a local JSON Lines input that is not a JSON object."""
+    """Name the first line of a local JSON Lines input (compressed or not) that is not
+    valid UTF-8 or not a JSON object."""
     for candidate in _local_files(path):
         try:
-            with open(candidate, encoding="utf-8", errors="replace") as handle:
-                for number, line in enumerate(handle, start=1):
+            with open_decompressed(candidate) as handle:
+                for number, raw in enumerate(handle, start=1):
+                    try:
+                        line = raw.decode("utf-8")
+                    except UnicodeDecodeError:
+                        return f"{candidate}:{number}: the line is {NOT_UTF8}"
                     if not line.strip():
                         continue
                     try:
@@ -412,7 +417,7 @@ def _bad_json_message(path: str, exc: BaseException) -> str:
                             f"{candidate}:{number}: malformed line {line.rstrip()[:200]!r}: "
                             "expected one JSON object per line"
                         )
-        except OSError:
+        except DECOMPRESS_ERRORS:
             continue
     return f"{path}: cannot read as JSON Lines ({_first_line(exc)})"
 

@@ -215,3 +215,18 @@ def test_a_nan_value_in_a_per_query_table_is_refused(tmp_path, capsys):
     line = error_line(err, "compare")
     assert "pq.parquet" in line and "run B query q1" in line and "NaN" in line
     assert "Traceback" not in err and "UserWarning" not in err
+
+
+def test_a_latin1_json_line_is_named_as_not_utf8(tmp_path, capsys):
+    (tmp_path / "run.jsonl").write_bytes(
+        b'{"query_id":"q1","doc_id":"d1","score":2}\n{"query_id":"q1","doc_id":"d'
+        + LATIN1_E_ACUTE
+        + b'","score":1}\n'
+    )
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    argv = ["evaluate", "--run", str(tmp_path / "run.jsonl"), "--qrels"]
+    argv += [str(tmp_path / "qrels.txt"), "--measures", "P@1", "--out", str(tmp_path / "out")]
+    code, err = run(capsys, argv)
+    assert code == EXIT_INPUT
+    line = error_line(err, "evaluate")
+    assert "run.jsonl:2:" in line and "UTF-8" in line
