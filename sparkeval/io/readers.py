@@ -469,6 +469,46 @@ def check_id_types(table, columns: Sequence[str], source: str) -> None:
                 f"{source}: id column {column} has type {kind}; ids must be strings or "
                 "integers (cast the column to string or bigint first)"
             )
+    _check_json_object_ids(table, [c for c in columns if types.get(c) == "string"], source)
+
+
+def _check_json_object_ids(table, columns: Sequence[str], source: str) -> None:
+    """A JSON Lines id that is an object or array on some lines is an error naming the line.
+
+    Spark infers a string column when one line holds a string and another an object,
+    and keeps the object as its JSON text (``{"x":"d2"}``), an id nothing else matches.
+    A value that looks like JSON text is looked up in the file to tell it from a string
+    that merely starts with a brace.
+    """
+    if not columns or not _is_local(source) or detect_format(source) != "jsonl":
+        return
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    looks_like_json = reduce(
+        lambda a, b: a | b, (F.col(f"`{c}`").rlike(r"^\s*[\[{]") for c in columns)
+    )
+    if table.where(looks_like_json).select(*(f"`{c}`" for c in columns)).first() is None:
+        return
+    for candidate in _local_files(source):
+        try:
+            with open_decompressed(candidate) as handle:
+                for number, raw in enumerate(handle, start=1):
+                    try:
+                        record = json.loads(raw)
+                    except ValueError:
+                        continue
+                    for column in columns if isinstance(record, dict) else ():
+                        value = record.get(column)
+                        if isinstance(value, dict | list):
+                            kind = "an object" if isinstance(value, dict) else "an array"
+                            raise InputError(
+                                f"{candidate}:{number}: id column {column} holds {kind} "
+                                f"({json.dumps(value)[:80]}); ids must be strings or integers"
+                            )
+        except DECOMPRESS_ERRORS:
+            continue
 
 
 def invalid_text_ids(table, columns: Sequence[str], source: str):

@@ -230,3 +230,31 @@ def test_a_latin1_json_line_is_named_as_not_utf8(tmp_path, capsys):
     assert code == EXIT_INPUT
     line = error_line(err, "evaluate")
     assert "run.jsonl:2:" in line and "UTF-8" in line
+
+
+def test_a_json_object_as_an_id_on_one_line_is_refused(tmp_path, capsys):
+    # line 1 holds a string id and line 2 an object: Spark infers a string column and
+    # would keep the object as the text {"x":"d2"}
+    (tmp_path / "run.jsonl").write_text(
+        '{"query_id":"q1","doc_id":"d1","score":3.0}\n'
+        '{"query_id":"q1","doc_id":{"x":"d2"},"score":2.0}\n'
+    )
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    argv = ["evaluate", "--run", str(tmp_path / "run.jsonl"), "--qrels"]
+    argv += [str(tmp_path / "qrels.txt"), "--measures", "P@1", "--out", str(tmp_path / "out")]
+    code, err = run(capsys, argv)
+    assert code == EXIT_INPUT
+    line = error_line(err, "evaluate")
+    assert "run.jsonl:2:" in line and "doc_id" in line and "object" in line
+
+
+def test_a_string_id_that_starts_with_a_brace_is_an_id(tmp_path, capsys):
+    (tmp_path / "run.jsonl").write_text('{"query_id":"q1","doc_id":"{d1}","score":3.0}\n')
+    (tmp_path / "qrels.txt").write_text("q1 0 {d1} 1\n")
+    argv = ["evaluate", "--run", str(tmp_path / "run.jsonl"), "--qrels"]
+    argv += [str(tmp_path / "qrels.txt"), "--measures", "P@1", "--out", str(tmp_path / "out")]
+    code, err = run(capsys, argv)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (values,) = summary["runs"].values()
+    assert values["measures"]["P@1"] == 1.0
