@@ -563,9 +563,7 @@ def strict_text(table, column: str, key: str, source: str, decoded: bool):
     from sparkeval.errors import marked_message
 
     text = F.col(f"`{column}`").cast("string")
-    broken = ~F.is_valid_utf8(text)
-    if decoded:
-        broken = broken | text.contains("\ufffd")
+    broken = _not_utf8(text, decoded)
     message = F.concat(
         F.lit(f"{source}: column {column} of {key} '"),
         F.col(f"`{key}`").cast("string"),
@@ -580,12 +578,21 @@ def _is_text(spark_type: str | None) -> bool:
     return spark_type in ("string", "binary") or str(spark_type).startswith("varchar")
 
 
+def _not_utf8(text, decoded: bool):
+    """Spark condition: ``text`` is not valid UTF-8, or (``decoded``: it came through a
+    decoder that replaces invalid bytes) holds U+FFFD."""
+    from pyspark.sql import functions as F
+
+    broken = ~F.is_valid_utf8(text)
+    return broken | text.contains("\ufffd") if decoded else broken
+
+
 def _utf8_problem(column: str, source: str, label: str | None = None):
     """(condition, message) of a text column value that is not valid UTF-8 or holds U+FFFD."""
     from pyspark.sql import functions as F
 
     text = F.col(f"`{column}`").cast("string")
-    broken = ~F.is_valid_utf8(text) | text.contains("\ufffd")
+    broken = _not_utf8(text, decoded=True)
     message = F.concat(
         F.lit(f"{source}: column {label or column} value '"),
         F.make_valid_utf8(text),

@@ -23,6 +23,12 @@ def run(capsys, argv: list[str]) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
+def evaluate_argv(tmp_path, run_name: str) -> list[str]:
+    """``evaluate`` of ``run_name`` against ``qrels.txt`` in ``tmp_path`` (P@1) into ``out``."""
+    argv = ["evaluate", "--run", str(tmp_path / run_name), "--qrels"]
+    return [*argv, str(tmp_path / "qrels.txt"), "--measures", "P@1", "--out", str(tmp_path / "out")]
+
+
 def error_line(err: str, command: str) -> str:
     lines = [line for line in err.splitlines() if line.startswith(f"sparkeval {command}: error:")]
     assert lines, err
@@ -109,8 +115,7 @@ def test_a_gzip_file_with_a_damaged_body_is_an_input_error(tmp_path, capsys):
     header = gzip.compress(b"")[:10]
     (tmp_path / "run.txt.gz").write_bytes(header + body)
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
-    argv = ["evaluate", "--run", str(tmp_path / "run.txt.gz"), "--qrels"]
-    argv += [str(tmp_path / "qrels.txt"), "--measures", "P@1", "--out", str(tmp_path / "out")]
+    argv = evaluate_argv(tmp_path, "run.txt.gz")
     code, err = run(capsys, argv)
     assert code == EXIT_INPUT
     assert "run.txt.gz" in error_line(err, "evaluate")
@@ -224,8 +229,7 @@ def test_a_latin1_json_line_is_named_as_not_utf8(tmp_path, capsys):
         + b'","score":1}\n'
     )
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
-    argv = ["evaluate", "--run", str(tmp_path / "run.jsonl"), "--qrels"]
-    argv += [str(tmp_path / "qrels.txt"), "--measures", "P@1", "--out", str(tmp_path / "out")]
+    argv = evaluate_argv(tmp_path, "run.jsonl")
     code, err = run(capsys, argv)
     assert code == EXIT_INPUT
     line = error_line(err, "evaluate")
@@ -240,8 +244,7 @@ def test_a_json_object_as_an_id_on_one_line_is_refused(tmp_path, capsys):
         '{"query_id":"q1","doc_id":{"x":"d2"},"score":2.0}\n'
     )
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
-    argv = ["evaluate", "--run", str(tmp_path / "run.jsonl"), "--qrels"]
-    argv += [str(tmp_path / "qrels.txt"), "--measures", "P@1", "--out", str(tmp_path / "out")]
+    argv = evaluate_argv(tmp_path, "run.jsonl")
     code, err = run(capsys, argv)
     assert code == EXIT_INPUT
     line = error_line(err, "evaluate")
@@ -251,8 +254,7 @@ def test_a_json_object_as_an_id_on_one_line_is_refused(tmp_path, capsys):
 def test_a_string_id_that_starts_with_a_brace_is_an_id(tmp_path, capsys):
     (tmp_path / "run.jsonl").write_text('{"query_id":"q1","doc_id":"{d1}","score":3.0}\n')
     (tmp_path / "qrels.txt").write_text("q1 0 {d1} 1\n")
-    argv = ["evaluate", "--run", str(tmp_path / "run.jsonl"), "--qrels"]
-    argv += [str(tmp_path / "qrels.txt"), "--measures", "P@1", "--out", str(tmp_path / "out")]
+    argv = evaluate_argv(tmp_path, "run.jsonl")
     code, err = run(capsys, argv)
     assert code == 0, err
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
