@@ -73,7 +73,8 @@ _FMIX64 = (
 )
 
 #: upper bound on (tokens x permutations) values held at once while hashing a batch
-_CHUNK_VALUES = 1 << 22
+#: (small enough to stay in the CPU caches: 4x faster than 4M values)
+_CHUNK_VALUES = 1 << 20
 
 
 def _fmix(hv: np.ndarray, constants: tuple[Any, ...]) -> np.ndarray:
@@ -166,6 +167,21 @@ class MinHasher:
             self.scheme
         ]
 
+    def premix(self, raw: np.ndarray) -> np.ndarray:
+        """The scheme's premix of raw SHA-1 token hashes (:func:`sha1_hash` values of
+        the scheme's width): the MurmurHash3 finalizer for the affine schemes, none
+        for ``legacy``."""
+        if self.scheme == "affine32":
+            return _fmix(raw.astype(np.uint32, copy=False), _FMIX32)
+        if self.scheme == "affine64":
+            return _fmix(raw.astype(np.uint64, copy=False), _FMIX64)
+        return raw.astype(np.uint64, copy=False)
+
+    @property
+    def hash_width(self) -> int:
+        """Bits of the raw SHA-1 token hash the scheme uses (32 or 64)."""
+        return 64 if self.scheme == "affine64" else 32
+
     def hash_tokens(self, tokens: Sequence[Any] | np.ndarray) -> np.ndarray:
         """Token hashes after the scheme's premix (before the permutations).
 
@@ -175,30 +191,24 @@ class MinHasher:
         if len(values) == 0:
             return np.zeros(0, dtype=self.dtype)
         codes, uniques = pd.factorize(values, use_na_sentinel=False)
-        width = 64 if self.scheme == "affine64" else 32
-        hashed = sha1_hash(uniques, width)
-        if self.scheme == "affine32":
-            hashed = _fmix(hashed.astype(np.uint32), _FMIX32)
-        elif self.scheme == "affine64":
-            hashed = _fmix(hashed.astype(np.uint64), _FMIX64)
-        else:
-            hashed = hashed.astype(np.uint64)
-        return hashed[codes]
+        return self.premix(sha1_hash(uniques, self.hash_width))[codes]
 
     def _permute(self, hv: np.ndarray) -> np.ndarray:
-        """All permutations of a column of hashes: shape (len(hv), num_perm)."""
-        col = hv.reshape(-1, 1)
+        """All permutations of a run of hashes, one row per permutation:
+        shape (num_perm, len(hv)), so that the minimum over each set is a reduction
+        along contiguous memory."""
+        row = hv.reshape(1, -1)
+        a, b = self._a.reshape(-1, 1), self._b.reshape(-1, 1)
         with np.errstate(over="ignore"):
             if self.scheme == "legacy":
-                return ((col * self._a + self._b) % MERSENNE_PRIME) & MAX_HASH_32
-            return col * self._a + self._b
+                return ((a * row + b) % MERSENNE_PRIME) & MAX_HASH_32
+            return a * row + b
 
     def signatures(self, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Signatures of sets given as flat ``values`` and segment ``offsets``.
 
         Set i is ``values[offsets[i]:offsets[i+1]]`` (duplicates are harmless).
-        Hashing is done once for all tokens; the permutations are applied to chunks
-        of whole sets and reduced with ``np.minimum.reduceat``.
+        Each distinct token is hashed once; see :meth:`signatures_of_hashes`.
 
         Args:
             values: flat array of items (any type; tokenised as ``str(item)``).
@@ -208,12 +218,31 @@ class MinHasher:
             ``(n_sets, num_perm)`` array of the scheme's dtype.
         """
         offsets = np.asarray(offsets, dtype=np.int64)
+        if len(offsets) < 2 or offsets[-1] == offsets[0]:
+            return self.signatures_of_hashes(np.zeros(0, dtype=self.dtype), offsets - offsets[0])
+        hv = self.hash_tokens(values[offsets[0] : offsets[-1]])
+        return self.signatures_of_hashes(hv, offsets - offsets[0])
+
+    def signatures_of_hashes(self, hv: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """Signatures of sets given as premixed token hashes (:meth:`premix`).
+
+        Set i is ``hv[offsets[i]:offsets[i+1]]``. The permutations are applied to
+        chunks of whole sets (about :data:`_CHUNK_VALUES` values at a time) and reduced
+        with ``np.minimum.reduceat`` along each permutation's row.
+
+        Example:
+            >>> hasher = MinHasher(num_perm=4, seed=1)
+            >>> raw = sha1_hash(["a", "b"])
+            >>> sig = hasher.signatures_of_hashes(hasher.premix(raw), np.array([0, 2]))
+            >>> bool((sig == hasher.signatures_of([["a", "b"]])).all())
+            True
+        """
+        offsets = np.asarray(offsets, dtype=np.int64)
         n_sets = len(offsets) - 1
         out: np.ndarray = np.full((max(n_sets, 0), self.num_perm), self.max_hash, dtype=self.dtype)
         if n_sets <= 0 or offsets[-1] == offsets[0]:
             return out
-        hv = self.hash_tokens(values[offsets[0] : offsets[-1]])
-        base = offsets[0]
+        hv = np.asarray(hv, dtype=self.dtype)
         tokens_per_chunk = max(1, _CHUNK_VALUES // self.num_perm)
         start_set = 0
         while start_set < n_sets:
@@ -225,9 +254,9 @@ class MinHasher:
             starts = offsets[start_set:end_set]
             nonempty = offsets[start_set + 1 : end_set + 1] > starts
             if hi > lo:
-                phv = self._permute(hv[lo - base : hi - base])
-                mins = np.minimum.reduceat(phv, starts[nonempty] - lo, axis=0)
-                out[start_set:end_set][nonempty] = mins
+                phv = self._permute(hv[lo:hi])
+                mins = np.minimum.reduceat(phv, starts[nonempty] - lo, axis=1)
+                out[start_set:end_set][nonempty] = mins.T
             start_set = end_set
         return out
 

@@ -45,6 +45,7 @@ from sparkeval.lsh.candidates import (
     shared_buckets,
 )
 from sparkeval.lsh.minhash import MinHasher
+from sparkeval.lsh.token_hashes import hashable_in_spark, raw_hashes, sha1_hash_column
 
 
 def threshold_fraction(threshold: float | str) -> Fraction:
@@ -77,6 +78,10 @@ def band_rows(
 ) -> DataFrame:
     """``(id, band, key)`` rows: b band keys per set, computed per Arrow batch.
 
+    Strings and integers are hashed in Spark SQL (:mod:`sparkeval.lsh.token_hashes`),
+    so only 4 or 8 bytes per item reach Python; items of other types are hashed in
+    Python. Both give the signatures of ``datasketch.MinHash``.
+
     Args:
         sets: a DataFrame with an id column and an array column of items.
         id_col: the id column (any orderable type).
@@ -87,11 +92,19 @@ def band_rows(
     id_type = sets.schema[id_col].dataType.simpleString()
     bands, rows = params.bands, params.rows
     band_ids = np.arange(bands, dtype=np.int32)
+    in_spark = hashable_in_spark(sets.schema[items_col].dataType)
+    width = hasher.hash_width
+
+    def signatures(column: pa.Array) -> np.ndarray:
+        if in_spark:
+            raw, offsets = raw_hashes(column, width)
+            return hasher.signatures_of_hashes(hasher.premix(raw), offsets)
+        values, offsets = flat_lists(column)
+        return hasher.signatures(values, offsets)
 
     def emit(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            values, offsets = flat_lists(batch.column(items_col))
-            keys = band_keys(hasher.signatures(values, offsets), bands, rows)
+            keys = band_keys(signatures(batch.column(items_col)), bands, rows)
             n = batch.num_rows
             take = pa.array(np.repeat(np.arange(n, dtype=np.int64), bands))
             yield pa.RecordBatch.from_arrays(
@@ -103,7 +116,9 @@ def band_rows(
                 names=[id_col, "band", "key"],
             )
 
-    return sets.select(id_col, items_col).mapInArrow(
+    items = F.col(items_col)
+    shipped = sha1_hash_column(items, width) if in_spark else items
+    return sets.select(id_col, shipped.alias(items_col)).mapInArrow(
         emit, f"{id_col} {id_type}, band int, key long"
     )
 
