@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,32 @@ DEFAULT_CONF: dict[str, str] = {
     # rows holding long arrays (a document's shingles) would otherwise make one Arrow
     # batch of hundreds of MB; small rows never reach this bound
     "spark.sql.execution.arrow.maxBytesPerBatch": str(64 << 20),
+    # pyspark records the user's call site on every column function (three JVM calls
+    # each); sparkeval's errors name files and rows instead, and a small evaluation
+    # builds hundreds of columns
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
+
+
+@contextlib.contextmanager
+def without_call_sites() -> Iterator[None]:
+    """Build plans without pyspark's call-site capture, in a session sparkeval did not
+    build too (the setting above is read once per process, so it is switched for the
+    duration of the block only). Where pyspark lacks the switch, nothing changes."""
+    try:
+        from pyspark.errors import utils
+    except ImportError:  # pragma: no cover - older pyspark
+        yield
+        return
+    if not hasattr(utils, "_enable_debugging_cache"):
+        yield
+        return
+    saved = utils._enable_debugging_cache
+    setattr(utils, "_enable_debugging_cache", False)  # noqa: B010 - typed as None
+    try:
+        yield
+    finally:
+        setattr(utils, "_enable_debugging_cache", saved)  # noqa: B010
 
 
 #: the Spark setting naming the module that runs the Python worker daemon

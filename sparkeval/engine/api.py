@@ -44,5 +44,7 @@ def evaluate(
 
         return evaluate_in_process(run, qrels, measures, **options)
     from sparkeval.engine.plans.spark_engine import evaluate as evaluate_on_spark
+    from sparkeval.spark import without_call_sites
 
-    return evaluate_on_spark(spark, run, qrels, measures, **options)
+    with without_call_sites():
+        return evaluate_on_spark(spark, run, qrels, measures, **options)

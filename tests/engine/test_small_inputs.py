@@ -1,13 +1,17 @@
-"""Small inputs cost little: a handful of tasks, no job to find the run ids of one run,
-and the per-query frame built only when it is asked for."""
+"""Small inputs cost little: one Spark job of one task (the rows are evaluated in the
+driver), whatever the shuffle partitions and however many runs; the per-query frame is
+built only when it is asked for; and the values equal the distributed plan's."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import sparkeval
+from sparkeval.engine.plans import driver_plan
 from sparkeval.engine.plans.spark_engine import BYTES_PER_BUCKET, default_buckets
+from sparkeval.errors import InputError
 
 pytestmark = pytest.mark.spark
 
@@ -62,20 +66,68 @@ def test_a_tiny_input_is_one_bucket_whatever_the_shuffle_partitions(spark) -> No
         assert ev.report["runs"]["run"]["measures"] == {"AP": (1 / 2 + 2 / 5) / 2, "P@5": 0.4}
     finally:
         ev.unpersist()
-    # the evaluation stage (the last) is one task, one bucket: it was 200; every stage
-    # listed (adaptive execution lists a shuffle's map stage again, skipped) is small
-    assert tasks[-1] == 1 and sum(tasks) < 20, (jobs, tasks)
+    # one job of one task: the rows collected for the driver (it was 200 buckets)
+    assert (jobs, tasks) == (1, [1])
 
 
-def test_one_run_needs_no_job_to_find_its_id_and_the_per_query_frame_waits(spark) -> None:
+def test_runs_are_found_without_a_job_and_the_per_query_frame_waits(spark) -> None:
     ev, one_run, _ = _evaluated(spark, "one-run", *_frames(spark), "AP")
     ev.unpersist()
     ev, three_runs, _ = _evaluated(spark, "three-runs", *_frames(spark, runs=3), "AP")
     try:
         assert sorted(ev.report["runs"]) == ["r0", "r1", "r2"]
-        # the run ids of several runs cost a job that one run does not
-        assert one_run < three_runs, (one_run, three_runs)
+        # the run ids of several runs come with the collected rows: no extra job
+        assert (one_run, three_runs) == (1, 1)
         _, asked, _ = _counted(spark, "per-query", lambda: ev.per_query.count())
         assert asked >= 1  # the per-query frame is built when asked for, not before
     finally:
         ev.unpersist()
+
+
+def _random_collection(spark, seed: int = 3):
+    """Three runs with tied scores, graded qrels, a query no run answers and a run
+    query without judgements."""
+    rng = np.random.default_rng(seed)
+    run_rows = [
+        (f"r{r}", f"q{q}", f"d{d}", float(rng.integers(0, 4)))
+        for r in range(3) for q in range(12) for d in rng.choice(30, 15, replace=False)
+    ]  # fmt: skip
+    run_rows.append(("r1", "q-unjudged", "d1", 1.0))
+    qrels_rows = [
+        (f"q{q}", f"d{d}", int(rng.integers(0, 4))) for q in range(13) for d in range(0, 30, 3)
+    ]
+    run = spark.createDataFrame(
+        run_rows, "run_id string, query_id string, doc_id string, score double"
+    )
+    qrels = spark.createDataFrame(qrels_rows, "query_id string, doc_id string, relevance int")
+    return run, qrels
+
+
+@pytest.mark.parametrize("queries", ["qrels", "both"])
+def test_the_driver_gives_the_distributed_values_to_the_bit(spark, monkeypatch, queries) -> None:
+    run, qrels = _random_collection(spark)
+    measures = "AP,nDCG@10,P@5,R@10,RR,bpref,ERR@10,iP@0.1,NumRet,Rprec"
+    small = sparkeval.evaluate(spark, run, qrels, measures, queries=queries)
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # the same inputs, distributed
+    large = sparkeval.evaluate(spark, run, qrels, measures, queries=queries, buckets=3)
+    try:
+        assert small.report == large.report
+        rows = [
+            ev.ordered_per_query.toPandas().fillna(-1.0).to_dict("list") for ev in (small, large)
+        ]
+        assert rows[0] == rows[1]
+        assert small.summary.collect() == large.summary.collect()
+    finally:
+        small.unpersist()
+        large.unpersist()
+
+
+def test_a_bad_row_fails_the_driver_job_with_its_key(spark) -> None:
+    run = spark.createDataFrame(
+        [("q1", "d1", "2.5"), ("q1", "d2", "high")], "query_id string, doc_id string, score string"
+    )
+    qrels = spark.createDataFrame(
+        [("q1", "d1", 1)], "query_id string, doc_id string, relevance int"
+    )
+    with pytest.raises(InputError, match="query q1 doc d2: column score value 'high'"):
+        sparkeval.evaluate(spark, run, qrels, "AP")

@@ -56,6 +56,7 @@ from sparkeval.engine.formats import (
     SHIPPED_VALUE,
     measure_column,
 )
+from sparkeval.engine.plans.driver_plan import DeferredBlobs, evaluate_in_driver, fits_in_driver
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
@@ -112,14 +113,24 @@ class Evaluation:
     reader: str = "spark"
     _blobs: Any = field(default=None, repr=False)
 
+    @property
+    def _blob_frame(self):
+        """The result blobs as a DataFrame (a driver evaluation creates it now)."""
+        if isinstance(self._blobs, DeferredBlobs):
+            return self._blobs.frame
+        return self._blobs
+
     @cached_property
     def _wide(self):
         """The wide rows as a DataFrame, decoded from the cached blobs when used."""
-        return wide_frame(self._blobs, len(self.measures))
+        return wide_frame(self._blob_frame, len(self.measures))
 
     @cached_property
     def summary(self):
-        spark = self._blobs.sparkSession
+        if isinstance(self._blobs, DeferredBlobs):
+            spark = self._blobs.spark
+        else:
+            spark = self._blobs.sparkSession
         types = ("string", "string", "double", "long", "long")
         schema = _schema(*zip(SUMMARY_COLUMNS, types, strict=True))
         return spark.createDataFrame(summary_rows(self.report, self.names), schema)
@@ -157,11 +168,11 @@ class Evaluation:
         """Write the per-query values to the new directory ``directory`` as sorted
         ``part-NNNNN.parquet`` files (:mod:`sparkeval.engine.transport.per_query_writer`)."""
         queries = sum(run["queries"]["evaluated"] for run in self.report["runs"].values())
-        write_per_query(self._blobs, self._wide, self.measures, self.names, directory, queries)
+        write_per_query(self._blob_frame, self._wide, self.measures, self.names, directory, queries)
 
     def unpersist(self) -> None:
         """Release the cached per-query results."""
-        if self._blobs is not None:
+        if self._blobs is not None and not isinstance(self._blobs, DeferredBlobs):
             self._blobs.unpersist()
 
 
@@ -222,9 +233,10 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
         )
     check_id_types(df, [c for c in columns if c not in (BAD, value)], f"{kind} DataFrame")
     number, bad = numeric_column(df, f"{kind} DataFrame", value, ("query_id", "doc_id"), integer)
-    ids = [id_column(c).alias(c) for c in columns if c not in (BAD, value)]
     typed = F.when(bad.isNull(), number.cast("long")) if integer else number
-    return df.select(*ids, typed.alias(value), bad.alias(BAD)).select(*columns)
+    built = {c: id_column(c) for c in columns if c not in (BAD, value)}
+    built.update({value: typed, BAD: bad})
+    return df.select(*(built[c].alias(c) for c in columns))
 
 
 def _failing_bad_rows(value: str):
@@ -382,7 +394,15 @@ def evaluate(
         if run_df is None or qrels_df is None:
             raise ValueError("give run_df and qrels_df, or direct")
         wide, stats, flags, run_ids = _evaluate_spark_read_frames(
-            spark, run_df, qrels_df, measure_list, options, run_ids, buckets, near_duplicates
+            spark,
+            run_df,
+            qrels_df,
+            measure_list,
+            options,
+            run_ids,
+            buckets,
+            near_duplicates,
+            in_driver=fits_in_driver(estimate),
         )
         reader = "spark"
 
@@ -453,8 +473,13 @@ def _evaluate_spark_read_frames(
     run_ids,
     buckets,
     pairs,
+    in_driver: bool = False,
 ):
-    """(wide rows, statistics, near-duplicate flags or None, run ids) of Spark-read inputs."""
+    """(wide rows, statistics, near-duplicate flags or None, run ids) of Spark-read inputs.
+
+    With ``in_driver`` (small inputs, no near-duplicate pairs) the rows are collected
+    in one job and evaluated in the driver (:mod:`sparkeval.engine.plans.driver_plan`).
+    """
     from pyspark.sql import functions as F
 
     if "run_id" not in run_df.columns:
@@ -462,6 +487,11 @@ def _evaluate_spark_read_frames(
         run_ids = run_ids or ["run"]  # one run: no job to find the run ids
     run_df = _normalised(run_df, "run", "score", integer=False)
     qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
+    if in_driver and pairs is None:
+        wide, stats, run_ids = evaluate_in_driver(
+            spark, run_df, qrels_df, measure_list, options, run_ids, _failing_bad_rows, _recover
+        )
+        return wide, stats, None, run_ids
     if run_ids is None:
         run_ids = sorted(
             r[0] for r in run_df.select("run_id").distinct().collect() if r[0] is not None
