@@ -32,7 +32,9 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 #: largest estimated input (run and qrels together) evaluated in the driver
-DRIVER_BYTES = 4 << 20
+DRIVER_BYTES = 16 << 20
+#: largest estimated input collected by a single task
+SINGLE_TASK_BYTES = 1 << 20
 
 _IS_QRELS = "_is_qrels"
 
@@ -40,6 +42,11 @@ _IS_QRELS = "_is_qrels"
 def fits_in_driver(estimated_bytes: int | None) -> bool:
     """Whether inputs of this estimated size are evaluated in the driver."""
     return estimated_bytes is not None and estimated_bytes <= DRIVER_BYTES
+
+
+def collects_in_one_task(estimated_bytes: int | None) -> bool:
+    """Whether inputs of this estimated size are collected by one task."""
+    return estimated_bytes is not None and estimated_bytes <= SINGLE_TASK_BYTES
 
 
 def _driver_rows(run_df: DataFrame, qrels_df: DataFrame, checked_value) -> DataFrame:
@@ -94,14 +101,19 @@ def evaluate_in_driver(
     run_ids: Sequence[str] | None,
     checked_value,
     recover,
+    single_task: bool = True,
 ) -> tuple[DeferredBlobs, dict[str, Any], list[str]]:
     """(deferred blob frame, summary statistics, run ids) of normalised small inputs.
 
     ``recover`` turns the failure of the collecting job into the input error it
-    carries.
+    carries. With ``single_task`` the rows are collected by one task (tiny inputs:
+    fewer tasks to start); otherwise by one task per input partition.
     """
     try:
-        rows = _driver_rows(run_df, qrels_df, checked_value).coalesce(1).toArrow()
+        rows = _driver_rows(run_df, qrels_df, checked_value)
+        if single_task:
+            rows = rows.coalesce(1)
+        rows = rows.toArrow()
     except Exception as exc:
         raise recover(exc) from exc
     run_table, qrels_table = _split(rows)

@@ -56,7 +56,12 @@ from sparkeval.engine.formats import (
     SHIPPED_VALUE,
     measure_column,
 )
-from sparkeval.engine.plans.driver_plan import DeferredBlobs, evaluate_in_driver, fits_in_driver
+from sparkeval.engine.plans.driver_plan import (
+    DeferredBlobs,
+    collects_in_one_task,
+    evaluate_in_driver,
+    fits_in_driver,
+)
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
@@ -403,6 +408,7 @@ def evaluate(
             buckets,
             near_duplicates,
             in_driver=fits_in_driver(estimate),
+            single_task=collects_in_one_task(estimate),
         )
         reader = "spark"
 
@@ -474,6 +480,7 @@ def _evaluate_spark_read_frames(
     buckets,
     pairs,
     in_driver: bool = False,
+    single_task: bool = True,
 ):
     """(wide rows, statistics, near-duplicate flags or None, run ids) of Spark-read inputs.
 
@@ -489,7 +496,15 @@ def _evaluate_spark_read_frames(
     qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
     if in_driver and pairs is None:
         wide, stats, run_ids = evaluate_in_driver(
-            spark, run_df, qrels_df, measure_list, options, run_ids, _failing_bad_rows, _recover
+            spark,
+            run_df,
+            qrels_df,
+            measure_list,
+            options,
+            run_ids,
+            _failing_bad_rows,
+            _recover,
+            single_task,
         )
         return wide, stats, None, run_ids
     if run_ids is None:
