@@ -16,7 +16,7 @@ stage.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -96,27 +96,31 @@ def evaluate_in_driver(
     spark: SparkSession,
     run_df: DataFrame,
     qrels_df: DataFrame,
-    measure_list: Sequence[Measure],
-    options: EvalOptions,
-    run_ids: Sequence[str] | None,
-    checked_value,
-    recover,
-    single_task: bool = True,
+    task: tuple[Sequence[Measure], EvalOptions, Sequence[str] | None],
+    checks: tuple[Callable[[str], Column], Callable[[BaseException], BaseException]],
+    estimated_bytes: int | None,
 ) -> tuple[DeferredBlobs, dict[str, Any], list[str]]:
     """(deferred blob frame, summary statistics, run ids) of normalised small inputs.
 
-    ``recover`` turns the failure of the collecting job into the input error it
-    carries. With ``single_task`` the rows are collected by one task (tiny inputs:
-    fewer tasks to start); otherwise by one task per input partition.
+    Args:
+        task: the measures, the options and the run ids (None: those in the run).
+        checks: ``checked_value(name)``, the value column that fails the job on a row
+            carrying a ``_bad`` message, and ``recover(exc)``, the input error a failed
+            job carries.
+        estimated_bytes: Spark's size estimate; up to :data:`SINGLE_TASK_BYTES` the
+            rows are collected by one task (fewer tasks to start), else by one task
+            per input partition.
     """
+    measure_list, options, run_ids = task
+    checked_value, recover = checks
     try:
         rows = _driver_rows(run_df, qrels_df, checked_value)
-        if single_task:
+        if collects_in_one_task(estimated_bytes):
             rows = rows.coalesce(1)
-        rows = rows.toArrow()
+        collected = rows.toArrow()
     except Exception as exc:
         raise recover(exc) from exc
-    run_table, qrels_table = _split(rows)
+    run_table, qrels_table = _split(collected)
     if run_ids is None:
         run_ids = sorted(pc.unique(run_table.column("run_id")).drop_null().to_pylist())
     run_ids = list(run_ids)

@@ -56,12 +56,7 @@ from sparkeval.engine.formats import (
     SHIPPED_VALUE,
     measure_column,
 )
-from sparkeval.engine.plans.driver_plan import (
-    DeferredBlobs,
-    collects_in_one_task,
-    evaluate_in_driver,
-    fits_in_driver,
-)
+from sparkeval.engine.plans.driver_plan import DeferredBlobs, evaluate_in_driver, fits_in_driver
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
@@ -407,8 +402,7 @@ def evaluate(
             run_ids,
             buckets,
             near_duplicates,
-            in_driver=fits_in_driver(estimate),
-            single_task=collects_in_one_task(estimate),
+            estimate,
         )
         reader = "spark"
 
@@ -479,13 +473,13 @@ def _evaluate_spark_read_frames(
     run_ids,
     buckets,
     pairs,
-    in_driver: bool = False,
-    single_task: bool = True,
+    estimate: int | None = None,
 ):
     """(wide rows, statistics, near-duplicate flags or None, run ids) of Spark-read inputs.
 
-    With ``in_driver`` (small inputs, no near-duplicate pairs) the rows are collected
-    in one job and evaluated in the driver (:mod:`sparkeval.engine.plans.driver_plan`).
+    Small inputs (by Spark's ``estimate`` of their size) without near-duplicate pairs
+    are collected in one job and evaluated in the driver
+    (:mod:`sparkeval.engine.plans.driver_plan`).
     """
     from pyspark.sql import functions as F
 
@@ -494,18 +488,10 @@ def _evaluate_spark_read_frames(
         run_ids = run_ids or ["run"]  # one run: no job to find the run ids
     run_df = _normalised(run_df, "run", "score", integer=False)
     qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
-    if in_driver and pairs is None:
-        wide, stats, run_ids = evaluate_in_driver(
-            spark,
-            run_df,
-            qrels_df,
-            measure_list,
-            options,
-            run_ids,
-            _failing_bad_rows,
-            _recover,
-            single_task,
-        )
+    if pairs is None and fits_in_driver(estimate):
+        checks = (_failing_bad_rows, _recover)
+        task = (measure_list, options, run_ids)
+        wide, stats, run_ids = evaluate_in_driver(spark, run_df, qrels_df, task, checks, estimate)
         return wide, stats, None, run_ids
     if run_ids is None:
         run_ids = sorted(
