@@ -235,6 +235,7 @@ def check_per_query(df: DataFrame, where: str = "per-query table") -> Any:
     """Require the per-query columns and cast them to their declared types."""
     from pyspark.sql import functions as F
 
+    from sparkeval.errors import marked_message
     from sparkeval.io.readers import check_id_types
 
     missing = [c for c in PER_QUERY_COLUMNS if c not in df.columns]
@@ -244,8 +245,6 @@ def check_per_query(df: DataFrame, where: str = "per-query table") -> Any:
             f"{', '.join(PER_QUERY_COLUMNS)} (found {', '.join(df.columns)})"
         )
     check_id_types(df, ["run_id", "query_id"], where)
-    from sparkeval.errors import marked_message
-
     value = F.col("value").cast("double")
     message = F.concat(
         F.lit(f"{where}: run "),
@@ -275,19 +274,28 @@ def read_runs(spark: SparkSession, paths: Sequence[str]) -> Any:
     """
     from pyspark.sql import functions as F
 
+    from sparkeval.engine.worker.assemble import missing_score_message
     from sparkeval.io import read_runs as read_run_inputs
     from sparkeval.io.locate import with_line_number
 
     df, _ = read_run_inputs(spark, list(paths))
-    bad = df.where(F.col(BAD).isNotNull()).select(BAD).first()
-    if bad is not None:
-        raise InputError(with_line_number(bad[0]))
-    missing = df.where(F.col("score").isNull() | F.isnan("score")).first()
-    if missing is not None:
-        raise InputError(
-            f"run {missing['run_id']}: query {missing['query_id']} doc {missing['doc_id']}: "
-            "score is missing or NaN (expected a number; infinite scores are allowed)"
+    # one job finds both kinds of bad row; a row the readers could not parse comes first
+    unscored = F.col("score").isNull() | F.isnan("score")
+    found = (
+        df.where(F.col(BAD).isNotNull() | unscored)
+        .agg(
+            F.first(BAD, ignorenulls=True).alias("bad"),
+            F.first(
+                F.when(F.col(BAD).isNull(), F.struct("run_id", "query_id", "doc_id")),
+                ignorenulls=True,
+            ).alias("unscored"),
         )
+        .first()
+    )
+    if found is not None and found["bad"] is not None:
+        raise InputError(with_line_number(found["bad"]))
+    if found is not None and found["unscored"] is not None:
+        raise InputError(missing_score_message(*found["unscored"]))
     return df.drop(BAD)
 
 

@@ -218,9 +218,9 @@ class MinHasher:
             ``(n_sets, num_perm)`` array of the scheme's dtype.
         """
         offsets = np.asarray(offsets, dtype=np.int64)
-        if len(offsets) < 2 or offsets[-1] == offsets[0]:
-            return self.signatures_of_hashes(np.zeros(0, dtype=self.dtype), offsets - offsets[0])
-        hv = self.hash_tokens(values[offsets[0] : offsets[-1]])
+        if len(offsets) == 0:
+            return self.signatures_of_hashes(np.zeros(0, dtype=self.dtype), offsets)
+        hv = self.hash_tokens(values[offsets[0] : offsets[-1]])  # empty when no set has items
         return self.signatures_of_hashes(hv, offsets - offsets[0])
 
     def signatures_of_hashes(self, hv: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -45,7 +45,12 @@ from sparkeval.lsh.candidates import (
     shared_buckets,
 )
 from sparkeval.lsh.minhash import MinHasher
-from sparkeval.lsh.token_hashes import hashable_in_spark, raw_hashes, sha1_hash_column
+from sparkeval.lsh.token_hashes import (
+    hashable_in_spark,
+    list_offsets,
+    raw_hashes,
+    sha1_hash_column,
+)
 
 
 def threshold_fraction(threshold: float | str) -> Fraction:
@@ -66,11 +71,8 @@ def flat_lists(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Flat values and ``n + 1`` offsets of an Arrow list column (nulls = empty)."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
     values = pc.list_flatten(column).to_numpy(zero_copy_only=False)
-    return values, offsets
+    return values, list_offsets(column)
 
 
 def band_rows(

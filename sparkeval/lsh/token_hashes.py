@@ -65,14 +65,12 @@ def raw_hashes(column: pa.Array | pa.ChunkedArray, width: int) -> tuple[np.ndarr
     """
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = list_offsets(column)
     flat = pc.list_flatten(column)
     nbytes = width // 8
-    dtype = np.dtype("<u4") if width == 32 else np.dtype("<u8")
+    native = np.uint32 if width == 32 else np.uint64
     if len(flat) == 0:
-        return np.zeros(0, dtype=dtype.newbyteorder("=")), offsets
+        return np.zeros(0, dtype=native), offsets
     if flat.null_count:
         raise ValueError("a token hash is null")
     offset_type = np.int64 if pa.types.is_large_binary(flat.type) else np.int32
@@ -82,5 +80,14 @@ def raw_hashes(column: pa.Array | pa.ChunkedArray, width: int) -> tuple[np.ndarr
     if not (np.diff(value_offsets) == nbytes).all():
         raise ValueError(f"token hashes must be {nbytes} bytes each")
     data = np.frombuffer(flat.buffers()[2], dtype=np.uint8)[value_offsets[0] : value_offsets[-1]]
-    values = data.view(dtype).astype(np.uint32 if width == 32 else np.uint64)
-    return values, offsets
+    little_endian = np.dtype("<u4") if width == 32 else np.dtype("<u8")
+    return data.view(little_endian).astype(native), offsets
+
+
+def list_offsets(column: pa.Array) -> np.ndarray:
+    """``n + 1`` offsets of the values of an Arrow list column's rows into its flattened
+    values (a null list counts as empty)."""
+    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets

@@ -138,12 +138,16 @@ def evaluate_in_driver(
 class DeferredBlobs:
     """The result blobs of a driver evaluation, made a Spark DataFrame (a local
     relation) only when the per-query rows or the summary frame are asked for: a call
-    that needs only the report creates no DataFrame at all."""
+    that needs only the report creates no DataFrame at all. It answers ``sparkSession``
+    and ``unpersist()`` as the cached blob frame of the distributed plan does."""
 
     def __init__(self, spark: SparkSession, table: pa.Table) -> None:
-        self.spark = spark
+        self.sparkSession = spark
         self.table = table
 
     @cached_property
     def frame(self) -> DataFrame:
-        return self.spark.createDataFrame(self.table, result_blobs.blob_schema())
+        return self.sparkSession.createDataFrame(self.table, result_blobs.blob_schema())
+
+    def unpersist(self) -> None:
+        """Nothing is cached: the blobs are held in this process."""

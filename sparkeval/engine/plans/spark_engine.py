@@ -127,10 +127,7 @@ class Evaluation:
 
     @cached_property
     def summary(self):
-        if isinstance(self._blobs, DeferredBlobs):
-            spark = self._blobs.spark
-        else:
-            spark = self._blobs.sparkSession
+        spark = self._blobs.sparkSession
         types = ("string", "string", "double", "long", "long")
         schema = _schema(*zip(SUMMARY_COLUMNS, types, strict=True))
         return spark.createDataFrame(summary_rows(self.report, self.names), schema)
@@ -172,7 +169,7 @@ class Evaluation:
 
     def unpersist(self) -> None:
         """Release the cached per-query results."""
-        if self._blobs is not None and not isinstance(self._blobs, DeferredBlobs):
+        if self._blobs is not None:
             self._blobs.unpersist()
 
 

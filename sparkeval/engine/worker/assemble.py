@@ -151,11 +151,15 @@ def _check_nulls(
     nan = pc.is_nan(run.column("score"))
     if pc.any(nan).as_py():
         row = _first_row(run, nan, run_ids)
-        _raise(
-            f"run {row['run_id']}: query {row['query_id']} doc {row['doc_id']}: score is "
-            "missing or NaN (expected a number; infinite scores are allowed)",
-            in_worker,
-        )
+        _raise(missing_score_message(row["run_id"], row["query_id"], row["doc_id"]), in_worker)
+
+
+def missing_score_message(run_id: object, query_id: object, doc_id: object) -> str:
+    """The error for a run row whose score is missing or NaN."""
+    return (
+        f"run {run_id}: query {query_id} doc {doc_id}: score is missing or NaN "
+        "(expected a number; infinite scores are allowed)"
+    )
 
 
 def _run_codes(run: pa.Table, run_ids: Sequence[str]) -> np.ndarray:
