@@ -12,6 +12,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from sparkeval.commands import COMMAND_MODULES
 from sparkeval.errors import EXIT_INTERNAL, classify_failure, clean_message
@@ -95,10 +96,22 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _not_a_py4j_send_failure(record: logging.LogRecord) -> bool:
+    """False for py4j's report of a command the JVM no longer answered.
+
+    py4j logs it on the root logger with the socket error's traceback
+    (``logging.exception("Exception while sending command.")``); the CLI says what
+    happened in one line ("lost the connection to the Spark JVM").
+    """
+    return not (record.name == "root" and Path(record.pathname).parent.name == "py4j")
+
+
 def _quiet_spark_error_logs() -> None:
-    """PySpark logs every failed query with a JSON dump; the CLI reports errors itself."""
+    """PySpark logs every failed query with a JSON dump, py4j every command the dead
+    JVM did not answer with a traceback; the CLI reports errors itself."""
     for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    logging.getLogger().addFilter(_not_a_py4j_send_failure)  # added once, however often
 
 
 def parse(argv: Sequence[str]) -> tuple[Command, str | None, dict[str, object]]:

@@ -6,8 +6,14 @@ so the daemon and every worker it forks compile pyspark's sources anew: about 0.
 before the first Python task of a job can start.  When the zip is the copy inside the
 installed ``pyspark`` package (a pip-installed pyspark, as in local sessions), the
 same modules are on ``sys.path`` as compiled files; this daemon moves those zips (and
-the jars Spark adds) to the end of ``sys.path`` and then runs ``pyspark.daemon``
-unchanged.
+the jars Spark adds) to the end of ``sys.path`` and then runs ``pyspark.daemon``.
+
+One thing is changed in that daemon: when a worker finds its connection already
+closed by the JVM (the task was failed or cancelled, e.g. after a bad input row: its
+last flush meets a ``BrokenPipeError``, or its first read an ``EOFError``), pyspark's
+daemon prints the traceback on the job's standard error before ending the worker.
+Here the worker ends the same way (exit code 1) without the traceback, so a command
+that fails on bad input prints only its own one-line error.
 
 Local sessions sparkeval starts itself select it with ``spark.python.daemon.module``
 (:func:`sparkeval.spark.build_session`).  Nothing else is imported before the daemon
@@ -16,8 +22,9 @@ forks its workers (pyspark asks for that: numpy, pyarrow and pandas start thread
 
 from __future__ import annotations
 
-import runpy
+import os
 import sys
+from collections.abc import Callable
 from importlib.machinery import PathFinder
 from pathlib import Path
 
@@ -47,9 +54,25 @@ def archives_behind_installed_pyspark(path: list[str]) -> list[str]:
     return [e for e in path if not behind(e)] + [e for e in path if behind(e)]
 
 
+def ending_quietly_on_a_closed_connection(worker: Callable[..., int]) -> Callable[..., int]:
+    """``worker``, ending its process with code 1 and no traceback when the JVM has
+    closed the connection (what pyspark's daemon does after printing the traceback)."""
+
+    def quiet_worker(*args: object) -> int:
+        try:
+            return worker(*args)
+        except (ConnectionError, EOFError):
+            os._exit(1)
+
+    return quiet_worker
+
+
 def main() -> None:
     sys.path[:] = archives_behind_installed_pyspark(sys.path)
-    runpy.run_module("pyspark.daemon", run_name="__main__", alter_sys=True)
+    from pyspark import daemon
+
+    daemon.worker = ending_quietly_on_a_closed_connection(daemon.worker)
+    daemon.manager()
 
 
 if __name__ == "__main__":
