@@ -7,6 +7,8 @@ qrels (grades 0..3) for a third of its retrieved docs plus unretrieved relevant 
 
 from __future__ import annotations
 
+import gzip
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +54,8 @@ def generate(directory: Path, queries: int, docs: int, seed: int = 1) -> tuple[P
 def write_variants(
     directory: Path, run_path: Path, qrels_path: Path
 ) -> dict[str, tuple[Path, Path]]:
-    """The same collection as integer-id Parquet and as TREC text; ``{variant: paths}``.
+    """The same collection as integer-id Parquet, TREC text (plain and gzip) and CSV with
+    a header; ``{variant: paths}``.
 
     Integer ids are the digits of the string ids (``q12`` -> 12, ``d345`` -> 345); the
     qrels' unretrieved ``x`` docs become negative numbers, so that no id collides.
@@ -96,4 +99,17 @@ def write_variants(
                   "d": qrels["doc_id"], "g": qrels["relevance"]}),
         trec_qrels, options,
     )  # fmt: skip
-    return {"int_ids": (int_run, int_qrels), "trec": (trec_run, trec_qrels)}
+    gz_run, gz_qrels = directory / "run.txt.gz", directory / "qrels.txt.gz"
+    for plain, packed in ((trec_run, gz_run), (trec_qrels, gz_qrels)):
+        with open(plain, "rb") as source, gzip.open(packed, "wb", compresslevel=6) as target:
+            shutil.copyfileobj(source, target, 1 << 20)
+    header = csv.WriteOptions(include_header=True, delimiter=",", quoting_style="none")
+    csv_run, csv_qrels = directory / "run.csv", directory / "qrels.csv"
+    csv.write_csv(run.select(["query_id", "doc_id", "score"]), csv_run, header)
+    csv.write_csv(qrels.select(["query_id", "doc_id", "relevance"]), csv_qrels, header)
+    return {
+        "int_ids": (int_run, int_qrels),
+        "trec": (trec_run, trec_qrels),
+        "trec_gz": (gz_run, gz_qrels),
+        "csv": (csv_run, csv_qrels),
+    }

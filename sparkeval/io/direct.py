@@ -18,7 +18,8 @@ An input qualifies when, judged from the Parquet footers alone:
   floating point column (grades: integers), the same in every file.
 
 TREC text runs and qrels (plain or gzip, on a local path) qualify too; their reading
-is :mod:`sparkeval.io.direct_text`.
+is :mod:`sparkeval.io.direct_text`.  So do CSV and TSV files whose reading is plain
+(no quoting or escaping; :mod:`sparkeval.io.direct_csv`).
 
 Anything else is read by Spark as before.  The values are checked in the task that
 reads them; a value the checks of the Spark readers would reject (a null, a grade
@@ -111,8 +112,9 @@ class DirectInput:
         size: uncompressed bytes of the columns read (text: of the file; sizes the
             exchange and the buckets).
         rows: the number of rows (0 for text: not counted before it is read).
-        fmt: ``parquet`` or ``trec``.
+        fmt: ``parquet``, ``trec``, ``csv`` or ``tsv``.
         ranges: for text, the ``[start, end)`` byte range of each unit.
+        header: for CSV and TSV, the column names of the header line.
     """
 
     kind: str
@@ -124,6 +126,7 @@ class DirectInput:
     rows: int
     fmt: str = "parquet"
     ranges: tuple[tuple[int, int], ...] = ()
+    header: tuple[str, ...] = ()
 
 
 def _parquet_files(path: str) -> list[str] | None:
@@ -206,16 +209,28 @@ def plan_direct(
     )
 
 
+#: compressions Spark's text readers undo that the workers leave to them (gzip they read)
+_OTHER_COMPRESSIONS = (".bz2", ".xz", ".zst", ".zstd", ".lz4", ".snappy", ".deflate", ".zip")
+
+
+def local_single_file(path: str) -> str | None:
+    """The local file ``path`` names (``file://`` or plain, no glob characters), when it
+    is one file, plain or gzip; None otherwise."""
+    local = path[len("file://") :] if path.startswith("file://") else path
+    if "://" in local or _GLOB & set(local) or not Path(local).is_file():
+        return None
+    if Path(local).suffix.lower() in _OTHER_COMPRESSIONS:
+        return None
+    return local
+
+
 def plan_direct_text(path: str, kind: str) -> DirectInput | None:
     """The direct plan of a TREC text run or qrels file, or None when Spark should read it
     (not a local file, compressed other than gzip, or no readable first data line)."""
     from sparkeval.io import direct_text
 
-    local = path[len("file://") :] if path.startswith("file://") else path
-    if "://" in local or _GLOB & set(local) or not Path(local).is_file():
-        return None
-    suffix = Path(local).suffix.lower()
-    if suffix in (".bz2", ".xz", ".zst", ".zstd", ".lz4", ".snappy", ".deflate", ".zip"):
+    local = local_single_file(path)
+    if local is None:
         return None
     fields = direct_text.first_data_fields(local)
     needed, _ = direct_text._FIELDS[kind]
@@ -261,6 +276,11 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
 
     if source.fmt == "trec":
         return _read_text_unit(source, unit, run_ids)
+    if source.fmt in ("csv", "tsv"):
+        from sparkeval.io.direct_csv import csv_unit_table
+
+        schema = RUN_SCHEMA if source.kind == "run" else QRELS_SCHEMA
+        return csv_unit_table(source, unit, run_ids, schema)
     file, group = source.units[unit]
     cols = dict(source.columns)
     raw = pq.ParquetFile(file).read_row_group(group, columns=sorted(set(cols.values())))
@@ -344,13 +364,14 @@ class DirectPlan:
 
 
 #: the input formats the workers can read themselves
-DIRECT_FORMATS = ("parquet", "trec")
+DIRECT_FORMATS = ("parquet", "trec", "csv", "tsv")
 
 
 def all_direct_formats(
     runs: Sequence[str], qrels: str, run_format: str | None, qrels_format: str | None
 ) -> bool:
-    """Whether every input is Parquet or TREC text (by its format or name; no file is read)."""
+    """Whether every input is Parquet, TREC text, CSV or TSV (by its format or name; no
+    file is read)."""
     formats = {detect_format(path, run_format) for path in runs}
     formats.add(detect_format(qrels, qrels_format))
     return formats <= set(DIRECT_FORMATS)
@@ -375,32 +396,45 @@ def plan_direct_inputs(
         return None
     run_plans = []
     for path in runs:
-        if detect_format(path, run_format) == "trec":
-            found = plan_direct_text(path, "run")
-        else:
-            mapping = parse_mapping(run_columns, "run")
-            found = plan_direct(path, "run", mapping, default_run_id(path))
+        mapping = parse_mapping(run_columns, "run")
+        found = _plan_one(path, "run", detect_format(path, run_format), mapping)
         if found is None:
             return None
         run_plans.append(found)
-    if detect_format(qrels, qrels_format) == "trec":
-        qrels_plan = plan_direct_text(qrels, "qrels")
-    else:
-        qrels_plan = plan_direct(qrels, "qrels", parse_mapping(qrels_columns, "qrels"))
+    qrels_mapping = parse_mapping(qrels_columns, "qrels")
+    qrels_plan = _plan_one(qrels, "qrels", detect_format(qrels, qrels_format), qrels_mapping)
     if qrels_plan is None:
         return None
     run_ids: list[str] = []
     for source in run_plans:
         ids = [source.run_id] if source.run_id is not None else _column_values(spark, source)
-        if set(ids) & set(run_ids):
+        if ids is None or set(ids) & set(run_ids):
             return None
         run_ids += ids
     return DirectPlan(tuple(run_plans), qrels_plan, tuple(run_ids))
 
 
-def _column_values(spark: SparkSession, source: DirectInput) -> list[str]:
-    """The distinct run ids of a run input with a run id column (nulls left out)."""
+def _plan_one(path: str, kind: str, fmt: str, mapping: Mapping[str, str]) -> DirectInput | None:
+    """The direct plan of one input of a direct format, or None."""
+    run_id = default_run_id(path) if kind == "run" else None
+    if fmt == "trec":
+        return plan_direct_text(path, kind)
+    if fmt in ("csv", "tsv"):
+        from sparkeval.io.direct_csv import plan_direct_csv
+
+        return plan_direct_csv(path, kind, fmt, mapping, run_id)
+    return plan_direct(path, kind, mapping, run_id)
+
+
+def _column_values(spark: SparkSession, source: DirectInput) -> list[str] | None:
+    """The distinct run ids of a run input with a run id column (nulls left out); None
+    when a CSV file turns out not to be plain."""
     from pyspark.sql import functions as F
+
+    if source.fmt in ("csv", "tsv"):
+        from sparkeval.io.direct_csv import run_ids_in
+
+        return run_ids_in(source)
 
     column = dict(source.columns)["run_id"]
     files = sorted({file for file, _ in source.units})

@@ -58,7 +58,7 @@ def first_data_fields(path: str) -> list[str] | None:
     """The fields of the first line that is not empty or a comment; None when there is
     none, or the text before it is not UTF-8."""
     try:
-        with _open_bytes(path) as handle:
+        with open_bytes(path) as handle:
             head = handle.read(len(_BOM))
             if head == _BOM:
                 return None
@@ -71,7 +71,7 @@ def first_data_fields(path: str) -> list[str] | None:
     return None
 
 
-def _open_bytes(path: str) -> IO[bytes]:
+def open_bytes(path: str) -> IO[bytes]:
     """The file's bytes, decompressed when it is gzip."""
     if is_gzip(path):
         return gzip.open(path, "rb")  # type: ignore[return-value]
@@ -121,7 +121,7 @@ def byte_ranges(path: str, chunk: int = TEXT_CHUNK_BYTES) -> list[tuple[int, int
 def read_text_range(path: str, start: int, end: int) -> bytes:
     """The bytes of one read task (a whole gzip file decompressed)."""
     if is_gzip(path):
-        with _open_bytes(path) as handle:
+        with open_bytes(path) as handle:
             return handle.read()
     with open(path, "rb") as handle:
         handle.seek(start)
@@ -171,7 +171,17 @@ def parse_text(data: bytes, kind: str, where: str) -> tuple[pa.Array, pa.Array, 
             raise NotDirect(f"{where}: a line with fewer than {needed} fields")
         if kind == "qrels" and high.as_py() > needed:  # a qrels line has exactly 4
             raise NotDirect(f"{where}: a qrels line with more than {needed} fields")
-    text = pc.list_element(fields, value_field)
+    values = parse_values(pc.list_element(fields, value_field), kind, where)
+    return pc.list_element(fields, 0), pc.list_element(fields, 2), values
+
+
+def parse_values(text: pa.Array, kind: str, where: str) -> pa.Array:
+    """The scores (float64) of a run or the grades (int64) of qrels written as ``text``.
+
+    Raises:
+        NotDirect: a value that is not a plain decimal number, that is out of range, or a
+            grade that is not a whole number within ±1e9 (for Spark's readers to judge).
+    """
     if not pc.all(pc.match_substring_regex(text, _NUMBER)).as_py() and len(text):
         raise NotDirect(f"{where}: a value that is not a plain decimal number")
     try:
@@ -186,7 +196,7 @@ def parse_text(data: bytes, kind: str, where: str) -> tuple[pa.Array, pa.Array, 
         if not whole or max(-low.as_py(), high.as_py()) > _GRADE_BOUND:
             raise NotDirect(f"{where}: a grade that is not a whole number within ±1e9")
         values = pc.cast(values, pa.int64())
-    return pc.list_element(fields, 0), pc.list_element(fields, 2), values
+    return values
 
 
 def text_unit_table(

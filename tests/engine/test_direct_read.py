@@ -202,10 +202,10 @@ def test_only_plain_local_parquet_is_read_directly(tmp_path) -> None:
     (tmp_path / "dir" / "_SUCCESS").write_text("")
     found = plan_direct(str(tmp_path / "dir"), "run", {}, "dir")
     assert found is not None and found.rows == len(run) and len(found.units) == 2
-    # a text input anywhere sends everything to Spark
-    qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    # a JSON Lines input anywhere sends everything to Spark
+    qrels.to_json(tmp_path / "qrels.jsonl", orient="records", lines=True)
     args = (None, None, None, None)
-    assert plan_direct_inputs(None, [str(tmp_path / "run.parquet")], str(tmp_path / "qrels.csv"),
+    assert plan_direct_inputs(None, [str(tmp_path / "run.parquet")], str(tmp_path / "qrels.jsonl"),
                               *args) is None  # fmt: skip
 
 

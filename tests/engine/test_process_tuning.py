@@ -98,10 +98,11 @@ def test_local_driver_jvm_profiles(monkeypatch):
     [
         ({"run": ["run.parquet"], "qrels": "qrels.parquet"}, "workers"),
         ({"run": ["run.parquet"], "qrels": "qrels.parquet", "reader": "spark"}, "spark"),
-        # TREC text is read by the workers too
+        # TREC text, CSV and TSV are read by the workers too
         ({"run": ["run.txt"], "qrels": "qrels.parquet"}, "workers"),
         ({"run": ["run.parquet"], "qrels": "qrels.test"}, "workers"),
-        ({"run": ["a.parquet", "b.csv"], "qrels": "qrels.parquet"}, "spark"),
+        ({"run": ["a.parquet", "b.csv"], "qrels": "qrels.tsv"}, "workers"),
+        ({"run": ["a.parquet", "b.jsonl"], "qrels": "qrels.parquet"}, "spark"),
         ({"run": ["run.txt"], "qrels": "qrels.test", "reader": "spark"}, "spark"),
     ],
 )
