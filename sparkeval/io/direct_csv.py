@@ -96,10 +96,11 @@ def read_header(path: str, sep: str) -> list[str] | None:
     if not newline or not rest.strip(b"\n"):
         return None
     try:
-        names = [_unquoted(field) for field in first.decode("utf-8").split(sep)]
+        found = [_unquoted(field) for field in first.decode("utf-8").split(sep)]
     except UnicodeDecodeError:
         return None
-    if any(name is None or plain_text_problem(name.encode()) for name in names):
+    names = [name for name in found if name is not None and not plain_text_problem(name.encode())]
+    if len(names) != len(found):
         return None
     folded = [name.lower() for name in names]
     if any(not n or n != n.strip() for n in names) or len(set(folded)) != len(names):
