@@ -15,13 +15,44 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+#: run rows generated and written at a time, so that 100M rows fit in memory
+CHUNK_ROWS = 10_000_000
+
 
 def generate(directory: Path, queries: int, docs: int, seed: int = 1) -> tuple[Path, Path]:
-    """Write ``run.parquet`` and ``qrels.parquet`` into ``directory``; returns their paths."""
+    """Write ``run.parquet`` and ``qrels.parquet`` into ``directory``; returns their paths.
+
+    The rows are made and written ``CHUNK_ROWS`` at a time (whole queries); up to that
+    size the files are the same as made in one piece.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
+    run_path, qrels_path = directory / "run.parquet", directory / "qrels.parquet"
+    per_chunk = max(1, CHUNK_ROWS // docs)
+    writers: dict[Path, pq.ParquetWriter] = {}
+    extra_start = 0
+    try:
+        for first in range(0, queries, per_chunk):
+            count = min(per_chunk, queries - first)
+            run, qrels, extra = _chunk(rng, first, count, docs, extra_start)
+            extra_start += extra
+            for path, table in ((run_path, run), (qrels_path, qrels)):
+                if path not in writers:
+                    writers[path] = pq.ParquetWriter(path, table.schema)
+                writers[path].write_table(table)
+    finally:
+        for writer in writers.values():
+            writer.close()
+    return run_path, qrels_path
+
+
+def _chunk(
+    rng: np.random.Generator, first: int, queries: int, docs: int, extra_start: int
+) -> tuple[pa.Table, pa.Table, int]:
+    """The run and qrels rows of queries ``first`` .. ``first + queries - 1``, and the
+    number of unretrieved relevant docs (``x<extra_start>``, ...) in the qrels."""
     n = queries * docs
-    qid = np.repeat(np.arange(queries), docs)
+    qid = np.repeat(np.arange(first, first + queries), docs)
     doc = rng.integers(0, 50 * docs, size=n)
     # distinct docs per query: offset by position so duplicates cannot occur
     doc = doc * docs + np.tile(np.arange(docs), queries)
@@ -30,25 +61,20 @@ def generate(directory: Path, queries: int, docs: int, seed: int = 1) -> tuple[P
     query_ids = np.char.add("q", qid.astype(str))
     doc_ids = np.char.add("d", doc.astype(str))
     run = pa.table({"query_id": query_ids, "doc_id": doc_ids, "score": score})
-    run_path = directory / "run.parquet"
-    pq.write_table(run, run_path)
 
     judged = rng.random(n) < 0.33
     grades = rng.choice(4, size=n, p=[0.55, 0.25, 0.12, 0.08])
     extra = queries * max(1, docs // 10)  # relevant docs the run missed
-    extra_q = rng.integers(0, queries, size=extra)
+    extra_q = rng.integers(first, first + queries, size=extra)
+    numbers = np.arange(extra_start, extra_start + extra)
     qrels = pa.table(
         {
             "query_id": np.concatenate([query_ids[judged], np.char.add("q", extra_q.astype(str))]),
-            "doc_id": np.concatenate(
-                [doc_ids[judged], np.char.add("x", np.arange(extra).astype(str))]
-            ),
+            "doc_id": np.concatenate([doc_ids[judged], np.char.add("x", numbers.astype(str))]),
             "relevance": np.concatenate([grades[judged], rng.integers(1, 4, size=extra)]),
         }
     )
-    qrels_path = directory / "qrels.parquet"
-    pq.write_table(qrels, qrels_path)
-    return run_path, qrels_path
+    return run, qrels, extra
 
 
 def write_variants(

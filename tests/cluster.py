@@ -70,6 +70,7 @@ class StandaloneCluster:
     launcher: Path
     directory: Path
     env: dict[str, str]
+    worker_memory: str = "1g"
     port: int = field(default_factory=free_port)
     ui_port: int = field(default_factory=free_port)
     master: subprocess.Popen | None = None
@@ -115,7 +116,7 @@ class StandaloneCluster:
         return self
 
     def start_worker(self) -> subprocess.Popen:
-        """Start one more worker (1 core, 1 GiB) with its own work directory."""
+        """Start one more worker (1 core, ``worker_memory``) with its own work directory."""
         index = len(self.workers) + len(self._stopped)
         work = self.directory / f"worker-{index}"
         work.mkdir()
@@ -127,7 +128,7 @@ class StandaloneCluster:
                 "--cores",
                 "1",
                 "--memory",
-                "1g",
+                self.worker_memory,
                 "--host",
                 "127.0.0.1",
                 "--webui-port",

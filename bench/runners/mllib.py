@@ -1,6 +1,9 @@
 """Spark MLlib RankingEvaluator, the usual way: collect_list per query, one evaluate() per metric.
 
 Usage: python -m runners.mllib RUN.parquet QRELS.parquet [--cache] [--archive-at-exit FILE]
+       [--master URL]
+
+Under ``spark-submit`` the submitter's master stands (``--master`` is then not given).
 
 As usually written (for instance Microsoft Recommenders' ``SparkRankingEvaluation``),
 nothing is cached, so each ``evaluate()`` reads the inputs and rebuilds the per-query
@@ -25,14 +28,19 @@ from runners.common import report
 
 
 def main(
-    run_path: str, qrels_path: str, *, cache: bool = False, archive_at_exit: str | None = None
+    run_path: str,
+    qrels_path: str,
+    *,
+    cache: bool = False,
+    archive_at_exit: str | None = None,
+    master: str | None = "local[2]",
 ) -> None:
     java_options = os.environ.get("MLLIB_JAVA_OPTIONS", "")
     if archive_at_exit:
         java_options += f" -XX:ArchiveClassesAtExit={archive_at_exit} -Xlog:cds=off"
+    builder = SparkSession.builder.master(master) if master else SparkSession.builder
     spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
+        builder.config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.driver.extraJavaOptions", java_options.strip())
         .getOrCreate()
@@ -77,5 +85,8 @@ if __name__ == "__main__":
     parser.add_argument("qrels")
     parser.add_argument("--cache", action="store_true", help="cache the joined lists once")
     parser.add_argument("--archive-at-exit", help="write a JVM class-data archive here")
+    parser.add_argument("--master", default="local[2]", help="'submitted': spark-submit's")
     args = parser.parse_args()
-    main(args.run, args.qrels, cache=args.cache, archive_at_exit=args.archive_at_exit)
+    master = None if args.master == "submitted" else args.master
+    main(args.run, args.qrels, cache=args.cache, archive_at_exit=args.archive_at_exit,
+         master=master)  # fmt: skip

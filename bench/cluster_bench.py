@@ -1,0 +1,166 @@
+"""sparkeval and Spark MLlib on one Spark standalone cluster on loopback.
+
+Usage: python bench/cluster_bench.py [--size 100000x100] [--repeat 3] [--results FILE]
+
+Starts a master and two workers of one core each (the pyspark package's own
+``spark-class``), submits each system with ``spark-submit`` to that cluster, as whole
+processes in alternation, and prints medians and ratios against MLlib the usual way;
+the cluster is stopped afterwards, whatever happens.  On a cluster sparkeval's Python
+workers still read the Parquet row groups themselves, but the rows reach their query
+buckets through Spark's exchange (there is no local hand-off between executors);
+MLlib's lists go through Spark's shuffle as usual.
+
+Systems: ``sparkeval`` (``jobs/evaluate.py``, the package shipped in ``--py-files`` as
+the README says), ``mllib`` (``RankingEvaluator``, 4 metrics, nothing cached) and
+``mllib_cached`` (the lists cached once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path[:0] = [str(BENCH), str(ROOT)]
+
+from bench_evaluate import run_measured  # noqa: E402
+from runners.common import SPARKEVAL_MEASURES  # noqa: E402
+from synthetic import generate  # noqa: E402
+
+from tests.cluster import StandaloneCluster, spark_class  # noqa: E402
+
+SYSTEMS = ("sparkeval", "mllib", "mllib_cached")
+LABELS = {
+    "sparkeval": "sparkeval evaluate (10 measures), spark-submit to the cluster",
+    "mllib": "Spark MLlib RankingEvaluator (4 metrics), the usual way: no cache",
+    "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
+}
+#: settings of every submission: loopback, no UI, executors of the workers' size
+SUBMIT_CONF = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.ui.enabled": "false",
+    "spark.executor.memory": "2g",
+    "spark.executor.cores": "1",
+}
+
+
+def environment() -> dict[str, str]:
+    """Daemons and submissions: loopback, this interpreter for the Python workers."""
+    env = dict(os.environ)
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    env["PYTHONPATH"] = os.pathsep.join([str(BENCH), env.get("PYTHONPATH", "")])
+    env.setdefault("SPARK_DAEMON_MEMORY", "512m")
+    return env
+
+
+def submit_command(
+    system: str, url: str, package: Path, run: Path, qrels: Path, out: Path
+) -> list[str]:
+    submit = [str(Path(sys.executable).parent / "spark-submit"), "--master", url]
+    for key, value in SUBMIT_CONF.items():
+        submit += ["--conf", f"{key}={value}"]
+    if system == "sparkeval":
+        return [
+            *submit,
+            "--py-files",
+            str(package),
+            str(ROOT / "jobs" / "evaluate.py"),
+            "--run",
+            str(run),
+            "--qrels",
+            str(qrels),
+            "--measures",
+            ",".join(SPARKEVAL_MEASURES),
+            "--out",
+            str(out),
+            "--overwrite",
+        ]
+    cache = ["--cache"] if system == "mllib_cached" else []
+    runner = BENCH / "runners" / "mllib.py"
+    return [*submit, str(runner), str(run), str(qrels), "--master", "submitted", *cache]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="100000x100", help="QUERIESxDOCS")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    parser.add_argument("--worker-memory", default="3g", help="memory each worker offers")
+    parser.add_argument("--results", type=Path, default=None, help="write the table here")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    launcher = spark_class()
+    if launcher is None:
+        sys.exit("no spark-class launcher beside the interpreter or in the pyspark package")
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="sparkeval-cluster-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    queries, docs = (int(x) for x in args.size.lower().split("x"))
+    run, qrels = generate(work / args.size, queries, docs)
+    package = work / "sparkeval.zip"
+    subprocess.run(
+        [sys.executable, "-m", "zipfile", "-c", str(package), "sparkeval"], cwd=ROOT, check=True
+    )
+    env = environment()
+    daemons = work / "cluster"
+    daemons.mkdir(exist_ok=True)
+    cluster = StandaloneCluster(launcher, daemons, env, worker_memory=args.worker_memory)
+    walls: dict[str, list[float]] = {system: [] for system in args.systems}
+    peaks: dict[str, list[float]] = {system: [] for system in args.systems}
+    try:
+        cluster.start(workers=2)
+        print(f"cluster {cluster.url}: 2 workers of 1 core", flush=True)
+        for rep in range(args.repeat):
+            for system in args.systems:
+                cmd = submit_command(system, cluster.url, package, run, qrels, work / "out")
+                wall, peak, _, _ = run_measured(cmd, env, BENCH)
+                walls[system].append(wall)
+                peaks[system].append(peak)
+                print(f"  rep {rep + 1} {system:<14} wall {wall:7.1f}s", flush=True)
+    finally:
+        cluster.stop()
+    rows = queries * docs
+    base = statistics.median(walls["mllib"]) if walls.get("mllib") else None
+    lines = [
+        "# sparkeval on a Spark standalone cluster",
+        "",
+        "Command: `python "
+        + " ".join(shlex.quote(a) for a in ["bench/cluster_bench.py", *sys.argv[1:]])
+        + "`",
+        "",
+        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python "
+        f"{platform.python_version()}. Cluster on loopback: one master and two workers of "
+        f"1 core and {args.worker_memory} each; every system is a `spark-submit` to it "
+        f"(executors of {SUBMIT_CONF['spark.executor.memory']}), timed as a whole process "
+        f"(driver JVM start included), {args.repeat} alternating repetitions, medians. "
+        "Peak RSS is the submitting process tree (the driver; the executors are the workers' "
+        "children).",
+        "",
+        f"### {queries:,} queries × {docs} docs = {rows:,} run rows",
+        "",
+        "| system | median wall s (min–max) | rows/s | MLlib wall / system wall |",
+        "|---|---|---|---|",
+    ]
+    for system in args.systems:
+        wall = statistics.median(walls[system])
+        ratio = f"{base / wall:.2f}×" if base else "-"
+        spread = f"{min(walls[system]):.1f}–{max(walls[system]):.1f}"
+        lines.append(f"| {LABELS[system]} | {wall:.1f} ({spread}) | {rows / wall:,.0f} | {ratio} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.results:
+        args.results.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
