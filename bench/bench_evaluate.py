@@ -62,6 +62,7 @@ SYSTEMS = (
     "sparkeval_trec_gz",
     "sparkeval_csv",
     "sparkeval_api",
+    "sparkeval_api_filtered",
     "mllib",
     "mllib_cached",
     "pytrec_eval",
@@ -77,6 +78,7 @@ LABELS = {
     "sparkeval_trec_gz": "sparkeval evaluate, gzip TREC text run and qrels",
     "sparkeval_csv": "sparkeval evaluate, CSV run and qrels (with a header)",
     "sparkeval_api": "sparkeval.evaluate(spark, ...) on spark.read.parquet DataFrames",
+    "sparkeval_api_filtered": "sparkeval.evaluate(spark, ...) on a filtered (computed) DataFrame",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics, local[2]), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
     "pytrec_eval": "pytrec_eval / trec_eval (9 measures)",
@@ -161,8 +163,9 @@ VARIANT = {
 
 def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
     py = sys.executable
-    if system == "sparkeval_api":
-        return [py, "-m", "runners.sparkeval_api", str(run), str(qrels)]
+    if system in ("sparkeval_api", "sparkeval_api_filtered"):
+        filtered = ["--filtered"] if system == "sparkeval_api_filtered" else []
+        return [py, "-m", "runners.sparkeval_api", str(run), str(qrels), *filtered]
     if system.startswith("sparkeval"):
         readers = ["--reader", "spark"] if system == "sparkeval_spark_readers" else []
         return [
@@ -195,7 +198,7 @@ def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
 
 
 def inner_seconds(system: str, stdout: str, stderr: str) -> float | None:
-    if system.startswith("sparkeval") and system != "sparkeval_api":
+    if system.startswith("sparkeval") and not system.startswith("sparkeval_api"):
         # status lines end in the seconds since the process started sparkeval: the inner
         # time runs from "evaluating N run(s): ..." (the session started, the inputs
         # planned) to "results in DIR (...)" (the outputs in place)
@@ -273,6 +276,7 @@ def prepare_jvm_archives(work: Path) -> dict[str, dict[str, str]]:
         "sparkeval_trec_gz": with_archive,
         "sparkeval_csv": with_archive,
         "sparkeval_api": with_archive,
+        "sparkeval_api_filtered": with_archive,
         "mllib": {"MLLIB_JAVA_OPTIONS": mllib_options},
         "mllib_cached": {"MLLIB_JAVA_OPTIONS": mllib_options},
     }
@@ -342,6 +346,7 @@ PATHS = (
     "sparkeval_trec_gz",
     "sparkeval_csv",
     "sparkeval_api",
+    "sparkeval_api_filtered",
     "sparkeval_spark_readers",
 )
 

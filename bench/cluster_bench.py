@@ -142,9 +142,7 @@ def main() -> None:
         f"{platform.python_version()}. Cluster on loopback: one master and two workers of "
         f"1 core and {args.worker_memory} each; every system is a `spark-submit` to it "
         f"(executors of {SUBMIT_CONF['spark.executor.memory']}), timed as a whole process "
-        f"(driver JVM start included), {args.repeat} alternating repetitions, medians. "
-        "Peak RSS is the submitting process tree (the driver; the executors are the workers' "
-        "children).",
+        f"(driver JVM start included), {args.repeat} alternating repetitions, medians.",
         "",
         f"### {queries:,} queries × {docs} docs = {rows:,} run rows",
         "",

@@ -1,7 +1,11 @@
 """sparkeval's Python API on a pipeline's DataFrames: ``spark.read.parquet`` and a
 projection, then ``sparkeval.evaluate(spark, run_df, qrels_df, measures)``.
 
-Usage: python -m runners.sparkeval_api RUN.parquet QRELS.parquet
+Usage: python -m runners.sparkeval_api RUN.parquet QRELS.parquet [--filtered]
+
+A projection only scans the files, so the workers read them themselves; ``--filtered``
+adds a filter that keeps every row (``score >= 0``), which makes the run a computed
+DataFrame whose rows Spark converts to Arrow for the workers.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import time
 from runners.common import SPARKEVAL_MEASURES, report
 
 
-def main(run_path: str, qrels_path: str) -> None:
+def main(run_path: str, qrels_path: str, filtered: bool = False) -> None:
     import sparkeval
     from sparkeval.spark import build_session
 
@@ -20,6 +24,8 @@ def main(run_path: str, qrels_path: str) -> None:
     started = time.time()
     run_df = spark.read.parquet(run_path).select("query_id", "doc_id", "score")
     qrels_df = spark.read.parquet(qrels_path).select("query_id", "doc_id", "relevance")
+    if filtered:
+        run_df = run_df.where("score >= 0")
     evaluation = sparkeval.evaluate(spark, run_df, qrels_df, SPARKEVAL_MEASURES)
     values = evaluation.report["runs"]["run"]["measures"]
     evaluation.unpersist()
@@ -27,4 +33,4 @@ def main(run_path: str, qrels_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], filtered="--filtered" in sys.argv[3:])

@@ -113,7 +113,8 @@ class DirectInput:
             exchange and the buckets).
         rows: the number of rows (0 for text: not counted before it is read).
         fmt: ``parquet``, ``trec``, ``csv`` or ``tsv``.
-        ranges: for text, the ``[start, end)`` byte range of each unit.
+        ranges: for text, the ``[start, end)`` byte range of each unit (of a gzip file,
+            ``(part, parts)``: :func:`sparkeval.io.direct_text.read_text_range`).
         header: for CSV and TSV, the column names of the header line.
     """
 
@@ -159,11 +160,27 @@ def plan_direct(
         mapping: the user's ``canonical=source`` column mapping.
         run_id: the run id for a run file without a run id column.
     """
-    import pyarrow.parquet as pq
-
     files = _parquet_files(path)
     if not files:
         return None
+    return plan_direct_files(files, path, kind, mapping, run_id)
+
+
+def plan_direct_files(
+    files: Sequence[str],
+    path: str,
+    kind: str,
+    mapping: Mapping[str, str],
+    run_id: str | None,
+    mapped_only: bool = False,
+) -> DirectInput | None:
+    """The direct plan of the local Parquet ``files`` of an input named ``path`` (in
+    messages), or None when Spark should read them; the arguments as :func:`plan_direct`'s.
+    With ``mapped_only`` the columns are exactly ``mapping``'s (no column is found by
+    its name, as a DataFrame's columns are not).
+    """
+    import pyarrow.parquet as pq
+
     try:
         metas = [pq.ParquetFile(f).metadata for f in files]
     except (OSError, pa.ArrowException):
@@ -171,10 +188,15 @@ def plan_direct(
     schema = metas[0].schema.to_arrow_schema()
     if any(not m.schema.to_arrow_schema().equals(schema) for m in metas[1:]):
         return None  # (metadata, such as pandas' index description, may differ)
-    try:
-        cols = resolve_columns(schema.names, kind, mapping, path)
-    except InputError:
-        return None  # other shapes (rank-only, lists of structs) or a real error: Spark's read
+    if mapped_only:
+        if not set(mapping.values()) <= set(schema.names):
+            return None
+        cols = dict(mapping)
+    else:
+        try:
+            cols = resolve_columns(schema.names, kind, mapping, path)
+        except InputError:
+            return None  # other shapes (rank-only, lists of structs) or a real error: Spark's
     value = "score" if kind == "run" else "relevance"
     allowed = _RUN_VALUE_TYPES if kind == "run" else _QRELS_VALUE_TYPES
     if not all(is_id_type(schema.field(cols[c]).type) for c in ("query_id", "doc_id")):

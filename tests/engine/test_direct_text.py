@@ -90,6 +90,22 @@ def test_ranges_cover_the_file_and_end_at_line_ends(tmp_path) -> None:
     assert all(data[end - 1 : end] == b"\n" for _, end in ranges)
 
 
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_gzip_parts_start_at_line_starts_and_make_the_whole_text(tmp_path, parts) -> None:
+    lines = [f"q{i} Q0 d{i} {i} {i / 7} tag{'x' * (i % 13)}\n" for i in range(3000)]
+    data = "".join(lines).encode()
+    pieces = [direct_text.line_aligned_part(data, i, parts) for i in range(parts)]
+    assert b"".join(pieces) == data
+    assert all(not p or p.endswith(b"\n") for p in pieces)
+    assert all(p or parts > 1 for p in pieces)
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(gzip.compress(data))
+    ranges = direct_text.byte_ranges(str(path), chunk=4096)
+    assert ranges == [(i, direct_text.GZIP_PARTS) for i in range(direct_text.GZIP_PARTS)]
+    read = [direct_text.read_text_range(str(path), *r) for r in ranges]
+    assert b"".join(read) == data and all(read)
+
+
 def test_lines_parse_as_spark_splits_them() -> None:
     # by hand: trimmed of ASCII whitespace, split on its runs, comments and blanks skipped
     data = b"# c\n \t q1 \x0bQ0\td1  1 2.5 r \r\n\n   \nq2 Q0 d2 2 -1e-3 r extra\rq3 Q0 d3 3 +7 r"
@@ -167,3 +183,68 @@ def test_a_bad_line_gets_the_spark_readers_error(spark, tmp_path, capsys) -> Non
         err = capsys.readouterr().err
         messages.append([line for line in err.splitlines() if "not-a-number" in line])
     assert messages[0] and messages[0] == messages[1]
+
+
+def _single_spaced(rows: list[tuple]) -> bytes:
+    return "".join(" ".join(str(f) for f in row) + "\n" for row in rows).encode()
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_single_spaced_text_takes_the_quick_parse_with_the_same_fields(kind) -> None:
+    run, qrels = random_collection(5, queries=40)
+    if kind == "run":
+        triples = zip(run.query_id, run.doc_id, run.score, strict=True)
+        rows = [(q, "Q0", d, i, f"{s:+.4e}" if i % 3 else s, "tag")
+                for i, (q, d, s) in enumerate(triples)]  # fmt: skip
+    else:
+        rows = [(q, 0, d, g) for q, d, g in qrels.itertuples(index=False)]
+    data = _single_spaced(rows)
+    cut = data.index(b"\n", 200) + 1
+    data = data[:cut] + b"\n" + data[cut:]  # an empty line: skipped by both parses
+    assert direct_text._single_spaced_fields(data, kind) is not None
+    quick = direct_text.parse_text(data, kind, "x")
+    general = direct_text.parse_text(b"# a comment: the general parse\n" + data, kind, "x")
+    assert direct_text._single_spaced_fields(b"# a comment\n" + data, kind) is None
+    assert [a.to_pylist() for a in quick] == [a.to_pylist() for a in general]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"q1 Q0 d1 1 2.5 r\nq1 Q0 d2 2  1 r\n",  # two spaces
+        b"q1 Q0 d1 1 2.5 r\n q1 Q0 d2 2 1 r\n",  # a leading space
+        b"q1 Q0 d1 1 2.5 r \n",  # a trailing space
+        b"q1\tQ0 d1 1 2.5 r\n",  # a tab
+        b"q1 Q0 d1 1 2.5 r\r\n",  # a carriage return
+        b"q1 Q0 d1 1 2.5 r extra\n",  # an extra field
+        b"q1 Q0 d1 1 2.5\n",  # a missing field
+        b"# a b c d e\n",  # a comment of six words
+        b"q1 Q0 caf\xe9 1 2 r\n",  # not UTF-8
+    ],
+)
+def test_anything_but_single_spaced_lines_takes_the_general_parse(data: bytes) -> None:
+    assert direct_text._single_spaced_fields(data, "run") is None
+
+
+@pytest.mark.spark
+def test_workers_read_single_spaced_trec_text_as_spark_does(spark, tmp_path, capsys) -> None:
+    run, qrels = random_collection(6, queries=50, runs=2, edge_queries=True)
+    paths = {"runs": []}
+    for run_id, group in run.groupby("run_id"):
+        triples = zip(group.query_id, group.doc_id, group.score, strict=True)
+        rows = [(q, "Q0", d, i, s, run_id) for i, (q, d, s) in enumerate(triples)]
+        path = tmp_path / f"{run_id}.txt"
+        path.write_bytes(_single_spaced(rows))
+        paths["runs"].append(path)
+    paths["qrels"] = tmp_path / "qrels.txt.gz"
+    judged = [(q, 0, d, g) for q, d, g in qrels.itertuples(index=False)]
+    paths["qrels"].write_bytes(gzip.compress(_single_spaced(judged)))
+    assert direct_text._single_spaced_fields(paths["runs"][0].read_bytes(), "run") is not None
+    assert _evaluate(paths, tmp_path / "direct", "auto") == EXIT_OK
+    assert "inputs read by the Python workers" in capsys.readouterr().err
+    assert _evaluate(paths, tmp_path / "spark", "spark") == EXIT_OK
+    direct_rows, direct_summary = _results(tmp_path / "direct")
+    spark_rows, spark_summary = _results(tmp_path / "spark")
+    assert len(direct_rows) > 1000
+    pd.testing.assert_frame_equal(direct_rows, spark_rows, check_exact=True)
+    assert direct_summary == spark_summary

@@ -78,6 +78,7 @@ from sparkeval.errors import (
 from sparkeval.io.direct import DirectPlan, NotDirect
 from sparkeval.io.readers import check_id_types, id_column, numeric_column
 from sparkeval.measures import Measure
+from sparkeval.spark import is_connect
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -367,6 +368,18 @@ def evaluate(
         check_flags_available(measure_list)
 
     estimate = direct.size if direct is not None else plan_bytes(run_df, qrels_df)
+    if direct is None and near_duplicates is None and run_ids is None:
+        # DataFrames that only scan Parquet files: the workers read the files themselves
+        scanned = _scanned_plan(spark, run_df, qrels_df, estimate)
+        if scanned is not None:
+            try:
+                return evaluate(
+                    spark, None, None, measures, queries=queries, rel_level=rel_level,
+                    depth=depth, names=names, run_ids=scanned.run_ids, buckets=buckets,
+                    direct=scanned,
+                )  # fmt: skip
+            except NotDirect:
+                pass  # a value for the DataFrame path's checks
     if buckets is None:
         buckets = default_buckets(spark, estimate)
     if buckets < 1:
@@ -407,6 +420,17 @@ def evaluate(
     if near_duplicates is not None:
         report["near_duplicates"] = flags.report
     return Evaluation(report, measure_list, out_names, reader, wide)
+
+
+def _scanned_plan(spark: SparkSession, run_df, qrels_df, estimate: int | None) -> DirectPlan | None:
+    """The direct plan of DataFrames that are bare scans of local Parquet files
+    (:mod:`sparkeval.engine.plans.scan_plan`), unless they are small enough for the
+    driver path (one job, cheaper than any read by tasks) or not DataFrames of a JVM."""
+    if run_df is None or qrels_df is None or fits_in_driver(estimate) or is_connect(spark):
+        return None
+    from sparkeval.engine.plans.scan_plan import scanned_parquet_plan
+
+    return scanned_parquet_plan(spark, run_df, qrels_df)
 
 
 def default_buckets(spark: SparkSession, estimated_bytes: int | None) -> int:

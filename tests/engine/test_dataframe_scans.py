@@ -1,0 +1,171 @@
+"""DataFrames that only scan local Parquet files are read by the workers themselves
+(:mod:`sparkeval.engine.plans.scan_plan`): the same report, per-query rows and
+summary as the same rows evaluated as computed DataFrames, bit for bit; anything else
+stays a DataFrame evaluation."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import sparkeval
+from sparkeval.engine.plans import driver_plan
+from sparkeval.engine.plans.scan_plan import ParquetScan, _local_paths, scanned_parquet
+from sparkeval.errors import InputError
+from tests.random_collection import random_collection
+
+pytestmark = pytest.mark.spark
+
+MEASURES = "AP,nDCG@10,P@5,R@10,RR,bpref,ERR@10,NumRet,Rprec,Judged@10"
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A two-run collection as Parquet files (the run split over two files)."""
+    run, qrels = random_collection(11, queries=60, runs=2, edge_queries=True)
+    (tmp_path / "runs").mkdir()
+    half = len(run) // 2
+    run.iloc[:half].to_parquet(tmp_path / "runs" / "a.parquet", index=False)
+    run.iloc[half:].to_parquet(tmp_path / "runs" / "b.parquet", index=False)
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    return tmp_path
+
+
+@pytest.fixture
+def distributed(monkeypatch):
+    """Inputs this small would be evaluated in the driver: take the distributed paths."""
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)
+
+
+def _same_results(first, second) -> None:
+    try:
+        assert first.report == second.report
+        rows = [
+            ev.ordered_per_query.toPandas().fillna(-1.0).to_dict("list") for ev in (first, second)
+        ]
+        assert rows[0] == rows[1] and len(rows[0]["query_id"]) > 100
+        assert first.summary.collect() == second.summary.collect()
+    finally:
+        first.unpersist()
+        second.unpersist()
+
+
+def test_file_uris_become_local_paths() -> None:
+    assert _local_paths(["file:/data/a%20b.parquet", "file:///data/c.parquet"]) == [
+        "/data/a b.parquet",
+        "/data/c.parquet",
+    ]
+    assert _local_paths(["hdfs://nn/data/a.parquet"]) is None
+    assert _local_paths([]) is None
+
+
+def test_only_bare_parquet_scans_are_recognised(spark, files) -> None:
+    from pyspark.sql import functions as F
+
+    scan = spark.read.parquet(str(files / "runs"))
+    paths = [str(files / "runs" / "a.parquet"), str(files / "runs" / "b.parquet")]
+    columns = ["run_id", "query_id", "doc_id", "score"]
+    assert scanned_parquet(scan) == ParquetScan(paths, {c: c for c in columns})
+    # a selection and a renaming of columns still only scan
+    picked = scan.select("query_id", F.col("doc_id").alias("docno"))
+    assert scanned_parquet(picked) == ParquetScan(
+        paths, {"query_id": "query_id", "docno": "doc_id"}
+    )
+    assert scanned_parquet(scan.withColumnRenamed("score", "s")).columns["s"] == "score"
+    # anything computed does not
+    assert scanned_parquet(scan.where("score > 0")) is None
+    assert scanned_parquet(scan.select((F.col("score") * 2).alias("score"))) is None
+    assert scanned_parquet(scan.select("query_id").select("query_id")) is None
+    assert scanned_parquet(spark.createDataFrame([(1,)], "x int")) is None
+    pd.DataFrame({"x": [1]}).to_json(files / "x.jsonl", orient="records", lines=True)
+    assert scanned_parquet(spark.read.json(str(files / "x.jsonl"))) is None
+
+
+def test_parquet_scans_are_read_by_the_workers_alike(spark, files, distributed) -> None:
+    run = spark.read.parquet(str(files / "runs"))
+    qrels = spark.read.parquet(str(files / "qrels.parquet"))
+    scanned = sparkeval.evaluate(spark, run, qrels, MEASURES, buckets=3)
+    # the same rows through a filter that keeps them all: computed DataFrames
+    computed = sparkeval.evaluate(
+        spark, run.where("true"), qrels.where("true"), MEASURES, buckets=3
+    )
+    assert scanned.reader == "workers" and computed.reader == "spark"
+    assert sorted(scanned.report["runs"]) == ["run0", "run1"]
+    _same_results(scanned, computed)
+
+
+def test_a_catalog_table_of_parquet_files_is_read_by_the_workers(spark, files, distributed):
+    spark.read.parquet(str(files / "runs")).write.mode("overwrite").saveAsTable("scan_runs")
+    spark.read.parquet(str(files / "qrels.parquet")).write.mode("overwrite").saveAsTable(
+        "scan_qrels"
+    )
+    try:
+        run, qrels = spark.table("scan_runs"), spark.table("scan_qrels")
+        scanned = sparkeval.evaluate(spark, run, qrels, MEASURES, queries="both", buckets=2)
+        computed = sparkeval.evaluate(
+            spark, run.where("true"), qrels.where("true"), MEASURES, queries="both", buckets=2
+        )
+        assert scanned.reader == "workers" and computed.reader == "spark"
+        _same_results(scanned, computed)
+    finally:
+        spark.sql("DROP TABLE IF EXISTS scan_runs")
+        spark.sql("DROP TABLE IF EXISTS scan_qrels")
+
+
+def test_a_run_without_run_id_is_the_run_named_run(spark, files, distributed) -> None:
+    run = pd.read_parquet(files / "runs")
+    run[run.run_id == "run0"].drop(columns="run_id").to_parquet(files / "one.parquet")
+    run_df = spark.read.parquet(str(files / "one.parquet"))
+    qrels = spark.read.parquet(str(files / "qrels.parquet"))
+    scanned = sparkeval.evaluate(spark, run_df, qrels, MEASURES)
+    computed = sparkeval.evaluate(spark, run_df.where("true"), qrels, MEASURES)
+    assert scanned.reader == "workers" and list(scanned.report["runs"]) == ["run"]
+    _same_results(scanned, computed)
+
+
+def test_a_tag_column_stays_a_plain_column_of_a_dataframe(spark, files, distributed) -> None:
+    # a "tag" column names runs in files read by name, not in a DataFrame: one run, "run"
+    run = pd.read_parquet(files / "runs")
+    run[run.run_id == "run0"].rename(columns={"run_id": "tag"}).to_parquet(files / "tagged.parquet")
+    run_df = spark.read.parquet(str(files / "tagged.parquet"))
+    qrels = spark.read.parquet(str(files / "qrels.parquet"))
+    scanned = sparkeval.evaluate(spark, run_df, qrels, MEASURES)
+    computed = sparkeval.evaluate(spark, run_df.where("true"), qrels, MEASURES)
+    assert scanned.reader == "workers" and list(scanned.report["runs"]) == ["run"]
+    _same_results(scanned, computed)
+
+
+def test_a_bad_value_gets_the_dataframe_paths_error(spark, files, distributed) -> None:
+    run = pd.read_parquet(files / "runs")
+    run.loc[5, "doc_id"] = None
+    run.to_parquet(files / "holed.parquet")
+    run_df = spark.read.parquet(str(files / "holed.parquet"))
+    qrels = spark.read.parquet(str(files / "qrels.parquet"))
+    messages = []
+    for frame in (run_df, run_df.where("true")):
+        with pytest.raises(InputError) as raised:
+            sparkeval.evaluate(spark, frame, qrels, "AP")
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1] and "doc" in messages[0]
+
+
+def test_selected_and_renamed_columns_are_read_by_the_workers(spark, files, distributed):
+    from pyspark.sql import functions as F
+
+    pd.read_parquet(files / "runs").rename(
+        columns={"query_id": "qid", "doc_id": "docno", "run_id": "system"}
+    ).assign(extra=1.5).to_parquet(files / "named.parquet")
+    raw = spark.read.parquet(str(files / "named.parquet"))
+    run = raw.select(
+        F.col("system").alias("run_id"),
+        F.col("qid").alias("query_id"),
+        F.col("docno").alias("doc_id"),
+        "score",
+    )
+    qrels = spark.read.parquet(str(files / "qrels.parquet")).select(
+        "query_id", "doc_id", "relevance"
+    )
+    scanned = sparkeval.evaluate(spark, run, qrels, MEASURES)
+    computed = sparkeval.evaluate(spark, run.where("true"), qrels, MEASURES)
+    assert scanned.reader == "workers" and sorted(scanned.report["runs"]) == ["run0", "run1"]
+    _same_results(scanned, computed)
