@@ -241,3 +241,17 @@ def test_reader_key_is_checked() -> None:
     assert EvaluateConfig.load(**base).reader == "auto"
     with pytest.raises(ConfigError, match="key 'reader'"):
         EvaluateConfig.load(**base, reader="arrow")
+
+
+def test_buckets_grow_with_the_input_so_that_each_stays_bounded() -> None:
+    from sparkeval.engine.transport.arrow_exchange import BUCKET_BYTES, buckets_for
+    from sparkeval.io.direct import DirectInput, DirectPlan
+
+    def plan_of(size: int) -> DirectPlan:
+        run = DirectInput("run", "r", (), (), "run", size=size, rows=0)
+        qrels = DirectInput("qrels", "q", (), (), None, size=0, rows=0)
+        return DirectPlan((run,), qrels, ("run",))
+
+    assert buckets_for(plan_of(100 << 20), 8) == 8  # 10M rows: the session's default
+    assert buckets_for(plan_of(3 << 30), 8) == 48  # 100M rows: 64 MiB each
+    assert buckets_for(plan_of(BUCKET_BYTES + 1), 1) == 2

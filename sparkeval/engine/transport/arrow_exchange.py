@@ -37,8 +37,10 @@ Emit = Callable[[int, str, pa.Table], pa.RecordBatch]
 RUN_PAYLOAD, QRELS_PAYLOAD = 0, 1
 #: payload compression: the exchange writes every byte to disk and reads it back
 _COMPRESSION = "lz4"
-#: a partition's payloads arrive in one Arrow batch whose binary column must stay < 2 GiB
-MAX_PARTITION_BYTES = 512 * 1024 * 1024
+#: input bytes per bucket at most: one Python worker evaluates a bucket's rows at once,
+#: so this bounds its memory whatever the input's size (100M rows: ~50 buckets, not 8),
+#: and keeps a partition's payloads, one Arrow batch, far from the 2 GiB binary limit
+BUCKET_BYTES = 64 << 20
 
 
 _MASK32 = 0xFFFFFFFF
@@ -215,5 +217,5 @@ def _buffers(rows: pa.Table) -> Iterator[pa.Buffer]:
 
 
 def buckets_for(plan: DirectPlan, buckets: int) -> int:
-    """At least ``buckets``, and enough that no partition nears the 2 GiB batch limit."""
-    return max(buckets, -(-plan.size // MAX_PARTITION_BYTES))
+    """At least ``buckets``, and at least one per :data:`BUCKET_BYTES` of input."""
+    return max(buckets, -(-plan.size // BUCKET_BYTES))
