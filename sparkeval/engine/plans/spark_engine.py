@@ -422,7 +422,12 @@ def evaluate(
     return Evaluation(report, measure_list, out_names, reader, wide)
 
 
-def _scanned_plan(spark: SparkSession, run_df, qrels_df, estimate: int | None) -> DirectPlan | None:
+def _scanned_plan(
+    spark: SparkSession,
+    run_df: DataFrame | None,
+    qrels_df: DataFrame | None,
+    estimate: int | None,
+) -> DirectPlan | None:
     """The direct plan of DataFrames that are bare scans of local Parquet files
     (:mod:`sparkeval.engine.plans.scan_plan`), unless they are small enough for the
     driver path (one job, cheaper than any read by tasks) or not DataFrames of a JVM."""
