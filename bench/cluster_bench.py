@@ -11,8 +11,9 @@ buckets through Spark's exchange (there is no local hand-off between executors);
 MLlib's lists go through Spark's shuffle as usual.
 
 Systems: ``sparkeval`` (``jobs/evaluate.py``, the package shipped in ``--py-files`` as
-the README says), ``mllib`` (``RankingEvaluator``, 4 metrics, nothing cached) and
-``mllib_cached`` (the lists cached once).
+the README says), ``sparkeval_c1`` (the same with :data:`C1_EXECUTORS` as the
+executors' JVM options), ``mllib`` (``RankingEvaluator``, 4 metrics, nothing cached)
+and ``mllib_cached`` (the lists cached once).
 """
 
 from __future__ import annotations
@@ -37,12 +38,16 @@ from synthetic import generate  # noqa: E402
 
 from tests.cluster import StandaloneCluster, spark_class  # noqa: E402
 
-SYSTEMS = ("sparkeval", "mllib", "mllib_cached")
+SYSTEMS = ("sparkeval", "sparkeval_c1", "mllib", "mllib_cached")
 LABELS = {
     "sparkeval": "sparkeval evaluate (10 measures), spark-submit to the cluster",
+    "sparkeval_c1": "sparkeval evaluate, executors with C1 only and the parallel collector",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
 }
+#: executor JVM options for when the Python workers do the work (as sparkeval's local
+#: ``workers`` profile): C1 alone leaves C2's CPU to the workers on one-core executors
+C1_EXECUTORS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
 #: settings of every submission: loopback, no UI, executors of the workers' size
 SUBMIT_CONF = {
     "spark.driver.host": "127.0.0.1",
@@ -68,9 +73,12 @@ def submit_command(
     system: str, url: str, package: Path, run: Path, qrels: Path, out: Path
 ) -> list[str]:
     submit = [str(Path(sys.executable).parent / "spark-submit"), "--master", url]
-    for key, value in SUBMIT_CONF.items():
+    conf = dict(SUBMIT_CONF)
+    if system == "sparkeval_c1":
+        conf["spark.executor.extraJavaOptions"] = C1_EXECUTORS
+    for key, value in conf.items():
         submit += ["--conf", f"{key}={value}"]
-    if system == "sparkeval":
+    if system.startswith("sparkeval"):
         return [
             *submit,
             "--py-files",
