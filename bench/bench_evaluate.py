@@ -339,16 +339,7 @@ def table(size: dict) -> list[str]:
 
 
 #: the systems that are one path into the same evaluation (not a variant of its set-up)
-PATHS = (
-    "sparkeval",
-    "sparkeval_int_ids",
-    "sparkeval_trec",
-    "sparkeval_trec_gz",
-    "sparkeval_csv",
-    "sparkeval_api",
-    "sparkeval_api_filtered",
-    "sparkeval_spark_readers",
-)
+PATHS = tuple(s for s in SYSTEMS if s.startswith("sparkeval") and s != "sparkeval_no_archive")
 
 
 def path_targets(size: dict, label: str) -> list[str]:

@@ -319,15 +319,8 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         return pa.table(out, schema=QRELS_SCHEMA)
     scores = raw.column(cols["score"])
     _no_nulls(scores, cols["score"])
-    if "run_id" in cols:
-        names = _text(raw, cols["run_id"])
-        codes = pc.index_in(names, value_set=pa.array(list(run_ids), pa.string()))
-        if codes.null_count:
-            raise NotDirect(f"{source.path}: a run id not among {list(run_ids)}")
-        codes = codes.cast(pa.int32())
-    else:
-        code = list(run_ids).index(str(source.run_id))
-        codes = pa.chunked_array([pa.array([code] * raw.num_rows, pa.int32())])
+    names = _text(raw, cols["run_id"]) if "run_id" in cols else None
+    codes = run_codes(source, names, raw.num_rows, run_ids)
     return pa.table(
         {
             RUN_CODE: codes,
@@ -337,6 +330,23 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         },
         schema=RUN_SCHEMA,
     )
+
+
+def run_codes(
+    source: DirectInput, names: pa.Array | pa.ChunkedArray | None, rows: int, run_ids: Sequence[str]
+) -> pa.Array:
+    """The run code (index into ``run_ids``) of each of ``rows`` rows: of its run id in
+    ``names``, or of the input's one run id when it has no run id column.
+
+    Raises:
+        NotDirect: a run id not among ``run_ids`` (or null).
+    """
+    if names is None:
+        return pa.array([list(run_ids).index(str(source.run_id))] * rows, pa.int32())
+    codes = pc.index_in(names, value_set=pa.array(list(run_ids), pa.string()))
+    if codes.null_count:
+        raise NotDirect(f"{source.path}: a run id not among {list(run_ids)}")
+    return codes.cast(pa.int32())
 
 
 def _read_text_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Table:

@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import InputError
 from sparkeval.io.columns import resolve_columns
-from sparkeval.io.direct import DirectInput, NotDirect, local_single_file
+from sparkeval.io.direct import DirectInput, NotDirect, local_single_file, run_codes
 from sparkeval.io.direct_text import (
     GZIP_EXPANSION,
     byte_ranges,
@@ -217,15 +217,8 @@ def csv_unit_table(
     values = parse_values(fields[cols[value]], source.kind, source.path)
     if source.kind == "qrels":
         return pa.table({"query_id": query, "doc_id": doc, "relevance": values}, schema=schema)
-    if "run_id" in cols:
-        names = fields[cols["run_id"]]
-        codes = pc.index_in(names, value_set=pa.array(list(run_ids), pa.string()))
-        if codes.null_count:
-            raise NotDirect(f"{source.path}: a run id not among {list(run_ids)}")
-        codes = codes.cast(pa.int32())
-    else:
-        code = list(run_ids).index(str(source.run_id))
-        codes = pa.array([code] * len(query), pa.int32())
+    names = fields[cols["run_id"]] if "run_id" in cols else None
+    codes = run_codes(source, names, len(query), run_ids)
     return pa.table(
         {RUN_CODE: codes, "query_id": query, "doc_id": doc, "score": values}, schema=schema
     )

@@ -5,13 +5,11 @@ whose reading depends on Spark's CSV options is left to Spark and gets its error
 from __future__ import annotations
 
 import gzip
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from sparkeval.cli import main
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
 from sparkeval.io import direct_text
 from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, NotDirect, plan_direct_inputs
@@ -22,9 +20,8 @@ from sparkeval.io.direct_csv import (
     read_fields,
     read_header,
 )
+from tests.engine.test_direct_text import _evaluate, _results
 from tests.random_collection import random_collection
-
-MEASURES = "nDCG@10,nDCG,AP,P@5,R@10,RR,ERR@10,Rprec,Bpref,NumRet,Judged@10"
 
 
 def _score_text(i: int, score: float) -> str:
@@ -62,19 +59,6 @@ def write_csv_collection(directory: Path, seed: int, gz: bool = False) -> dict:
         qrels_path = directory / "qrels.tsv"
         qrels_path.write_text(text)
     return {"runs": [both, single], "qrels": qrels_path}
-
-
-def _evaluate(paths: dict, out: Path, reader: str) -> int:
-    argv = ["evaluate", *[a for p in paths["runs"] for a in ("--run", str(p))],
-            "--qrels", str(paths["qrels"]), "--measures", MEASURES, "--out", str(out),
-            "--reader", reader, "--buckets", "3"]  # fmt: skip
-    return main(argv)
-
-
-def _results(out: Path) -> tuple[pd.DataFrame, dict]:
-    summary = json.loads((out / "summary.json").read_text())
-    summary.pop("inputs")
-    return pd.read_parquet(out / "per_query.parquet"), summary
 
 
 def test_plain_text_has_no_quoting_escaping_or_odd_bytes() -> None:
