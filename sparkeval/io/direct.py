@@ -427,8 +427,8 @@ def plan_direct_inputs(
     if not all_direct_formats(runs, qrels, run_format, qrels_format):
         return None
     run_plans = []
+    mapping = parse_mapping(run_columns, "run")
     for path in runs:
-        mapping = parse_mapping(run_columns, "run")
         found = _plan_one(path, "run", detect_format(path, run_format), mapping)
         if found is None:
             return None

@@ -27,6 +27,7 @@ range without its header line; a gzip file is one range.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -42,6 +43,7 @@ from sparkeval.io.direct_text import (
     is_gzip,
     open_bytes,
     parse_values,
+    plain_fields,
     read_text_range,
 )
 
@@ -158,35 +160,24 @@ def read_fields(
     Raises:
         NotDirect: the bytes, a row's field count or a field need Spark's reader.
     """
-    import pyarrow.csv as csv
-
     problem = plain_text_problem(data)
     if problem:
         raise NotDirect(f"{where}: {problem}")
     if not data:
         return {name: pa.array([], pa.string()) for name in wanted}
     try:
-        table = csv.read_csv(
-            pa.BufferReader(data),
-            read_options=csv.ReadOptions(column_names=list(header), use_threads=False),
-            parse_options=csv.ParseOptions(
-                delimiter=sep,
-                quote_char=False,
-                escape_char=False,
-                newlines_in_values=False,
-                ignore_empty_lines=True,  # as Spark skips them
-            ),
-            convert_options=csv.ConvertOptions(
-                include_columns=list(wanted),
-                column_types={name: pa.string() for name in wanted},
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                check_utf8=True,
-            ),
-        )
-    except pa.ArrowInvalid as exc:  # a row with another field count, or invalid UTF-8
+        table = plain_fields(data, list(header), sep, list(wanted))  # empty lines: skipped,
+    except pa.ArrowInvalid as exc:  # as Spark does; another field count, invalid UTF-8
         raise NotDirect(f"{where}: {str(exc).splitlines()[0]}") from None
     return {name: table.column(name).combine_chunks() for name in wanted}
+
+
+def _unit_text(source: DirectInput, unit: int) -> bytes:
+    """The data lines of read task ``unit`` (the first one's header line left out)."""
+    file, _ = source.units[unit]
+    start, end = source.ranges[unit]
+    data = read_text_range(file, start, end)
+    return data.partition(b"\n")[2] if start == 0 else data
 
 
 def _plain_ids(values: pa.Array, column: str, where: str) -> pa.Array:
@@ -202,14 +193,13 @@ def csv_unit_table(
     source: DirectInput, unit: int, run_ids: Sequence[str], schema: pa.Schema
 ) -> pa.Table:
     """Byte range ``unit`` of a CSV or TSV input in the engine's shipped form."""
-    file, _ = source.units[unit]
-    start, end = source.ranges[unit]
-    data = read_text_range(file, start, end)
-    if start == 0:
-        data = data.partition(b"\n")[2]
     cols = dict(source.columns)
     fields = read_fields(
-        data, source.header, SEPARATORS[source.fmt], sorted(set(cols.values())), source.path
+        _unit_text(source, unit),
+        source.header,
+        SEPARATORS[source.fmt],
+        sorted(set(cols.values())),
+        source.path,
     )
     query = _plain_ids(fields[cols["query_id"]], cols["query_id"], source.path)
     doc = _plain_ids(fields[cols["doc_id"]], cols["doc_id"], source.path)
@@ -228,12 +218,12 @@ def run_ids_in(source: DirectInput) -> list[str] | None:
     """The distinct run ids of a CSV run with a run id column (empty fields left out);
     None when the file is not plain (Spark's reader then reads it)."""
     column = dict(source.columns)["run_id"]
+    read = source
+    if is_gzip(source.units[0][0]):  # read a gzip file whole once, not once per part
+        read = replace(source, units=source.units[:1], ranges=((0, 1),))
     found: set[str] = set()
-    for unit, (file, _) in enumerate(source.units):
-        start, end = source.ranges[unit]
-        data = read_text_range(file, start, end)
-        if start == 0:
-            data = data.partition(b"\n")[2]
+    for unit in range(len(read.units)):
+        data = _unit_text(read, unit)
         try:
             fields = read_fields(data, source.header, SEPARATORS[source.fmt], [column], source.path)
         except NotDirect:

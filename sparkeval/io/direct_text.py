@@ -163,30 +163,60 @@ def line_aligned_part(data: bytes, part: int, parts: int) -> bytes:
     return data[start_of(part) : start_of(part + 1)]
 
 
-def _lines(data: bytes) -> pa.Array:
-    """The lines of ``data`` as UTF-8 strings (lines may end in ``\\n``, ``\\r``, ``\\r\\n``)."""
+#: bytes after which text is parsed on several threads (a read task's text is larger
+#: only for a part of a gzip file, which other tasks do not share the cores with)
+_THREADED_BYTES = 2 * TEXT_CHUNK_BYTES
+
+
+def plain_fields(
+    data: bytes,
+    names: list[str],
+    delimiter: str,
+    columns: list[str] | None = None,
+    block_size: int | None = None,
+) -> pa.Table:
+    """The ``columns`` (default: all ``names``) of ``data`` split at ``delimiter`` and
+    line ends by Arrow's CSV reader with quoting and escaping off, as UTF-8 text; empty
+    lines are skipped.  Several threads parse when ``data`` is over
+    :data:`_THREADED_BYTES`.
+
+    Raises:
+        pyarrow.ArrowInvalid: a line with another number of fields, or invalid UTF-8.
+    """
     import pyarrow.csv as csv
 
-    if not data.strip():
-        return pa.array([], pa.string())
-    table = csv.read_csv(
+    wanted = list(names if columns is None else columns)
+    return csv.read_csv(
         pa.BufferReader(data),
-        read_options=csv.ReadOptions(column_names=["line"], use_threads=False),
+        read_options=csv.ReadOptions(
+            column_names=names,
+            use_threads=len(data) > _THREADED_BYTES,
+            block_size=block_size or 1 << 20,
+        ),
         parse_options=csv.ParseOptions(
-            delimiter="\x1f", quote_char=False, escape_char=False, ignore_empty_lines=True
+            delimiter=delimiter,
+            quote_char=False,
+            escape_char=False,
+            newlines_in_values=False,
+            ignore_empty_lines=True,
         ),
         convert_options=csv.ConvertOptions(
-            column_types={"line": pa.string()},
+            include_columns=wanted,
+            column_types={name: pa.string() for name in wanted},
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
+            check_utf8=True,
         ),
     )
-    return table.column("line").combine_chunks()
 
 
-#: bytes after which the fields of single-spaced text are parsed on several threads (a
-#: whole gzip file is one read task)
-_THREADED_BYTES = 2 * TEXT_CHUNK_BYTES
+def _lines(data: bytes) -> pa.Array:
+    """The lines of ``data`` as UTF-8 strings (lines may end in ``\\n``, ``\\r``, ``\\r\\n``)."""
+    if not data.strip():
+        return pa.array([], pa.string())
+    return plain_fields(data, ["line"], "\x1f").column("line").combine_chunks()
+
+
 #: whitespace other than the space and the line feed (splits fields in the general parse)
 _OTHER_WHITESPACE = (b"\t", b"\x0b", b"\x0c", b"\r", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
@@ -204,8 +234,6 @@ def _single_spaced_fields(
     or a space at either end of a line make an empty field (or another field count),
     which sends the text to the general parse.
     """
-    import pyarrow.csv as csv
-
     if not data.strip() or any(byte in data for byte in _OTHER_WHITESPACE):
         return None
     count, value_field = _FIELDS[kind]
@@ -215,25 +243,7 @@ def _single_spaced_fields(
     threaded = len(data) > _THREADED_BYTES
     block_size = max(1 << 20, len(data) // 4 + 1 if threaded else len(data) + 1)
     try:
-        table = csv.read_csv(
-            pa.BufferReader(data),
-            read_options=csv.ReadOptions(
-                column_names=names, use_threads=threaded, block_size=block_size
-            ),
-            parse_options=csv.ParseOptions(
-                delimiter=" ",
-                quote_char=False,
-                escape_char=False,
-                newlines_in_values=False,
-                ignore_empty_lines=True,
-            ),
-            convert_options=csv.ConvertOptions(
-                column_types={name: pa.string() for name in names},
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                check_utf8=True,
-            ),
-        )
+        table = plain_fields(data, names, " ", block_size=block_size)
     except pa.ArrowInvalid:  # another field count (extra run fields), or invalid UTF-8
         return None
     if not table.num_rows:

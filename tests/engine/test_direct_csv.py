@@ -19,6 +19,7 @@ from sparkeval.io.direct_csv import (
     plan_direct_csv,
     read_fields,
     read_header,
+    run_ids_in,
 )
 from tests.engine.test_direct_text import _evaluate, _results
 from tests.random_collection import random_collection
@@ -192,3 +193,17 @@ def test_a_bad_row_gets_the_spark_readers_error(spark, tmp_path, capsys, bad_lin
         err = capsys.readouterr().err
         messages.append([line for line in err.splitlines() if "dX" in line])
     assert messages[0] and messages[0] == messages[1]
+
+
+def test_a_gzip_run_is_read_in_parts_and_its_run_ids_found(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(direct_text, "TEXT_CHUNK_BYTES", 64)  # two parts
+    lines = [f"{'AB'[i % 2]},q{i // 10},d{i},{i / 8}" for i in range(500)]
+    path = tmp_path / "runs.csv.gz"
+    path.write_bytes(gzip.compress(("run_id,query_id,doc_id,score\n" + "\n".join(lines)).encode()))
+    plan = plan_direct_csv(str(path), "run", "csv", {}, "runs")
+    assert plan is not None and len(plan.units) == direct_text.GZIP_PARTS
+    assert run_ids_in(plan) == ["A", "B"]
+    tables = [csv_unit_table(plan, unit, ["A", "B"], RUN_SCHEMA) for unit in range(2)]
+    assert all(t.num_rows for t in tables)
+    docs = [d for t in tables for d in t.column("doc_id").to_pylist()]
+    assert docs == [f"d{i}" for i in range(500)]

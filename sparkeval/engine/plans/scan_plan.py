@@ -22,13 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
+from sparkeval.io.columns import REQUIRED
 from sparkeval.io.direct import DirectInput, DirectPlan, _column_values, plan_direct_files
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-#: the canonical columns an API DataFrame holds, by kind (run_id is optional)
-_COLUMNS = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}
 #: the run id of a run DataFrame without a run_id column (as the DataFrame path names it)
 DEFAULT_RUN_ID = "run"
 
@@ -124,7 +123,7 @@ def _local_paths(uris: Sequence[str]) -> list[str] | None:
 
 
 def _scan_input(frame: DataFrame, kind: str) -> DirectInput | None:
-    needed = _COLUMNS[kind]
+    needed = REQUIRED[kind]  # (run_id is optional)
     if not set(needed) <= set(frame.columns):
         return None  # the DataFrame path says what is missing
     scan = scanned_parquet(frame)
