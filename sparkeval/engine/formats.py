@@ -27,6 +27,8 @@ BAD = "_bad"
 DUPLICATE_FLAG = "_dup"
 #: a row's run, as an index into the evaluation's run ids
 RUN_CODE = "_run"
+#: the ``_run`` code of a run row whose run id is null (an input error)
+EMPTY_RUN_CODE = -2
 #: score (run rows) or grade (qrels rows) in the frame that ships both
 SHIPPED_VALUE = "_value"
 

@@ -52,6 +52,7 @@ from sparkeval.engine.evaluation_report import (
 from sparkeval.engine.formats import (
     BAD,
     DUPLICATE_FLAG,
+    EMPTY_RUN_CODE,
     RUN_CODE,
     SHIPPED_VALUE,
     measure_column,
@@ -257,8 +258,8 @@ _QRELS_ROW = -1
 def _shipped(run_df: DataFrame, qrels_df: DataFrame, run_ids: Sequence[str]):
     """Run and qrels rows as one frame, the way the UDF gets them.
 
-    Columns ``_run`` (int code into ``run_ids``; -1 marks a qrels row, null a run row
-    whose run is not among ``run_ids``),
+    Columns ``_run`` (int code into ``run_ids``; -1 marks a qrels row, -2 a run row
+    without a run id and null one whose run is not among ``run_ids``),
     ``query_id``, ``doc_id``, ``_value`` (score, or the grade as a double: grades are
     whole numbers within ±1e9, exact in a double) and ``_dup`` when near-duplicate
     flags are present.  No run names and no ``_bad`` messages travel: bad rows fail
@@ -271,6 +272,7 @@ def _shipped(run_df: DataFrame, qrels_df: DataFrame, run_ids: Sequence[str]):
     else:
         lookup = F.create_map(*(F.lit(x) for i, r in enumerate(run_ids) for x in (r, i)))
         code = F.try_element_at(lookup, F.col("run_id"))
+    code = F.when(F.col("run_id").isNull(), F.lit(EMPTY_RUN_CODE)).otherwise(code)
     flags = DUPLICATE_FLAG in run_df.columns
     run_rows = run_df.select(
         code.cast("int").alias(RUN_CODE),

@@ -18,7 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import BAD, DUPLICATE_FLAG, RUN_CODE, measure_column
+from sparkeval.engine.formats import (
+    BAD,
+    DUPLICATE_FLAG,
+    EMPTY_RUN_CODE,
+    RUN_CODE,
+    measure_column,
+)
 from sparkeval.engine.plans.near_dup_flags import check_flags_available
 from sparkeval.engine.worker.doc_match import match_docs
 from sparkeval.engine.worker.string_codes import joint_codes
@@ -130,6 +136,10 @@ def _first_row(table: pa.Table, mask, run_ids: Sequence[str] | None) -> dict[str
     return row
 
 
+#: columns of a shipped run row that are not part of it as the user gave it
+_FLAGS = {DUPLICATE_FLAG}
+
+
 def _check_nulls(
     run: pa.Table, qrels: pa.Table, in_worker: bool, run_ids: Sequence[str] | None
 ) -> None:
@@ -140,9 +150,17 @@ def _check_nulls(
             _raise(str(pc.drop_null(bad)[0].as_py()), in_worker)
     if RUN_CODE in run.column_names:
         codes = run.column(RUN_CODE)
+        empty = pc.equal(codes, EMPTY_RUN_CODE)
+        if pc.any(empty).as_py():
+            rest = run.filter(empty).slice(0, 1).drop_columns([RUN_CODE, BAD])
+            row = {
+                "run_id": None,
+                **rest.drop_columns(_FLAGS & set(rest.column_names)).to_pylist()[0],
+            }
+            _raise(f"run row with empty run_id: {row}", in_worker)
         n_runs = len(run_ids or ())
         if codes.null_count or (len(codes) and pc.max(codes).as_py() >= n_runs):
-            raise ValueError(f"rows of runs that are not among run_ids {list(run_ids or ())}")
+            _raise(f"run rows of runs that are not among run_ids {list(run_ids or ())}", in_worker)
     for name, table in (("run", run), ("qrels", qrels)):
         for col in table.column_names:
             if col != BAD and table.column(col).null_count:
