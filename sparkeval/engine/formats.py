@@ -31,6 +31,8 @@ RUN_CODE = "_run"
 EMPTY_RUN_CODE = -2
 #: score (run rows) or grade (qrels rows) in the frame that ships both
 SHIPPED_VALUE = "_value"
+#: the run id of a run without a run id column (a DataFrame, a table or a file)
+DEFAULT_RUN_ID = "run"
 
 
 def measure_column(i: int) -> str:

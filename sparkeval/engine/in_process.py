@@ -41,7 +41,7 @@ from sparkeval.engine.evaluation_report import (
     output_names,
     summary_rows,
 )
-from sparkeval.engine.formats import measure_column
+from sparkeval.engine.formats import DEFAULT_RUN_ID, measure_column
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
     evaluate_tables,
@@ -165,7 +165,7 @@ def _canonical(
         if "run_id" in found:
             columns["run_id"] = _ids(data.column(found["run_id"]), source, found["run_id"])
         else:
-            columns["run_id"] = pa.array(["run"] * data.num_rows, pa.string())
+            columns["run_id"] = pa.array([DEFAULT_RUN_ID] * data.num_rows, pa.string())
     for name in ("query_id", "doc_id"):
         columns[name] = _ids(data.column(found[name]), source, found[name])
     columns[value] = _values(data.column(found[value]), source, found[value], kind == "qrels")

@@ -131,3 +131,90 @@ def test_a_bad_row_fails_the_driver_job_with_its_key(spark) -> None:
     )
     with pytest.raises(InputError, match="query q1 doc d2: column score value 'high'"):
         sparkeval.evaluate(spark, run, qrels, "AP")
+
+
+def _typed_collection(spark):
+    """Three runs with integer run ids, int64 query ids, int32 doc ids, float scores
+    with ties and tinyint grades: plain columns of every kind."""
+    rng = np.random.default_rng(5)
+    run_rows = [
+        (r, q, int(d), float(rng.integers(0, 4)))
+        for r in range(3) for q in range(12) for d in rng.choice(30, 15, replace=False)
+    ]  # fmt: skip
+    qrels_rows = [(q, d, int(rng.integers(0, 4))) for q in range(13) for d in range(0, 30, 3)]
+    run = spark.createDataFrame(run_rows, "run_id int, query_id bigint, doc_id int, score float")
+    qrels = spark.createDataFrame(qrels_rows, "query_id bigint, doc_id int, relevance tinyint")
+    return run, qrels
+
+
+def _forced(monkeypatch, path: str) -> None:
+    """Evaluate small inputs in the driver by the ``plain`` or the ``checked`` plan
+    only (the other one fails the test if it is used), or ``distributed``."""
+    from sparkeval.engine.plans import spark_engine
+
+    def unused(*args, **kwargs):
+        raise AssertionError(f"only the {path} plan may be used")
+
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1 if path == "distributed" else 1 << 40)
+    if path == "plain":
+        monkeypatch.setattr(spark_engine, "evaluate_in_driver", unused)
+    elif path == "checked":
+        monkeypatch.setattr(spark_engine, "evaluate_plain_in_driver", lambda *a, **k: None)
+
+
+@pytest.mark.parametrize(
+    ("collection", "run_ids"), [(_random_collection, "r"), (_typed_collection, "")]
+)
+def test_plain_frames_skip_the_row_checks_and_give_the_same_values(
+    spark, monkeypatch, collection, run_ids
+) -> None:
+    run, qrels = collection(spark)
+    measures = "AP,nDCG@10,P@5,R@10,RR,bpref,ERR@10,NumRet,Rprec"
+    results = {}
+    for path in ("plain", "checked", "distributed"):
+        with monkeypatch.context() as patched:
+            _forced(patched, path)
+            ev = sparkeval.evaluate(spark, run, qrels, measures, queries="both", buckets=3)
+            rows = ev.ordered_per_query.toPandas().fillna(-1.0).to_dict("list")
+            results[path] = (ev.report, rows, ev.summary.collect())
+            ev.unpersist()
+    assert results["plain"] == results["checked"] == results["distributed"]
+    # integer run ids are their text
+    assert sorted(results["plain"][0]["runs"]) == [f"{run_ids}{r}" for r in range(3)]
+
+
+_GOOD_RUN = [("r", "q1", "d1", 1.0)]
+_GOOD_QRELS = [("q1", "d1", 1)]
+_RUN_TYPES = "run_id string, query_id string, doc_id string, score double"
+
+
+@pytest.mark.parametrize(
+    ("run_rows", "qrels_rows", "qrels_types", "message"),
+    [
+        ([("r", "q1", None, 1.0)], _GOOD_QRELS, "int", "run row with empty doc_id"),
+        ([("r", None, "d1", 1.0)], _GOOD_QRELS, "int", "run row with empty query_id"),
+        ([(None, "q1", "d1", 1.0)], _GOOD_QRELS, "int", "run row with empty run_id"),
+        ([("r", "q1", "d1", None)], _GOOD_QRELS, "int", "column score value '' is not a number"),
+        ([("r", "q1", "d1", float("nan"))], _GOOD_QRELS, "int", "score is missing or NaN"),
+        (_GOOD_RUN, [("q1", None, 1)], "int", "qrels row with empty doc_id"),
+        (_GOOD_RUN, [("q1", "d1", None)], "int", "column relevance value '' is not an integer"),
+        (_GOOD_RUN, [("q1", "d1", 2.5)], "double", "value '2.5' is not an integer between"),
+        (_GOOD_RUN, [("q1", "d1", float("nan"))], "double", "value 'NaN' is not an integer"),
+        (_GOOD_RUN, [("q1", "d1", -2e9)], "double", "value '-2.0E9' is not an integer between"),
+        (_GOOD_RUN, [("q1", "d1", 2 * 10**9)], "bigint", "value '2000000000' is not an integer"),
+    ],
+)
+@pytest.mark.parametrize("path", ["plain", "distributed"])
+def test_a_bad_value_in_plain_columns_gets_the_checked_error(
+    spark, monkeypatch, run_rows, qrels_rows, qrels_types, message, path
+) -> None:
+    run = spark.createDataFrame(run_rows, _RUN_TYPES)
+    types = f"query_id string, doc_id string, relevance {qrels_types}"
+    qrels = spark.createDataFrame(qrels_rows, types)
+    if path == "plain":
+        # the plain plan finds the bad row and leaves its message to the checked plan
+        monkeypatch.setattr(driver_plan, "DRIVER_BYTES", 1 << 40)
+    else:
+        _forced(monkeypatch, path)
+    with pytest.raises(InputError, match=message.replace("(", r"\(")):
+        sparkeval.evaluate(spark, run, qrels, "AP")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.formats import BAD, DEFAULT_RUN_ID, SHIPPED_VALUE
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
@@ -60,7 +61,7 @@ def _driver_rows(run_df: DataFrame, qrels_df: DataFrame, checked_value) -> DataF
             run_id.cast("string").alias("run_id"),
             "query_id",
             "doc_id",
-            checked_value(value).cast("double").alias("_value"),
+            checked_value(value).cast("double").alias(SHIPPED_VALUE),
             F.lit(is_qrels).alias(_IS_QRELS),
         )
 
@@ -79,14 +80,14 @@ def _split(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
             "run_id": run.column("run_id"),
             "query_id": run.column("query_id"),
             "doc_id": run.column("doc_id"),
-            "score": run.column("_value"),
+            "score": run.column(SHIPPED_VALUE),
         }
     )
     qrels_table = pa.table(
         {
             "query_id": qrels.column("query_id"),
             "doc_id": qrels.column("doc_id"),
-            "relevance": qrels.column("_value").cast(pa.int64()),
+            "relevance": qrels.column(SHIPPED_VALUE).cast(pa.int64()),
         }
     )
     return run_table, qrels_table
@@ -111,7 +112,6 @@ def evaluate_in_driver(
             rows are collected by one task (fewer tasks to start), else by one task
             per input partition.
     """
-    measure_list, options, run_ids = task
     checked_value, recover = checks
     try:
         rows = _driver_rows(run_df, qrels_df, checked_value)
@@ -120,6 +120,138 @@ def evaluate_in_driver(
         collected = rows.toArrow()
     except Exception as exc:
         raise recover(exc) from exc
+    return _evaluate_collected(spark, collected, task)
+
+
+def evaluate_plain_in_driver(
+    spark: SparkSession,
+    run_df: DataFrame,
+    qrels_df: DataFrame,
+    task: tuple[Sequence[Measure], EvalOptions, Sequence[str] | None],
+    estimated_bytes: int | None,
+) -> tuple[DeferredBlobs, dict[str, Any], list[str]] | None:
+    """What :func:`evaluate_in_driver` gives, for plain DataFrames at a fraction of the
+    plan-building cost; None when the inputs are not plain (the caller then takes the
+    checked path, which gives the error a bad row deserves).
+
+    Plain inputs have canonical column names, ids of Spark type string or integer and
+    numeric values (:func:`plain_projections`); they are collected with nothing but
+    casts, and checked here in Arrow: no null id, run id or value, and every grade a
+    whole number within ±1e9 (:func:`plain_rows_are_valid`). The casts are those of the
+    checked path, so the rows, and the values, are the same to the bit.
+
+    Example: 5 queries x 10 docs in a warm local session is one Spark job, and the
+    plan costs about 20 calls into the JVM instead of about 380.
+    """
+    projections = plain_projections(run_df.dtypes, qrels_df.dtypes)
+    if projections is None:
+        return None
+    run_columns, qrels_columns = projections
+    rows = run_df.selectExpr(*run_columns).unionByName(qrels_df.selectExpr(*qrels_columns))
+    if collects_in_one_task(estimated_bytes):
+        rows = rows.coalesce(1)
+    try:
+        collected = rows.toArrow()
+    except Exception:  # the checked path runs it again and reports the failure its way
+        return None
+    if not plain_rows_are_valid(collected):
+        return None
+    measure_list, options, run_ids = task
+    if run_ids is None and "run_id" not in dict(run_df.dtypes):
+        run_ids = [DEFAULT_RUN_ID]
+    return _evaluate_collected(spark, collected, (measure_list, options, run_ids))
+
+
+#: Spark types of the ids and run ids the plain path collects (as their text)
+_PLAIN_ID_TYPES = frozenset(("string", "tinyint", "smallint", "int", "bigint"))
+#: Spark types of the scores and grades the plain path collects (as doubles)
+_PLAIN_VALUE_TYPES = frozenset(("tinyint", "smallint", "int", "bigint", "float", "double"))
+
+
+def _quoted(column: str) -> str:
+    """``column`` as a SQL identifier."""
+    return "`" + column.replace("`", "``") + "`"
+
+
+def plain_projections(
+    run_types: Sequence[tuple[str, str]], qrels_types: Sequence[tuple[str, str]]
+) -> tuple[list[str], list[str]] | None:
+    """The SQL projections (run, qrels) of :func:`_driver_rows`' columns without the
+    row checks, or None when a column is missing or of a type that needs them.
+
+    Example:
+        >>> run = [("query_id", "string"), ("doc_id", "bigint"), ("score", "float")]
+        >>> qrels = [("query_id", "string"), ("doc_id", "bigint"), ("relevance", "int")]
+        >>> plain_projections(run, qrels)[0]  # doctest: +NORMALIZE_WHITESPACE
+        ["'run' AS run_id", 'CAST(`query_id` AS STRING) AS query_id',
+         'CAST(`doc_id` AS STRING) AS doc_id', 'CAST(`score` AS DOUBLE) AS _value',
+         'false AS _is_qrels']
+        >>> plain_projections(run, [("query_id", "string")]) is None
+        True
+    """
+
+    def projection(types: Sequence[tuple[str, str]], value: str, is_qrels: bool):
+        kinds = dict(types)
+        ids = ["query_id", "doc_id"]
+        if not is_qrels and "run_id" in kinds:
+            ids.insert(0, "run_id")
+        if any(kinds.get(c) not in _PLAIN_ID_TYPES for c in ids):
+            return None
+        if kinds.get(value) not in _PLAIN_VALUE_TYPES or BAD in kinds:
+            return None
+        if is_qrels:
+            run_id = "CAST(NULL AS STRING) AS run_id"
+        elif ids[0] == "run_id":
+            run_id = f"CAST({_quoted(ids.pop(0))} AS STRING) AS run_id"
+        else:
+            run_id = f"'{DEFAULT_RUN_ID}' AS run_id"
+        columns = [run_id, *(f"CAST({_quoted(c)} AS STRING) AS {c}" for c in ids)]
+        columns.append(f"CAST({_quoted(value)} AS DOUBLE) AS {SHIPPED_VALUE}")
+        columns.append(f"{str(is_qrels).lower()} AS {_IS_QRELS}")
+        return columns
+
+    run = projection(run_types, "score", False)
+    qrels = projection(qrels_types, "relevance", True)
+    return None if run is None or qrels is None else (run, qrels)
+
+
+def plain_rows_are_valid(rows: pa.Table) -> bool:
+    """Whether collected plain rows pass the checked path's row checks: no null id,
+    run id or value, and every grade a whole number within ±1e9.
+
+    Example:
+        >>> rows = pa.table({"run_id": ["r", None], "query_id": ["q", "q"],
+        ...     "doc_id": ["a", "a"], "_value": [0.5, 2.0], "_is_qrels": [False, True]})
+        >>> plain_rows_are_valid(rows)
+        True
+        >>> plain_rows_are_valid(rows.set_column(3, "_value", pa.array([0.5, 2.5])))
+        False
+    """
+    is_qrels = rows.column(_IS_QRELS)
+    run_ids = rows.column("run_id").filter(pc.invert(is_qrels))
+    if run_ids.null_count or any(rows.column(c).null_count for c in _PLAIN_CHECKED):
+        return False
+    grades = rows.column(SHIPPED_VALUE).filter(is_qrels)
+    if len(grades) == 0:
+        return True
+    if not pc.all(pc.equal(grades, pc.round(grades))).as_py():  # false for NaN too
+        return False
+    return pc.max(pc.abs(grades)).as_py() <= _GRADE_BOUND
+
+
+#: columns that may hold no null in the plain rows (the run id is checked on run rows)
+_PLAIN_CHECKED = ("query_id", "doc_id", SHIPPED_VALUE)
+#: a grade's bound (the checked path's: an integer between -1e9 and 1e9)
+_GRADE_BOUND = 1e9
+
+
+def _evaluate_collected(
+    spark: SparkSession,
+    collected: pa.Table,
+    task: tuple[Sequence[Measure], EvalOptions, Sequence[str] | None],
+) -> tuple[DeferredBlobs, dict[str, Any], list[str]]:
+    """(deferred blob frame, summary statistics, run ids) of the collected rows."""
+    measure_list, options, run_ids = task
     run_table, qrels_table = _split(collected)
     if run_ids is None:
         run_ids = sorted(pc.unique(run_table.column("run_id")).drop_null().to_pylist())

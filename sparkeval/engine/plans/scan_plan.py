@@ -22,14 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
+from sparkeval.engine.formats import DEFAULT_RUN_ID
 from sparkeval.io.columns import REQUIRED
 from sparkeval.io.direct import DirectInput, DirectPlan, _column_values, plan_direct_files
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-#: the run id of a run DataFrame without a run_id column (as the DataFrame path names it)
-DEFAULT_RUN_ID = "run"
 
 
 @dataclass(frozen=True)

@@ -51,13 +51,19 @@ from sparkeval.engine.evaluation_report import (
 )
 from sparkeval.engine.formats import (
     BAD,
+    DEFAULT_RUN_ID,
     DUPLICATE_FLAG,
     EMPTY_RUN_CODE,
     RUN_CODE,
     SHIPPED_VALUE,
     measure_column,
 )
-from sparkeval.engine.plans.driver_plan import DeferredBlobs, evaluate_in_driver, fits_in_driver
+from sparkeval.engine.plans.driver_plan import (
+    DeferredBlobs,
+    evaluate_in_driver,
+    evaluate_plain_in_driver,
+    fits_in_driver,
+)
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
@@ -511,9 +517,15 @@ def _evaluate_spark_read_frames(
     """
     from pyspark.sql import functions as F
 
+    if pairs is None and fits_in_driver(estimate):
+        task = (measure_list, options, run_ids)
+        plain = evaluate_plain_in_driver(spark, run_df, qrels_df, task, estimate)
+        if plain is not None:
+            wide, stats, run_ids = plain
+            return wide, stats, None, run_ids
     if "run_id" not in run_df.columns:
-        run_df = run_df.withColumn("run_id", F.lit("run"))
-        run_ids = run_ids or ["run"]  # one run: no job to find the run ids
+        run_df = run_df.withColumn("run_id", F.lit(DEFAULT_RUN_ID))
+        run_ids = run_ids or [DEFAULT_RUN_ID]  # one run: no job to find the run ids
     run_df = _normalised(run_df, "run", "score", integer=False)
     qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
     if pairs is None and fits_in_driver(estimate):
