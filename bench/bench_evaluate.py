@@ -16,7 +16,8 @@ lists) and tuned (the lists cached once).  sparkeval runs with its default reade
 Python workers read the Parquet row groups), with ``--reader spark`` (Spark's readers),
 without its JVM class archive, and on the other paths users take: Parquet with int64
 ids, TREC text files (plain and gzip), CSV files, and the Python API on DataFrames
-read by Spark.
+read by Spark (in a session with HotSpot's defaults, as a pipeline's, and in one
+from ``build_session(jvm_profile="workers")``).
 
 Before timing, each JVM system gets a class-data archive of its own driver JVM.
 sparkeval's is the one a user gets after a fresh install, with no step of their own:
@@ -62,6 +63,7 @@ SYSTEMS = (
     "sparkeval_trec_gz",
     "sparkeval_csv",
     "sparkeval_api",
+    "sparkeval_api_workers_jvm",
     "sparkeval_api_filtered",
     "mllib",
     "mllib_cached",
@@ -78,6 +80,10 @@ LABELS = {
     "sparkeval_trec_gz": "sparkeval evaluate, gzip TREC text run and qrels",
     "sparkeval_csv": "sparkeval evaluate, CSV run and qrels (with a header)",
     "sparkeval_api": "sparkeval.evaluate(spark, ...) on spark.read.parquet DataFrames",
+    "sparkeval_api_workers_jvm": (
+        "sparkeval.evaluate(spark, ...) on spark.read.parquet DataFrames, "
+        'session from build_session(jvm_profile="workers")'
+    ),
     "sparkeval_api_filtered": "sparkeval.evaluate(spark, ...) on a filtered (computed) DataFrame",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics, local[2]), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
@@ -163,9 +169,13 @@ VARIANT = {
 
 def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
     py = sys.executable
-    if system in ("sparkeval_api", "sparkeval_api_filtered"):
-        filtered = ["--filtered"] if system == "sparkeval_api_filtered" else []
-        return [py, "-m", "runners.sparkeval_api", str(run), str(qrels), *filtered]
+    if system.startswith("sparkeval_api"):
+        options = {
+            "sparkeval_api": [],
+            "sparkeval_api_workers_jvm": ["--jvm-profile", "workers"],
+            "sparkeval_api_filtered": ["--filtered"],
+        }[system]
+        return [py, "-m", "runners.sparkeval_api", str(run), str(qrels), *options]
     if system.startswith("sparkeval"):
         readers = ["--reader", "spark"] if system == "sparkeval_spark_readers" else []
         return [
@@ -276,6 +286,7 @@ def prepare_jvm_archives(work: Path) -> dict[str, dict[str, str]]:
         "sparkeval_trec_gz": with_archive,
         "sparkeval_csv": with_archive,
         "sparkeval_api": with_archive,
+        "sparkeval_api_workers_jvm": with_archive,
         "sparkeval_api_filtered": with_archive,
         "mllib": {"MLLIB_JAVA_OPTIONS": mllib_options},
         "mllib_cached": {"MLLIB_JAVA_OPTIONS": mllib_options},

@@ -2,10 +2,14 @@
 projection, then ``sparkeval.evaluate(spark, run_df, qrels_df, measures)``.
 
 Usage: python -m runners.sparkeval_api RUN.parquet QRELS.parquet [--filtered]
+[--jvm-profile workers]
 
 A projection only scans the files, so the workers read them themselves; ``--filtered``
 adds a filter that keeps every row (``score >= 0``), which makes the run a computed
-DataFrame whose rows Spark converts to Arrow for the workers.
+DataFrame whose rows Spark converts to Arrow for the workers. The session is
+``build_session``'s with HotSpot's defaults, as a pipeline's session would have;
+``--jvm-profile workers`` gives its driver JVM the options for work done by the
+Python workers (``sparkeval.spark.JVM_PROFILES``).
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ import time
 from runners.common import SPARKEVAL_MEASURES, report
 
 
-def main(run_path: str, qrels_path: str, filtered: bool = False) -> None:
+def main(
+    run_path: str, qrels_path: str, filtered: bool = False, jvm_profile: str | None = None
+) -> None:
     import sparkeval
     from sparkeval.spark import build_session
 
-    spark = build_session("local[2]", "sparkeval-bench-api")
+    spark = build_session("local[2]", "sparkeval-bench-api", jvm_profile=jvm_profile)
     started = time.time()
     run_df = spark.read.parquet(run_path).select("query_id", "doc_id", "score")
     qrels_df = spark.read.parquet(qrels_path).select("query_id", "doc_id", "relevance")
@@ -33,4 +39,6 @@ def main(run_path: str, qrels_path: str, filtered: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], filtered="--filtered" in sys.argv[3:])
+    flags = sys.argv[3:]
+    profile = flags[flags.index("--jvm-profile") + 1] if "--jvm-profile" in flags else None
+    main(sys.argv[1], sys.argv[2], filtered="--filtered" in flags, jvm_profile=profile)
