@@ -91,9 +91,12 @@ def _lines_after(head: bytes, handle: IO[bytes]) -> Iterator[bytes]:
         text = lines[-1] + more
 
 
-#: read tasks of a gzip file: each decompresses the whole file and parses its share of
-#: the lines (gzip cannot be cut; decompressing is the cheaper part of the read)
+#: read tasks of a gzip file (gzip cannot be cut: each task decompresses the text up to
+#: the end of its part and parses its part; :func:`read_gzip_part`)
 GZIP_PARTS = 2
+#: decompressing a byte of gzip text costs about this share of parsing it (measured on
+#: 10M run lines: 0.79 s to decompress the 360 MB, 1.4 s to parse them)
+DECOMPRESS_COST = 0.55
 
 
 def byte_ranges(path: str, chunk: int | None = None) -> list[tuple[int, int]]:
@@ -133,34 +136,123 @@ def byte_ranges(path: str, chunk: int | None = None) -> list[tuple[int, int]]:
 
 def read_text_range(path: str, start: int, end: int) -> bytes:
     """The bytes of one read task: ``[start, end)`` of a plain file; of a gzip file, part
-    ``start`` of ``end`` line-aligned parts of its decompressed text."""
+    ``start`` of ``end`` (:func:`read_gzip_part`).
+
+    Raises:
+        NotDirect: a gzip file that is truncated or corrupt (Spark's reader reports it).
+    """
     if is_gzip(path):
-        with open_bytes(path) as handle:
-            return line_aligned_part(handle.read(), start, end)
+        try:
+            return read_gzip_part(path, start, end)
+        except DECOMPRESS_ERRORS as exc:
+            raise NotDirect(f"{path}: {exc}") from exc
     with open(path, "rb") as handle:
         handle.seek(start)
         return handle.read(end - start)
 
 
-def line_aligned_part(data: bytes, part: int, parts: int) -> bytes:
-    """Part ``part`` (from 0) of ``parts`` slices of ``data`` that start at line starts
-    and together are ``data``.
+def gzip_part_ends(parts: int, cost: float = DECOMPRESS_COST) -> list[float]:
+    """Where parts ``0 .. parts - 2`` of a gzip file's text end, as shares of the text,
+    so that the parts' read tasks cost alike: part ``i`` decompresses the text up to its
+    end ``e_i`` and parses its own share, ``cost * e_i + (e_i - e_(i-1))``.
+
+    Equal costs ``c`` give ``e_i = (c + e_(i-1)) / (1 + cost)``, scaled so that the last
+    part ends at 1. Example: two parts split the text at ``(1 + cost) / (2 + cost)``::
+
+        >>> [round(e, 4) for e in gzip_part_ends(2)], gzip_part_ends(1)
+        ([0.6078], [])
+    """
+    ends = [0.0]
+    for _ in range(parts):
+        ends.append((1 + ends[-1]) / (1 + cost))
+    return [e / ends[-1] for e in ends[1:-1]]
+
+
+def read_gzip_part(path: str, part: int, parts: int) -> bytes:
+    """Part ``part`` (from 0) of ``parts`` line-aligned parts of a gzip file's text,
+    decompressed only as far as the part's end (the last part checks the whole file).
+
+    Part ``i`` starts at the first line start at or after ``L * e_i`` bytes
+    (:func:`gzip_part_ends`), where ``L`` is the text's length as the gzip trailer
+    records it (modulo 2**32). Every part computes the cuts alike, so the parts always
+    make the whole text, each starting at a line start; only their balance relies on
+    the trailer (a text over 4 GiB, or of several gzip members, splits less evenly).
+
+    Raises:
+        OSError, EOFError, zlib.error: a truncated or corrupt file.
+    """
+    length = _recorded_length(path)
+    cuts = [None, *(max(1, int(length * e)) for e in gzip_part_ends(parts)), None]
+    return _between_cuts(_decompressed(path), cuts[part], cuts[part + 1])
+
+
+def _recorded_length(path: str) -> int:
+    """The text length a gzip file's trailer records (its last 4 bytes, little-endian)."""
+    with open(path, "rb") as handle:
+        handle.seek(0, 2)
+        if handle.tell() < 4:
+            return 0
+        handle.seek(-4, 2)
+        return int.from_bytes(handle.read(4), "little")
+
+
+def _decompressed(path: str, block: int = 1 << 20) -> Iterator[bytes]:
+    """The text of a gzip file (of one or more members), in pieces.
+
+    Raises:
+        EOFError: the file ends inside a member.
+    """
+    import zlib
+
+    with open(path, "rb") as handle:
+        inflater = zlib.decompressobj(wbits=31)
+        fed = False
+        while compressed := handle.read(block):
+            while compressed:
+                fed = True
+                if text := inflater.decompress(compressed):
+                    yield text
+                if not inflater.eof:
+                    break
+                compressed = inflater.unused_data  # another member follows, maybe
+                inflater, fed = zlib.decompressobj(wbits=31), False
+        if fed and not inflater.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker")
+
+
+def _between_cuts(pieces: Iterator[bytes], start_cut: int | None, end_cut: int | None) -> bytes:
+    """The text from the line start at or after ``start_cut`` (None: the beginning) to
+    the line start at or after ``end_cut`` (None: the end); a line start at or after
+    ``cut`` is just past the first ``\\n`` at position ``cut - 1`` or later (the end of
+    the text when there is none).
 
     Example:
-        >>> [line_aligned_part(b"a\\nbb\\nc\\n", i, 2) for i in range(2)]
-        [b'a\\nbb\\n', b'c\\n']
+        >>> text = [b"a\\nbb", b"\\nc\\n"]
+        >>> [_between_cuts(iter(text), a, b) for a, b in [(None, 2), (2, 5), (5, None)]]
+        [b'a\\n', b'bb\\n', b'c\\n']
     """
-
-    def start_of(index: int) -> int:
-        if index <= 0:
-            return 0
-        if index >= parts:
-            return len(data)
-        cut = max(1, len(data) * index // parts)
-        found = data.find(b"\n", cut - 1)
-        return len(data) if found < 0 else found + 1
-
-    return data[start_of(part) : start_of(part + 1)]
+    kept: list[bytes] = []
+    position = 0  # the text position of the piece's first byte
+    start = 0 if start_cut is None else None
+    for piece in pieces:
+        begin = 0  # where the part begins in this piece
+        if start is None:
+            found = piece.find(b"\n", max(0, start_cut - 1 - position))  # type: ignore[operator]
+            if found < 0:
+                position += len(piece)
+                continue
+            start = position + found + 1
+            begin = found + 1
+            if end_cut is not None and start >= end_cut:
+                return b""  # one line spans both cuts: the next part starts there too
+        if end_cut is not None:
+            found = piece.find(b"\n", max(begin, end_cut - 1 - position))
+            if found >= 0:
+                kept.append(piece[begin : found + 1])
+                return b"".join(kept)
+        kept.append(piece[begin:] if begin else piece)
+        position += len(piece)
+    return b"".join(kept)
 
 
 #: bytes after which text is parsed on several threads (a read task's text is larger

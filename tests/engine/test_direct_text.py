@@ -91,19 +91,59 @@ def test_ranges_cover_the_file_and_end_at_line_ends(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("parts", [1, 2, 3, 7])
-def test_gzip_parts_start_at_line_starts_and_make_the_whole_text(tmp_path, parts) -> None:
-    lines = [f"q{i} Q0 d{i} {i} {i / 7} tag{'x' * (i % 13)}\n" for i in range(3000)]
+@pytest.mark.parametrize("members", [1, 3])
+def test_gzip_parts_start_at_line_starts_and_make_the_whole_text(tmp_path, parts, members) -> None:
+    lines = [f"q{i} Q0 d{i} {i} {i / 7} tag{'x' * (i % 13)}\n" for i in range(30_000)]
     data = "".join(lines).encode()
-    pieces = [direct_text.line_aligned_part(data, i, parts) for i in range(parts)]
-    assert b"".join(pieces) == data
-    assert all(not p or p.endswith(b"\n") for p in pieces)
-    assert all(p or parts > 1 for p in pieces)
     path = tmp_path / "run.txt.gz"
-    path.write_bytes(gzip.compress(data))
+    # several members (as concatenated gzip files are): the trailer's length is the last
+    # member's only, so the parts are uneven but must still make the text
+    step = -(-len(data) // members)
+    path.write_bytes(b"".join(gzip.compress(data[i : i + step]) for i in range(0, len(data), step)))
+    pieces = [direct_text.read_gzip_part(str(path), i, parts) for i in range(parts)]
+    assert b"".join(pieces) == data
+    assert all(not p or (p.endswith(b"\n") and p[:1] == b"q") for p in pieces)
+    if members == 1:  # the trailer is right: every part has lines, the first the most
+        sizes = [len(p) for p in pieces]
+        assert all(sizes) and sizes[0] == max(sizes)
     ranges = direct_text.byte_ranges(str(path), chunk=4096)
     assert ranges == [(i, direct_text.GZIP_PARTS) for i in range(direct_text.GZIP_PARTS)]
     read = [direct_text.read_text_range(str(path), *r) for r in ranges]
     assert b"".join(read) == data and all(read)
+
+
+@pytest.mark.parametrize("cuts", [(1, 2), (3, 4), (4, 9), (5, 6), (30, 40)])
+def test_a_long_line_across_both_cuts_leaves_its_part_empty(cuts) -> None:
+    text = b"ab\n" + b"x" * 20 + b"\nlast\n"
+    pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
+    parts = [
+        direct_text._between_cuts(iter(pieces), start, end)
+        for start, end in [(None, cuts[0]), cuts, (cuts[1], None)]
+    ]
+    assert b"".join(parts) == text
+
+    def line_start(cut: int) -> int:  # by hand: just past the first newline at cut - 1 on
+        found = text.find(b"\n", cut - 1)
+        return len(text) if found < 0 else found + 1
+
+    assert parts[1] == text[line_start(cuts[0]) : line_start(cuts[1])]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped byte", "garbage after"])
+def test_a_damaged_gzip_file_is_left_to_spark(tmp_path, damage) -> None:
+    data = "".join(f"q{i} Q0 d{i} {i} {i / 7} tag\n" for i in range(20_000)).encode()
+    packed = bytearray(gzip.compress(data))
+    if damage == "truncated":
+        packed = packed[: len(packed) * 2 // 3]
+    elif damage == "flipped byte":
+        packed[len(packed) // 2] ^= 0xFF
+    else:
+        packed += b"not gzip"
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(bytes(packed))
+    with pytest.raises(NotDirect, match=r"run\.txt\.gz"):
+        for part in range(direct_text.GZIP_PARTS):
+            direct_text.read_text_range(str(path), part, direct_text.GZIP_PARTS)
 
 
 def test_lines_parse_as_spark_splits_them() -> None:
@@ -183,6 +223,29 @@ def test_a_bad_line_gets_the_spark_readers_error(spark, tmp_path, capsys) -> Non
         err = capsys.readouterr().err
         messages.append([line for line in err.splitlines() if "not-a-number" in line])
     assert messages[0] and messages[0] == messages[1]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("damage", ["truncated", "flipped byte"])
+def test_a_damaged_gzip_run_gets_the_spark_readers_error(spark, tmp_path, capsys, damage) -> None:
+    paths = write_text_collection(tmp_path / "data", 4)
+    run = paths["runs"][0]
+    packed = bytearray(gzip.compress(run.read_bytes()))
+    if damage == "truncated":
+        packed = packed[: len(packed) // 2]
+    else:
+        packed[len(packed) // 2] ^= 0xFF
+    paths["runs"][0] = run.with_suffix(".txt.gz")
+    paths["runs"][0].write_bytes(bytes(packed))
+    messages = []
+    for reader in ("auto", "spark"):
+        out = tmp_path / f"out-{reader}"
+        assert _evaluate(paths, out, reader) == EXIT_INPUT
+        assert not out.exists()
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        messages.append([line for line in err.splitlines() if "error:" in line])
+    assert len(messages[0]) == 1 and messages[0] == messages[1]
 
 
 def _single_spaced(rows: list[tuple]) -> bytes:
