@@ -11,7 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import sparkeval
 from sparkeval.cli import main
+from sparkeval.engine.plans import driver_plan
+from sparkeval.engine.transport import local_handoff
 from sparkeval.engine.transport.local_handoff import HANDOFF_KEY, handoff_enabled
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
 from tests.engine.test_direct_read import evaluate_argv, results, write_collection
@@ -94,3 +97,78 @@ def test_no_files_are_left_when_the_evaluation_fails(spark, tmp_path) -> None:
     assert main(one_run_argv(tmp_path)) == EXIT_INPUT
     assert not (tmp_path / "out").exists()
     assert handoff_dirs(spark) == []
+
+
+def _counted_frame_writes(monkeypatch) -> list[int]:
+    """A list whose one number counts the calls of the frame handoff's writing job."""
+    calls = [0]
+    write = local_handoff.write_frame_pieces
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(local_handoff, "write_frame_pieces", counted)
+    return calls
+
+
+@pytest.mark.parametrize("buckets,flush_rows", [(1, 1 << 20), (4, 37)])
+def test_rows_spark_reads_are_handed_over_with_the_exchanges_output(
+    spark, tmp_path, monkeypatch, buckets, flush_rows
+) -> None:
+    # Spark's readers: their rows reach the workers as Arrow, written out by bucket in
+    # writes of flush_rows rows (several per partition when it is small)
+    monkeypatch.setattr(local_handoff, "FRAME_FLUSH_ROWS", flush_rows)
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # not the driver's small-input path
+    writes = _counted_frame_writes(monkeypatch)
+    data = write_collection(tmp_path / "data", 9, 50, 3)
+    argv = ("--buckets", str(buckets), "--reader", "spark")
+    assert main(evaluate_argv(data, tmp_path / "files", *argv)) == EXIT_OK
+    assert handoff_dirs(spark) == [] and writes == [1]
+    spark.conf.set(HANDOFF_KEY, "false")
+    try:
+        assert main(evaluate_argv(data, tmp_path / "exchange", *argv)) == EXIT_OK
+    finally:
+        spark.conf.unset(HANDOFF_KEY)
+    assert writes == [1]  # the exchange
+    file_rows, file_summary = results(tmp_path / "files")
+    exchange_rows, exchange_summary = results(tmp_path / "exchange")
+    assert len(file_rows) > 1000
+    pd.testing.assert_frame_equal(file_rows, exchange_rows, check_exact=True)
+    assert file_summary == exchange_summary
+
+
+def test_a_computed_dataframe_is_handed_over_with_the_exchanges_values(
+    spark, monkeypatch, exchange
+) -> None:
+    run, qrels = random_collection(10, queries=60, runs=2)
+    run_df = spark.createDataFrame(run).where("score > -1e300")  # computed: not a bare scan
+    qrels_df = spark.createDataFrame(qrels)
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # not the driver's small-input path
+    writes = _counted_frame_writes(monkeypatch)
+    results = {}
+    for handoff in ("false", "true"):
+        spark.conf.set(HANDOFF_KEY, handoff)
+        ev = sparkeval.evaluate(spark, run_df, qrels_df, "AP,nDCG@10,P@5,RR", buckets=3)
+        results[handoff] = (ev.report, ev.ordered_per_query.toPandas(), ev.summary.collect())
+        ev.unpersist()
+    assert results["true"][0] == results["false"][0]
+    pd.testing.assert_frame_equal(results["true"][1], results["false"][1], check_exact=True)
+    assert results["true"][2] == results["false"][2]
+    assert handoff_dirs(spark) == [] and writes == [1]
+
+
+def test_no_files_are_left_when_spark_reads_a_bad_row(spark, tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # not the driver's small-input path
+    writes = _counted_frame_writes(monkeypatch)
+    run, qrels = random_collection(6, queries=10)
+    run["score"] = run["score"].astype(object)
+    run.loc[5, "score"] = "high"  # a score Spark's readers reject, naming the row
+    run.to_csv(tmp_path / "run.csv", index=False)
+    qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    argv = ["evaluate", "--run", str(tmp_path / "run.csv"), "--qrels", str(tmp_path / "qrels.csv"),
+            "--measures", "AP", "--out", str(tmp_path / "out"), "--reader", "spark"]  # fmt: skip
+    assert main(argv) == EXIT_INPUT
+    assert "column score value 'high' is not a number" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    assert handoff_dirs(spark) == [] and writes == [1]

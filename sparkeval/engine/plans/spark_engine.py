@@ -543,10 +543,15 @@ def _evaluate_spark_read_frames(
         flags = flag_near_duplicates(run_df, pairs, run_ids)
         run_df = flags.run_df
     try:
-        # one exchange: every query's run and qrels rows land in the same partition,
-        # whole (no sort by key, unlike a grouped cogroup)
-        rows = _shipped(run_df, qrels_df, run_ids).repartition(buckets, "query_id")
-        wide, stats = _evaluate_shipped(rows, _split_shipped, measure_list, options, run_ids)
+        rows = _shipped(run_df, qrels_df, run_ids)
+        if local_handoff.handoff_enabled(spark):
+            task = (measure_list, options, run_ids)
+            wide, stats = _evaluate_frame_handed_over(spark, rows, buckets, task)
+        else:
+            # one exchange: every query's run and qrels rows land in the same partition,
+            # whole (no sort by key, unlike a grouped cogroup)
+            rows = rows.repartition(buckets, "query_id")
+            wide, stats = _evaluate_shipped(rows, _split_shipped, measure_list, options, run_ids)
     finally:
         if flags is not None:
             flags.release()
@@ -566,6 +571,31 @@ def _evaluate_handed_over(spark: SparkSession, direct, run_ids, buckets, measure
         except Exception as exc:
             raise _task_failure(exc) from exc
         tasks, unpack = local_handoff.bucket_tasks(spark, direct, pieces, directory)
+        return _evaluate_shipped(tasks, unpack, measure_list, options, run_ids)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _evaluate_frame_handed_over(spark: SparkSession, rows: DataFrame, buckets: int, task):
+    """(cached result blobs, summary statistics) of shipped rows that Spark computes,
+    handed to the evaluation bucket by bucket as local files instead of through an
+    exchange (:func:`~sparkeval.engine.transport.local_handoff.write_frame_pieces`).
+
+    A bad row fails the writing job with its message, as it fails the exchange's first
+    stage; the files are removed once the results are cached, or the evaluation failed.
+    """
+    measure_list, options, run_ids = task
+    directory = local_handoff.new_directory(spark)
+    try:
+        try:
+            pieces = local_handoff.write_frame_pieces(rows, buckets, directory)
+        except Exception as exc:
+            raise _recover(exc) from exc
+        tasks, rows_of = local_handoff.frame_bucket_tasks(spark, pieces, directory)
+
+        def unpack(table: pa.Table) -> tuple[pa.Table, pa.Table]:
+            return _split_shipped(rows_of(table))
+
         return _evaluate_shipped(tasks, unpack, measure_list, options, run_ids)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

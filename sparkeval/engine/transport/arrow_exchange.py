@@ -91,14 +91,18 @@ def bucket_of_rows(query_ids: pa.ChunkedArray | pa.Array, buckets: int) -> np.nd
     """Bucket of every row: ``crc32(utf-8 bytes of query_id) mod buckets``.
 
     Deterministic across processes and machines (unlike Python's ``hash``); computed
-    once per distinct query id of the batch.
+    once per distinct query id of the batch. A null query id (a bad row, which its
+    bucket's evaluation reports) is in bucket 0.
     """
     encoded = pc.dictionary_encode(query_ids)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     keys = encoded.dictionary.cast(pa.binary()).to_pylist()
     per_key = np.fromiter((zlib.crc32(k) % buckets for k in keys), dtype=np.int32, count=len(keys))
-    return per_key[encoded.indices.to_numpy(zero_copy_only=False)]
+    indices = encoded.indices
+    if indices.null_count:
+        return np.append(per_key, np.int32(0))[pc.fill_null(indices, len(keys)).to_numpy()]
+    return per_key[indices.to_numpy(zero_copy_only=False)]
 
 
 def _payload(table: pa.Table) -> bytes:
