@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sparkeval.errors import EXIT_INPUT, EXIT_OK
+from sparkeval.errors import EXIT_OK
 from sparkeval.io import direct_text
 from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, NotDirect, plan_direct_inputs
 from sparkeval.io.direct_csv import (
@@ -21,7 +21,7 @@ from sparkeval.io.direct_csv import (
     read_header,
     run_ids_in,
 )
-from tests.engine.test_direct_text import _evaluate, _results
+from tests.engine.test_direct_text import _evaluate, _results, error_lines_of_both_readers
 from tests.random_collection import random_collection
 
 
@@ -185,13 +185,7 @@ def test_a_bad_row_gets_the_spark_readers_error(spark, tmp_path, capsys, bad_lin
     lines = run.read_bytes().split(b"\n")
     lines.insert(40, bad_line)
     run.write_bytes(b"\n".join(lines))
-    messages = []
-    for reader in ("auto", "spark"):
-        out = tmp_path / f"out-{reader}"
-        assert _evaluate(paths, out, reader) == EXIT_INPUT
-        assert not out.exists()
-        err = capsys.readouterr().err
-        messages.append([line for line in err.splitlines() if "dX" in line])
+    messages = error_lines_of_both_readers(paths, tmp_path, capsys, "dX")
     assert messages[0] and messages[0] == messages[1]
 
 

@@ -74,6 +74,21 @@ def _evaluate(paths: dict, out: Path, reader: str) -> int:
     return main(argv)
 
 
+def error_lines_of_both_readers(paths: dict, tmp_path: Path, capsys, marker: str) -> list:
+    """The lines holding ``marker`` that the evaluation printed with each reader (the
+    workers', then Spark's); each must fail as bad input, with no output and no
+    traceback."""
+    messages = []
+    for reader in ("auto", "spark"):
+        out = tmp_path / f"out-{reader}"
+        assert _evaluate(paths, out, reader) == EXIT_INPUT
+        assert not out.exists()
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        messages.append([line for line in err.splitlines() if marker in line])
+    return messages
+
+
 def _results(out: Path) -> tuple[pd.DataFrame, dict]:
     summary = json.loads((out / "summary.json").read_text())
     summary.pop("inputs")
@@ -215,13 +230,7 @@ def test_a_bad_line_gets_the_spark_readers_error(spark, tmp_path, capsys) -> Non
     lines = run.read_bytes().split(b"\n")
     lines.insert(40, b"q7 Q0 dX 5 not-a-number run0")
     run.write_bytes(b"\n".join(lines))
-    messages = []
-    for reader in ("auto", "spark"):
-        out = tmp_path / f"out-{reader}"
-        assert _evaluate(paths, out, reader) == EXIT_INPUT
-        assert not out.exists()
-        err = capsys.readouterr().err
-        messages.append([line for line in err.splitlines() if "not-a-number" in line])
+    messages = error_lines_of_both_readers(paths, tmp_path, capsys, "not-a-number")
     assert messages[0] and messages[0] == messages[1]
 
 
@@ -237,14 +246,7 @@ def test_a_damaged_gzip_run_gets_the_spark_readers_error(spark, tmp_path, capsys
         packed[len(packed) // 2] ^= 0xFF
     paths["runs"][0] = run.with_suffix(".txt.gz")
     paths["runs"][0].write_bytes(bytes(packed))
-    messages = []
-    for reader in ("auto", "spark"):
-        out = tmp_path / f"out-{reader}"
-        assert _evaluate(paths, out, reader) == EXIT_INPUT
-        assert not out.exists()
-        err = capsys.readouterr().err
-        assert "Traceback" not in err
-        messages.append([line for line in err.splitlines() if "error:" in line])
+    messages = error_lines_of_both_readers(paths, tmp_path, capsys, "error:")
     assert len(messages[0]) == 1 and messages[0] == messages[1]
 
 
