@@ -92,3 +92,32 @@ def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
     assert key == sorted(key)
     # every run owes every judged query (the default policy): 3 runs x 11 queries x 4
     assert len(set(key)) == len(key) == 3 * len(ODD_IDS) * len(measures)
+
+
+def test_a_file_of_many_chunks_holds_them_in_order_one_row_group_each(tmp_path) -> None:
+    # the next chunk is expanded while the current one is written: order must hold
+    queries = [f"q{i:03d}" for i in range(50)]
+    wide = pa.table(
+        {
+            "run_id": ["r"] * 50,
+            "query_id": queries,
+            "m0": [i / 50 for i in range(50)],
+            "m1": pa.array([None if i % 7 == 0 else float(i) for i in range(50)], pa.float64()),
+        }
+    )
+    chunks = (wide.slice(start, 6) for start in range(0, 50, 6))
+    written = list(per_query_writer._write_file(str(tmp_path), chunks, ["m0", "m1"], ["AP", "RR"]))
+    assert [b.column(0).to_pylist() for b in written] == [[0]]
+    parquet = pq.ParquetFile(tmp_path / "part-00000.parquet")
+    assert parquet.metadata.num_row_groups == 9  # 50 rows in chunks of 6
+    rows = parquet.read().to_pylist()
+    # by hand: each query gives AP (i / 50) then RR (i, or null when i is a multiple of 7)
+    expected = [
+        row
+        for i, q in enumerate(queries)
+        for row in (
+            {"run_id": "r", "query_id": q, "measure": "AP", "value": i / 50},
+            {"run_id": "r", "query_id": q, "measure": "RR", "value": None if i % 7 == 0 else i},
+        )
+    ]
+    assert rows == expected
