@@ -95,7 +95,7 @@ def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
 
 
 def test_a_file_of_many_chunks_holds_them_in_order_one_row_group_each(tmp_path) -> None:
-    # the next chunk is expanded while the current one is written: order must hold
+    # a file written from several sorted chunks keeps their order, one row group each
     queries = [f"q{i:03d}" for i in range(50)]
     wide = pa.table(
         {
