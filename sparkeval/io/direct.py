@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
-from sparkeval.io.readers import default_run_id, detect_format
+from sparkeval.io.readers import GRADE_BOUND, default_run_id, detect_format
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,8 +61,6 @@ RUN_SCHEMA = pa.schema(
 QRELS_SCHEMA = pa.schema(
     [("query_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int64())]
 )
-#: grades must be whole numbers within this bound (as the Spark readers demand)
-_GRADE_BOUND = 10**9
 
 
 class NotDirect(RuntimeError):
@@ -313,8 +311,8 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         grades = raw.column(cols["relevance"])
         _no_nulls(grades, cols["relevance"])
         low, high = pc.min_max(grades).values()
-        if len(grades) and max(-low.as_py(), high.as_py()) > _GRADE_BOUND:
-            raise NotDirect(f"{source.path}: a grade beyond ±{_GRADE_BOUND}")
+        if len(grades) and max(-low.as_py(), high.as_py()) > GRADE_BOUND:
+            raise NotDirect(f"{source.path}: a grade beyond ±{GRADE_BOUND}")
         out["relevance"] = grades.cast(pa.int64())
         return pa.table(out, schema=QRELS_SCHEMA)
     scores = raw.column(cols["score"])

@@ -31,7 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.formats import RUN_CODE
-from sparkeval.io.direct import _GRADE_BOUND, NotDirect
+from sparkeval.io.direct import NotDirect
+from sparkeval.io.readers import GRADE_BOUND
 from sparkeval.io.readers import WHITESPACE as _WHITESPACE
 from sparkeval.io.streams import DECOMPRESS_ERRORS
 
@@ -396,7 +397,7 @@ def parse_values(text: pa.Array, kind: str, where: str) -> pa.Array:
     if kind == "qrels" and len(values):
         whole = pc.all(pc.equal(values, pc.floor(values))).as_py()
         low, high = pc.min_max(values).values()
-        if not whole or max(-low.as_py(), high.as_py()) > _GRADE_BOUND:
+        if not whole or max(-low.as_py(), high.as_py()) > GRADE_BOUND:
             raise NotDirect(f"{where}: a grade that is not a whole number within ±1e9")
         values = pc.cast(values, pa.int64())
     return values

@@ -219,7 +219,7 @@ def read_trec_qrels(spark: SparkSession, path: str):
         | grade.isNull()
         | (grade != F.rint(grade))
         | F.isnan(grade)
-        | (F.abs(grade) > 1e9),
+        | (F.abs(grade) > GRADE_BOUND),
         "expected 4 fields 'qid iter docno rel' with an integer relevance",
     )
     bad = F.coalesce(looks_like_a_run, bad)
@@ -439,7 +439,10 @@ def id_column(col):
     return F.col(f"`{col}`").cast("string")
 
 
-_NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
+#: Spark types a score or grade column may have as it is (others are parsed from text)
+NUMERIC_TYPES = ("tinyint", "smallint", "int", "bigint", "float", "double")
+#: grades must be whole numbers within ±this bound
+GRADE_BOUND = 10**9
 #: Spark types an id column may have: text (binary: bytes as text), integers, or all-null;
 #: decimals of scale 0 are integers too (Spark reads Parquet's unsigned 64-bit so)
 ID_TYPES = ("string", "binary", "tinyint", "smallint", "int", "bigint", "void")
@@ -617,12 +620,12 @@ def numeric_column(
 
     raw = F.col(f"`{source_col}`")
     source_type = dict(table.dtypes).get(source_col)
-    numeric = source_type in _NUMERIC_TYPES or str(source_type).startswith("decimal")
+    numeric = source_type in NUMERIC_TYPES or str(source_type).startswith("decimal")
     value = raw.cast("double") if numeric else raw.cast("string").try_cast("double")
     cond = raw.isNull() | value.isNull()
     expected = "a number"
     if integer:
-        cond = cond | (value != F.rint(value)) | F.isnan(value) | (F.abs(value) > 1e9)
+        cond = cond | (value != F.rint(value)) | F.isnan(value) | (F.abs(value) > GRADE_BOUND)
         expected = "an integer between -1e9 and 1e9"
     message = F.concat(
         F.lit(f"{path}: query "),

@@ -27,6 +27,7 @@ from sparkeval.engine.formats import BAD, DEFAULT_RUN_ID, SHIPPED_VALUE
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
+from sparkeval.io.readers import GRADE_BOUND, ID_TYPES, NUMERIC_TYPES
 from sparkeval.measures import Measure
 
 if TYPE_CHECKING:
@@ -143,7 +144,8 @@ def evaluate_plain_in_driver(
     Example: 5 queries x 10 docs in a warm local session is one Spark job, and the
     plan costs about 20 calls into the JVM instead of about 380.
     """
-    projections = plain_projections(run_df.dtypes, qrels_df.dtypes)
+    run_types = run_df.dtypes
+    projections = plain_projections(run_types, qrels_df.dtypes)
     if projections is None:
         return None
     run_columns, qrels_columns = projections
@@ -157,15 +159,15 @@ def evaluate_plain_in_driver(
     if not plain_rows_are_valid(collected):
         return None
     measure_list, options, run_ids = task
-    if run_ids is None and "run_id" not in dict(run_df.dtypes):
+    if run_ids is None and "run_id" not in dict(run_types):
         run_ids = [DEFAULT_RUN_ID]
     return _evaluate_collected(spark, collected, (measure_list, options, run_ids))
 
 
 #: Spark types of the ids and run ids the plain path collects (as their text)
-_PLAIN_ID_TYPES = frozenset(("string", "tinyint", "smallint", "int", "bigint"))
+_PLAIN_ID_TYPES = frozenset(ID_TYPES) - {"binary", "void"}
 #: Spark types of the scores and grades the plain path collects (as doubles)
-_PLAIN_VALUE_TYPES = frozenset(("tinyint", "smallint", "int", "bigint", "float", "double"))
+_PLAIN_VALUE_TYPES = frozenset(NUMERIC_TYPES)
 
 
 def _quoted(column: str) -> str:
@@ -192,23 +194,19 @@ def plain_projections(
 
     def projection(types: Sequence[tuple[str, str]], value: str, is_qrels: bool):
         kinds = dict(types)
-        ids = ["query_id", "doc_id"]
-        if not is_qrels and "run_id" in kinds:
-            ids.insert(0, "run_id")
+        has_run_id = not is_qrels and "run_id" in kinds
+        ids = ["run_id"] * has_run_id + ["query_id", "doc_id"]
         if any(kinds.get(c) not in _PLAIN_ID_TYPES for c in ids):
             return None
         if kinds.get(value) not in _PLAIN_VALUE_TYPES or BAD in kinds:
             return None
-        if is_qrels:
-            run_id = "CAST(NULL AS STRING) AS run_id"
-        elif ids[0] == "run_id":
-            run_id = f"CAST({_quoted(ids.pop(0))} AS STRING) AS run_id"
-        else:
-            run_id = f"'{DEFAULT_RUN_ID}' AS run_id"
-        columns = [run_id, *(f"CAST({_quoted(c)} AS STRING) AS {c}" for c in ids)]
-        columns.append(f"CAST({_quoted(value)} AS DOUBLE) AS {SHIPPED_VALUE}")
-        columns.append(f"{str(is_qrels).lower()} AS {_IS_QRELS}")
-        return columns
+        run_id = "CAST(NULL AS STRING)" if is_qrels else f"'{DEFAULT_RUN_ID}'"
+        return [
+            *([] if has_run_id else [f"{run_id} AS run_id"]),
+            *(f"CAST({_quoted(c)} AS STRING) AS {c}" for c in ids),
+            f"CAST({_quoted(value)} AS DOUBLE) AS {SHIPPED_VALUE}",
+            f"{str(is_qrels).lower()} AS {_IS_QRELS}",
+        ]
 
     run = projection(run_types, "score", False)
     qrels = projection(qrels_types, "relevance", True)
@@ -236,13 +234,11 @@ def plain_rows_are_valid(rows: pa.Table) -> bool:
         return True
     if not pc.all(pc.equal(grades, pc.round(grades))).as_py():  # false for NaN too
         return False
-    return pc.max(pc.abs(grades)).as_py() <= _GRADE_BOUND
+    return pc.max(pc.abs(grades)).as_py() <= GRADE_BOUND
 
 
 #: columns that may hold no null in the plain rows (the run id is checked on run rows)
 _PLAIN_CHECKED = ("query_id", "doc_id", SHIPPED_VALUE)
-#: a grade's bound (the checked path's: an integer between -1e9 and 1e9)
-_GRADE_BOUND = 1e9
 
 
 def _evaluate_collected(

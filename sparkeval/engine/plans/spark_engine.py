@@ -399,8 +399,11 @@ def evaluate(
         run_ids = list(run_ids)
         buckets = buckets_for(direct, buckets)
         if local_handoff.handoff_enabled(spark):
-            wide, stats = _evaluate_handed_over(
-                spark, direct, run_ids, buckets, measure_list, options
+            wide, stats = _evaluate_through_files(
+                spark,
+                lambda target: local_handoff.write_pieces(spark, direct, run_ids, buckets, target),
+                lambda pieces, target: local_handoff.bucket_tasks(spark, direct, pieces, target),
+                (measure_list, options, run_ids),
             )
         else:
             payloads = direct_payloads(spark, direct, run_ids, buckets)
@@ -517,7 +520,8 @@ def _evaluate_spark_read_frames(
     """
     from pyspark.sql import functions as F
 
-    if pairs is None and fits_in_driver(estimate):
+    in_driver = pairs is None and fits_in_driver(estimate)
+    if in_driver:
         task = (measure_list, options, run_ids)
         plain = evaluate_plain_in_driver(spark, run_df, qrels_df, task, estimate)
         if plain is not None:
@@ -528,7 +532,7 @@ def _evaluate_spark_read_frames(
         run_ids = run_ids or [DEFAULT_RUN_ID]  # one run: no job to find the run ids
     run_df = _normalised(run_df, "run", "score", integer=False)
     qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
-    if pairs is None and fits_in_driver(estimate):
+    if in_driver:
         checks = (_failing_bad_rows, _recover)
         task = (measure_list, options, run_ids)
         wide, stats, run_ids = evaluate_in_driver(spark, run_df, qrels_df, task, checks, estimate)
@@ -545,8 +549,17 @@ def _evaluate_spark_read_frames(
     try:
         rows = _shipped(run_df, qrels_df, run_ids)
         if local_handoff.handoff_enabled(spark):
-            task = (measure_list, options, run_ids)
-            wide, stats = _evaluate_frame_handed_over(spark, rows, buckets, task)
+
+            def frame_tasks(pieces, target):
+                tasks, rows_of = local_handoff.frame_bucket_tasks(spark, pieces, target)
+                return tasks, lambda table: _split_shipped(rows_of(table))
+
+            wide, stats = _evaluate_through_files(
+                spark,
+                lambda target: local_handoff.write_frame_pieces(rows, buckets, target),
+                frame_tasks,
+                (measure_list, options, run_ids),
+            )
         else:
             # one exchange: every query's run and qrels rows land in the same partition,
             # whole (no sort by key, unlike a grouped cogroup)
@@ -558,44 +571,29 @@ def _evaluate_spark_read_frames(
     return wide, stats, flags, run_ids
 
 
-def _evaluate_handed_over(spark: SparkSession, direct, run_ids, buckets, measure_list, options):
-    """(cached result blobs, summary statistics) of directly-read inputs whose buckets
-    are handed to the evaluation as local files (:mod:`sparkeval.engine.transport.local_handoff`).
+def _evaluate_through_files(spark: SparkSession, write, bucket_tasks, task):
+    """(cached result blobs, summary statistics) of inputs whose buckets are handed to
+    the evaluation as local files (:mod:`sparkeval.engine.transport.local_handoff`).
 
-    The files are removed once the results are cached, or the evaluation failed.
-    """
-    directory = local_handoff.new_directory(spark)
-    try:
-        try:
-            pieces = local_handoff.write_pieces(spark, direct, run_ids, buckets, directory)
-        except Exception as exc:
-            raise _task_failure(exc) from exc
-        tasks, unpack = local_handoff.bucket_tasks(spark, direct, pieces, directory)
-        return _evaluate_shipped(tasks, unpack, measure_list, options, run_ids)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+    Args:
+        write: ``write(directory)`` runs job 1, which writes the files, and returns
+            the units of each bucket.
+        bucket_tasks: ``bucket_tasks(pieces, directory)``, job 2's partitions (one per
+            bucket) and the function that turns one into (run rows, qrels rows).
+        task: the measures, the options and the run ids.
 
-
-def _evaluate_frame_handed_over(spark: SparkSession, rows: DataFrame, buckets: int, task):
-    """(cached result blobs, summary statistics) of shipped rows that Spark computes,
-    handed to the evaluation bucket by bucket as local files instead of through an
-    exchange (:func:`~sparkeval.engine.transport.local_handoff.write_frame_pieces`).
-
-    A bad row fails the writing job with its message, as it fails the exchange's first
-    stage; the files are removed once the results are cached, or the evaluation failed.
+    A bad row fails job 1 with its message (a directly-read value for the Spark readers,
+    with :class:`NotDirect`); the files are removed once the results are cached, or the
+    evaluation failed.
     """
     measure_list, options, run_ids = task
     directory = local_handoff.new_directory(spark)
     try:
         try:
-            pieces = local_handoff.write_frame_pieces(rows, buckets, directory)
+            pieces = write(directory)
         except Exception as exc:
-            raise _recover(exc) from exc
-        tasks, rows_of = local_handoff.frame_bucket_tasks(spark, pieces, directory)
-
-        def unpack(table: pa.Table) -> tuple[pa.Table, pa.Table]:
-            return _split_shipped(rows_of(table))
-
+            raise _task_failure(exc) from exc
+        tasks, unpack = bucket_tasks(pieces, directory)
         return _evaluate_shipped(tasks, unpack, measure_list, options, run_ids)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

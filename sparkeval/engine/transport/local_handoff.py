@@ -98,6 +98,48 @@ def _read_piece(path: str) -> pa.Table:
     return pa.ipc.open_file(pa.memory_map(path)).read_all()
 
 
+def _write_buckets(table: pa.Table, unit: int, buckets: int, target: str) -> pa.RecordBatch:
+    """Write every non-empty bucket of ``table`` to unit ``unit``'s file of the bucket;
+    one ``(unit, bucket)`` row per file written."""
+    written = []
+    for bucket, rows in bucket_slices(table, buckets):
+        _write_piece(rows, piece_path(target, unit, bucket))
+        written.append(bucket)
+    return pa.record_batch(
+        {
+            "unit": pa.array([unit] * len(written), pa.int64()),
+            "bucket": pa.array(written, pa.int32()),
+        }
+    )
+
+
+def _written_schema():
+    """The Spark schema of :func:`_write_buckets`' rows."""
+    from pyspark.sql import types as T
+
+    return T.StructType(
+        [T.StructField("unit", T.LongType()), T.StructField("bucket", T.IntegerType())]
+    )
+
+
+def _units_by_bucket(written: DataFrame) -> dict[int, list[int]]:
+    """The units that wrote a file for each non-empty bucket, in unit order (job 1 runs
+    here)."""
+    found: dict[int, list[int]] = defaultdict(list)
+    for row in written.collect():
+        found[row.bucket].append(row.unit)
+    return {bucket: sorted(found[bucket]) for bucket in sorted(found)}
+
+
+def _bucket_partitions(
+    spark: SparkSession, pieces: dict[int, list[int]]
+) -> tuple[DataFrame, list[tuple[int, list[int]]]]:
+    """Job 2's input, one partition (of one row, its index) per non-empty bucket, and
+    the ``(bucket, units)`` each index stands for."""
+    order = list(pieces.items())
+    return spark.range(0, len(order), 1, numPartitions=max(1, len(order))), order
+
+
 def write_pieces(
     spark: SparkSession, plan: DirectPlan, run_ids: Sequence[str], buckets: int, directory: Path
 ) -> dict[int, list[int]]:
@@ -105,29 +147,12 @@ def write_pieces(
 
     Returns the units that wrote a file for each non-empty bucket, in unit order.
     """
-    from pyspark.sql import types as T
-
     target = str(directory)
 
     def write(index: int, kind: str, table: pa.Table) -> pa.RecordBatch:
-        written = []
-        for bucket, rows in bucket_slices(table, buckets):
-            _write_piece(rows, piece_path(target, index, bucket))
-            written.append(bucket)
-        return pa.record_batch(
-            {
-                "unit": pa.array([index] * len(written), pa.int32()),
-                "bucket": pa.array(written, pa.int32()),
-            }
-        )
+        return _write_buckets(table, index, buckets, target)
 
-    schema = T.StructType(
-        [T.StructField("unit", T.IntegerType()), T.StructField("bucket", T.IntegerType())]
-    )
-    found: dict[int, list[int]] = defaultdict(list)
-    for row in map_units(spark, plan, run_ids, write, schema).collect():
-        found[row.bucket].append(row.unit)
-    return {bucket: sorted(found[bucket]) for bucket in sorted(found)}
+    return _units_by_bucket(map_units(spark, plan, run_ids, write, _written_schema()))
 
 
 #: rows a task of :func:`write_frame_pieces` gathers before it writes them by bucket
@@ -135,15 +160,6 @@ FRAME_FLUSH_ROWS = 1 << 20
 #: units per partition in :func:`write_frame_pieces`: partition p's k-th write is unit
 #: ``p * UNITS_PER_PARTITION + k``, so units sort in partition order
 UNITS_PER_PARTITION = 1 << 16
-
-
-def _unit_buckets(unit: int, buckets: list[int]) -> pa.RecordBatch:
-    return pa.record_batch(
-        {
-            "unit": pa.array([unit] * len(buckets), pa.int64()),
-            "bucket": pa.array(buckets, pa.int32()),
-        }
-    )
 
 
 def write_frame_pieces(frame: DataFrame, buckets: int, directory: Path) -> dict[int, list[int]]:
@@ -154,64 +170,51 @@ def write_frame_pieces(frame: DataFrame, buckets: int, directory: Path) -> dict[
     Returns the units that wrote a file for each non-empty bucket, in unit order.
     """
     from pyspark import TaskContext
-    from pyspark.sql import types as T
 
     target = str(directory)
     flush_rows = FRAME_FLUSH_ROWS  # the driver's value travels with the function
-
-    def write_unit(unit: int, batches: list[pa.RecordBatch]) -> pa.RecordBatch:
-        written = []
-        for bucket, rows in bucket_slices(pa.Table.from_batches(batches), buckets):
-            _write_piece(rows, piece_path(target, unit, bucket))
-            written.append(bucket)
-        return _unit_buckets(unit, written)
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         keep_freed_memory()
         context = TaskContext.get()
         unit = (context.partitionId() if context else 0) * UNITS_PER_PARTITION
         pending: list[pa.RecordBatch] = []
+        rows = 0
         for batch in batches:
             pending.append(batch)
-            if sum(b.num_rows for b in pending) >= flush_rows:
-                yield write_unit(unit, pending)
-                unit, pending = unit + 1, []
-        if any(b.num_rows for b in pending):
-            yield write_unit(unit, pending)
+            rows += batch.num_rows
+            if rows >= flush_rows:
+                yield _write_buckets(pa.Table.from_batches(pending), unit, buckets, target)
+                unit, pending, rows = unit + 1, [], 0
+        if rows:
+            yield _write_buckets(pa.Table.from_batches(pending), unit, buckets, target)
 
-    schema = T.StructType(
-        [T.StructField("unit", T.LongType()), T.StructField("bucket", T.IntegerType())]
-    )
-    found: dict[int, list[int]] = defaultdict(list)
-    for row in frame.mapInArrow(write, schema=schema).collect():
-        found[row.bucket].append(row.unit)
-    return {bucket: sorted(found[bucket]) for bucket in sorted(found)}
+    return _units_by_bucket(frame.mapInArrow(write, schema=_written_schema()))
 
 
 def frame_bucket_tasks(
     spark: SparkSession, pieces: dict[int, list[int]], directory: Path
-) -> tuple[object, Callable[[pa.Table], pa.Table]]:
+) -> tuple[DataFrame, Callable[[pa.Table], pa.Table]]:
     """Job 2's input for :func:`write_frame_pieces`' files: one partition per non-empty
     bucket, and the function that turns a partition's one row into the bucket's rows
     (its files concatenated in unit order)."""
-    order = list(pieces.items())
+    tasks, order = _bucket_partitions(spark, pieces)
     target = str(directory)
 
     def rows_of(task: pa.Table) -> pa.Table:
         bucket, units = order[task.column(0)[0].as_py()]
         return pa.concat_tables(_read_piece(piece_path(target, unit, bucket)) for unit in units)
 
-    tasks = spark.range(0, len(order), 1, numPartitions=max(1, len(order)))
     return tasks, rows_of
 
 
 def bucket_tasks(
     spark: SparkSession, plan: DirectPlan, pieces: dict[int, list[int]], directory: Path
-) -> tuple[object, Callable[[pa.Table], tuple[pa.Table, pa.Table]]]:
+) -> tuple[DataFrame, Callable[[pa.Table], tuple[pa.Table, pa.Table]]]:
     """Job 2's input: one partition per non-empty bucket, and the function that turns a
     partition's one row into the bucket's (run rows, qrels rows)."""
     is_run = [source.kind == "run" for source, _ in plan.row_groups]
-    order = list(pieces.items())
+    tasks, order = _bucket_partitions(spark, pieces)
     target = str(directory)
 
     def unpack(task: pa.Table) -> tuple[pa.Table, pa.Table]:
@@ -220,5 +223,4 @@ def bucket_tasks(
             (is_run[unit], _read_piece(piece_path(target, unit, bucket))) for unit in units
         )
 
-    tasks = spark.range(0, len(order), 1, numPartitions=max(1, len(order)))
     return tasks, unpack

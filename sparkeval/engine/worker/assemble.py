@@ -132,12 +132,10 @@ def _first_row(table: pa.Table, mask, run_ids: Sequence[str] | None) -> dict[str
     row.pop(BAD, None)
     if RUN_CODE in row:
         code = row.pop(RUN_CODE)
-        row = {"run_id": run_ids[code] if run_ids and code is not None else code, **row}
+        # a negative code (EMPTY_RUN_CODE) has no run id
+        name = run_ids[code] if run_ids and code is not None and code >= 0 else None
+        row = {"run_id": name, **row}
     return row
-
-
-#: columns of a shipped run row that are not part of it as the user gave it
-_FLAGS = {DUPLICATE_FLAG}
 
 
 def _check_nulls(
@@ -152,12 +150,7 @@ def _check_nulls(
         codes = run.column(RUN_CODE)
         empty = pc.equal(codes, EMPTY_RUN_CODE)
         if pc.any(empty).as_py():
-            rest = run.filter(empty).slice(0, 1).drop_columns([RUN_CODE, BAD])
-            row = {
-                "run_id": None,
-                **rest.drop_columns(_FLAGS & set(rest.column_names)).to_pylist()[0],
-            }
-            _raise(f"run row with empty run_id: {row}", in_worker)
+            _raise(f"run row with empty run_id: {_first_row(run, empty, run_ids)}", in_worker)
         n_runs = len(run_ids or ())
         if codes.null_count or (len(codes) and pc.max(codes).as_py() >= n_runs):
             _raise(f"run rows of runs that are not among run_ids {list(run_ids or ())}", in_worker)
