@@ -7,7 +7,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.engine.transport import per_query_writer
-from sparkeval.engine.transport.per_query_writer import _file_count, long_rows
+from sparkeval.engine.transport.per_query_writer import (
+    PER_QUERY_SCHEMA,
+    _file_count,
+    evaluated_order,
+    long_rows,
+)
 from tests.random_collection import random_collection
 
 #: query ids whose byte order differs from a naive or locale-aware order
@@ -30,6 +35,44 @@ def test_long_rows_keep_measure_order_and_nulls() -> None:
         {"run_id": "r", "query_id": "q2", "measure": "AP", "value": 1.0},
         {"run_id": "r", "query_id": "q2", "measure": "RR", "value": 0.25},
     ]
+
+
+def test_long_rows_of_several_runs_sharing_query_ids() -> None:
+    # the id columns are dictionaries built per chunk: two runs with the same queries
+    wide = pa.table(
+        {
+            "run_id": ["a", "a", "b", "b"],
+            "query_id": ["q1", "q2", "q1", "q2"],
+            "m0": [0.1, 0.2, 0.3, 0.4],
+        }
+    )
+    table = long_rows(wide, ["m0"], ["AP"])
+    assert table.cast(PER_QUERY_SCHEMA).to_pylist() == [
+        {"run_id": r, "query_id": q, "measure": "AP", "value": v}
+        for r, q, v in [("a", "q1", 0.1), ("a", "q2", 0.2), ("b", "q1", 0.3), ("b", "q2", 0.4)]
+    ]
+
+
+def test_evaluated_order_is_byte_order_over_chunks_without_unevaluated_rows() -> None:
+    runs = ["r2", "r10", "R"]
+    keys = [(r, q) for r in runs for q in ODD_IDS]
+    evaluated = [i % 5 != 3 for i in range(len(keys))]
+    rows = pa.table(
+        {
+            "run_id": [r for r, _ in keys],
+            "query_id": [q for _, q in keys],
+            "evaluated": evaluated,
+        }
+    )
+    # several chunks, as the blobs of several partitions arrive
+    chunked = pa.concat_tables([rows.slice(0, 7), rows.slice(7, 11), rows.slice(18)])
+    order = evaluated_order(chunked).to_pylist()
+    # by hand: Python sorts encoded UTF-8 bytes byte-wise
+    expected = sorted(
+        (i for i in range(len(keys)) if evaluated[i]),
+        key=lambda i: (keys[i][0].encode(), keys[i][1].encode()),
+    )
+    assert order == expected
 
 
 @pytest.mark.parametrize(
@@ -110,6 +153,7 @@ def test_a_file_of_many_chunks_holds_them_in_order_one_row_group_each(tmp_path) 
     assert [b.column(0).to_pylist() for b in written] == [[0]]
     parquet = pq.ParquetFile(tmp_path / "part-00000.parquet")
     assert parquet.metadata.num_row_groups == 9  # 50 rows in chunks of 6
+    assert parquet.schema_arrow == PER_QUERY_SCHEMA  # plain strings, not dictionaries
     rows = parquet.read().to_pylist()
     # by hand: each query gives AP (i / 50) then RR (i, or null when i is a multiple of 7)
     expected = [
