@@ -65,6 +65,7 @@ SYSTEMS = (
     "sparkeval_api",
     "sparkeval_api_workers_jvm",
     "sparkeval_api_filtered",
+    "sparkeval_api_computed",
     "mllib",
     "mllib_cached",
     "pytrec_eval",
@@ -84,7 +85,13 @@ LABELS = {
         "sparkeval.evaluate(spark, ...) on spark.read.parquet DataFrames, "
         'session from build_session(jvm_profile="workers")'
     ),
-    "sparkeval_api_filtered": "sparkeval.evaluate(spark, ...) on a filtered (computed) DataFrame",
+    "sparkeval_api_filtered": (
+        'sparkeval.evaluate(spark, ...) on a filtered scan (where("score >= 0"))'
+    ),
+    "sparkeval_api_computed": (
+        "sparkeval.evaluate(spark, ...) on a computed DataFrame (score + 0.0), "
+        "converted to Arrow by Spark"
+    ),
     "mllib": "Spark MLlib RankingEvaluator (4 metrics, local[2]), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
     "pytrec_eval": "pytrec_eval / trec_eval (9 measures)",
@@ -174,6 +181,7 @@ def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
             "sparkeval_api": [],
             "sparkeval_api_workers_jvm": ["--jvm-profile", "workers"],
             "sparkeval_api_filtered": ["--filtered"],
+            "sparkeval_api_computed": ["--computed"],
         }[system]
         return [py, "-m", "runners.sparkeval_api", str(run), str(qrels), *options]
     if system.startswith("sparkeval"):
@@ -288,6 +296,7 @@ def prepare_jvm_archives(work: Path) -> dict[str, dict[str, str]]:
         "sparkeval_api": with_archive,
         "sparkeval_api_workers_jvm": with_archive,
         "sparkeval_api_filtered": with_archive,
+        "sparkeval_api_computed": with_archive,
         "mllib": {"MLLIB_JAVA_OPTIONS": mllib_options},
         "mllib_cached": {"MLLIB_JAVA_OPTIONS": mllib_options},
     }

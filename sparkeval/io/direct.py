@@ -114,6 +114,9 @@ class DirectInput:
         ranges: for text, the ``[start, end)`` byte range of each unit (of a gzip file,
             ``(part, parts)``: :func:`sparkeval.io.direct_text.read_text_range`).
         header: for CSV and TSV, the column names of the header line.
+        where: for Parquet, the rows to keep, as
+            :func:`~sparkeval.engine.plans.scan_filter.condition_spec` gives them
+            (a filtered DataFrame's); None keeps every row.
     """
 
     kind: str
@@ -126,6 +129,7 @@ class DirectInput:
     fmt: str = "parquet"
     ranges: tuple[tuple[int, int], ...] = ()
     header: tuple[str, ...] = ()
+    where: tuple | None = None
 
 
 def _parquet_files(path: str) -> list[str] | None:
@@ -171,11 +175,13 @@ def plan_direct_files(
     mapping: Mapping[str, str],
     run_id: str | None,
     mapped_only: bool = False,
+    where: tuple | None = None,
 ) -> DirectInput | None:
     """The direct plan of the local Parquet ``files`` of an input named ``path`` (in
     messages), or None when Spark should read them; the arguments as :func:`plan_direct`'s.
     With ``mapped_only`` the columns are exactly ``mapping``'s (no column is found by
-    its name, as a DataFrame's columns are not).
+    its name, as a DataFrame's columns are not); ``where`` keeps the rows of a filtered
+    DataFrame (:attr:`DirectInput.where`).
     """
     import pyarrow.parquet as pq
 
@@ -205,6 +211,11 @@ def plan_direct_files(
         return None
     if kind == "run" and "run_id" not in cols and run_id is None:
         return None
+    if where is not None:
+        from sparkeval.engine.plans.scan_filter import fits_schema
+
+        if not fits_schema(where, schema):
+            return None
     rows = sum(meta.num_rows for meta in metas)
     if not rows:
         return None  # the Spark readers report an empty input
@@ -226,6 +237,7 @@ def plan_direct_files(
         run_id=None if "run_id" in cols else run_id,
         size=size,
         rows=rows,
+        where=where,
     )
 
 
@@ -303,7 +315,14 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         return csv_unit_table(source, unit, run_ids, schema)
     file, group = source.units[unit]
     cols = dict(source.columns)
-    raw = pq.ParquetFile(file).read_row_group(group, columns=sorted(set(cols.values())))
+    read = set(cols.values())
+    if source.where is not None:
+        from sparkeval.engine.plans.scan_filter import spec_columns
+
+        read |= set(spec_columns(source.where))
+    raw = pq.ParquetFile(file).read_row_group(group, columns=sorted(read))
+    if source.where is not None:
+        raw = _kept_rows(raw, source)
     out: dict[str, pa.ChunkedArray] = {}
     for canonical in ("query_id", "doc_id"):
         out[canonical] = _text(raw, cols[canonical])
@@ -328,6 +347,21 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         },
         schema=RUN_SCHEMA,
     )
+
+
+def _kept_rows(raw: pa.Table, source: DirectInput) -> pa.Table:
+    """The rows of ``raw`` that the input's filter keeps.
+
+    Raises:
+        NotDirect: a floating point column of the filter holds a NaN.
+    """
+    from sparkeval.engine.plans.scan_filter import nan_columns, row_filter
+
+    assert source.where is not None
+    with_nan = nan_columns(source.where, raw)
+    if with_nan:
+        raise NotDirect(f"{source.path}: NaN in column {with_nan[0]} of a filter")
+    return raw.filter(row_filter(source.where))
 
 
 def run_codes(

@@ -1,18 +1,20 @@
-"""DataFrames that are nothing but a scan of local Parquet files, read by the workers.
+"""DataFrames that are nothing but a (filtered) scan of local Parquet files, read by
+the workers.
 
 ``sparkeval.evaluate(spark, spark.read.parquet(path), ...)`` or a DataFrame of a
 Parquet catalog table (``spark.table(name)``) gives Spark nothing to compute but the
 scan itself; handing its rows to a Python UDF would still convert every row of the
 string columns to Arrow.  When both inputs are such scans (Spark's analysed plan is
-the file relation itself, maybe under the table's alias: no projection, filter or
-partition columns), the workers read the same files themselves instead, exactly as
-the command line's direct read (:mod:`sparkeval.io.direct`), with the same checks and
-the same fallback: a value the direct read does not judge sends the evaluation back
-to the DataFrames.
+the file relation, maybe under the table's alias, selections and renamings of
+columns, and filters the workers can apply: :mod:`sparkeval.engine.plans.scan_filter`),
+the workers read the same files themselves instead, exactly as the command line's
+direct read (:mod:`sparkeval.io.direct`), keep the rows the filters keep, and apply the
+same checks with the same fallback: a value the direct read does not judge sends the
+evaluation back to the DataFrames.
 
-A filtered, joined or computed DataFrame, one read from a partitioned directory or a
-remote filesystem, and every DataFrame of a Spark Connect session are evaluated as
-DataFrames.
+A joined or computed DataFrame (a new column, a cast, a function in a filter), one
+read from a partitioned directory or a remote filesystem, and every DataFrame of a
+Spark Connect session are evaluated as DataFrames.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from sparkeval.engine.formats import DEFAULT_RUN_ID
+from sparkeval.engine.plans.scan_filter import Spec, both, condition_spec
 from sparkeval.io.columns import REQUIRED
 from sparkeval.io.direct import DirectInput, DirectPlan, _column_values, plan_direct_files
 
@@ -37,20 +40,29 @@ class ParquetScan:
     Attributes:
         files: the local files.
         columns: ``{DataFrame column: file column}``, in the DataFrame's order.
+        where: the rows kept, over file columns
+            (:func:`~sparkeval.engine.plans.scan_filter.condition_spec`); None keeps all.
     """
 
     files: list[str]
     columns: dict[str, str]
+    where: Spec | None = None
+
+
+#: plan nodes a scan may sit under
+_ABOVE_SCAN = ("SubqueryAlias", "Project", "Filter")
 
 
 def scanned_parquet(frame: DataFrame) -> ParquetScan | None:
-    """The files and columns of ``frame`` when it is a bare scan of local Parquet files,
-    maybe under a selection or renaming of columns; else None.
+    """The files, columns and row filter of ``frame`` when it is a scan of local
+    Parquet files under selections, renamings and filters the workers can apply;
+    else None.
 
     Reads Spark's analysed plan: a ``LogicalRelation`` over a ``HadoopFsRelation`` in
-    Parquet format without partition columns, under nothing but ``SubqueryAlias`` nodes
-    (a catalog table's name) and at most one ``Project`` of columns, each a column of
-    the files or such a column renamed (``select("q", col("d").alias("doc_id"))``).
+    Parquet format without partition columns, under nothing but ``SubqueryAlias``
+    nodes (a catalog table's name), ``Project`` nodes of columns, each a column below
+    or such a column renamed (``select("q", col("d").alias("doc_id"))``), and
+    ``Filter`` nodes whose conditions :mod:`sparkeval.engine.plans.scan_filter` takes.
     """
     jdf = getattr(frame, "_jdf", None)
     if jdf is None:  # Spark Connect: no plan in this process
@@ -58,13 +70,11 @@ def scanned_parquet(frame: DataFrame) -> ParquetScan | None:
     from py4j.protocol import Py4JError  # type: ignore[import-untyped]
 
     try:
-        plan = _below_aliases(jdf.queryExecution().analyzed())
-        columns = None
-        if _kind(plan) == "Project":
-            columns = _projected_columns(plan.projectList())
-            if columns is None:
-                return None
-            plan = _below_aliases(plan.child())
+        plan = jdf.queryExecution().analyzed()
+        above = []
+        while _kind(plan) in _ABOVE_SCAN:
+            above.append(plan)
+            plan = plan.child()
         if _kind(plan) != "LogicalRelation":
             return None
         relation = plan.relation()
@@ -74,24 +84,44 @@ def scanned_parquet(frame: DataFrame) -> ParquetScan | None:
             return None
         if relation.partitionSchema().length() != 0:
             return None
+        output = plan.output()
+        names = [str(output.apply(i).name()) for i in range(output.size())]
+        columns = {name: name for name in names}
+        where = None
+        for node in reversed(above):  # from the scan up
+            moved, where = _through(node, columns, where)
+            if moved is None:
+                return None
+            columns = moved
     except Py4JError:
         return None
     files = _local_paths(frame.inputFiles())
-    if files is None:
+    if files is None or list(columns) != list(frame.columns):
         return None
-    if columns is None:
-        columns = {name: name for name in frame.columns}
-    return ParquetScan(files, columns)
+    return ParquetScan(files, columns, where)
+
+
+def _through(
+    node, columns: dict[str, str], where: Spec | None
+) -> tuple[dict[str, str] | None, Spec | None]:
+    """``(columns, where)`` above ``node`` given those below it; columns None when the
+    node computes something."""
+    kind = _kind(node)
+    if kind == "Project":
+        projected = _projected_columns(node.projectList())
+        if projected is None or not set(projected.values()) <= set(columns):
+            return None, where
+        return {name: columns[source] for name, source in projected.items()}, where
+    if kind == "Filter":
+        condition = condition_spec(node.condition(), columns)
+        if condition is None:
+            return None, where
+        return columns, both(where, condition)
+    return columns, where  # an alias
 
 
 def _kind(node) -> str:
     return str(node.getClass().getSimpleName())
-
-
-def _below_aliases(plan):
-    while _kind(plan) == "SubqueryAlias":
-        plan = plan.child()
-    return plan
 
 
 def _projected_columns(expressions) -> dict[str, str] | None:
@@ -134,7 +164,9 @@ def _scan_input(frame: DataFrame, kind: str) -> DirectInput | None:
     run_id = DEFAULT_RUN_ID if kind == "run" and "run_id" not in mapping else None
     # only the DataFrame's own columns: a "tag" column names runs in files read by
     # name, not in a DataFrame
-    return plan_direct_files(files, label, kind, mapping, run_id, mapped_only=True)
+    return plan_direct_files(
+        files, label, kind, mapping, run_id, mapped_only=True, where=scan.where
+    )
 
 
 def scanned_parquet_plan(
@@ -151,6 +183,9 @@ def scanned_parquet_plan(
         return None
     if run_input.run_id is not None:
         run_ids = [run_input.run_id]
+    elif run_input.where is not None:  # the run ids of the rows the filter keeps
+        rows = run.select("run_id").distinct().collect()
+        run_ids = sorted(row[0] for row in rows if row[0] is not None)
     else:
         found = _column_values(spark, run_input)
         if found is None:
