@@ -117,7 +117,7 @@ def jvm_profile(config: EvaluateConfig) -> str:
     """Who will do the job's heavy work, judged before Spark starts (no file is read):
     ``workers`` when the Python workers may read the inputs, else ``spark``
     (:data:`sparkeval.spark.JVM_PROFILES`)."""
-    if config.reads_tables_or_filters():
+    if config.reads_tables():
         return "spark"
     readable = all_direct_formats(
         config.run,
@@ -140,7 +140,7 @@ def _direct_plan(
     spark: SparkSession, config: EvaluateConfig, plan: CompatPlan
 ) -> DirectPlan | None:
     """The inputs as Parquet row groups for the workers, when they all qualify."""
-    if not _workers_may_read(config, plan) or config.reads_tables_or_filters():
+    if not _workers_may_read(config, plan) or config.reads_tables():
         return None
     if is_connect(spark):  # the server's workers read the files, through its readers
         return None
@@ -152,6 +152,8 @@ def _direct_plan(
         config.qrels_format or config.format,
         config.run_column_map(),
         config.qrels_columns,
+        run_where=config.where,
+        qrels_where=config.qrels_where,
     )
 
 

@@ -210,9 +210,9 @@ class EvaluateConfig(OutputJobConfig):
         mapping = dict(parse_mapping(self.run_columns, "run"))
         return {**mapping, "run_id": self.run_id_column}
 
-    def reads_tables_or_filters(self) -> bool:
-        """Inputs only Spark can read: catalog tables, or rows filtered with SQL."""
-        return bool(self.run_table or self.qrels_table or self.where or self.qrels_where)
+    def reads_tables(self) -> bool:
+        """Inputs only Spark can read: catalog tables."""
+        return bool(self.run_table or self.qrels_table)
 
     def dry_run_checks(self) -> list[str]:
         """Each run's and the qrels' columns resolved on their schemas, as the read does."""

@@ -152,7 +152,11 @@ def _parquet_files(path: str) -> list[str] | None:
 
 
 def plan_direct(
-    path: str, kind: str, mapping: Mapping[str, str], run_id: str | None = None
+    path: str,
+    kind: str,
+    mapping: Mapping[str, str],
+    run_id: str | None = None,
+    where: tuple | None = None,
 ) -> DirectInput | None:
     """The direct plan of a Parquet input, or None when Spark should read it.
 
@@ -161,11 +165,12 @@ def plan_direct(
         kind: ``run`` or ``qrels``.
         mapping: the user's ``canonical=source`` column mapping.
         run_id: the run id for a run file without a run id column.
+        where: the rows to keep (:attr:`DirectInput.where`); None keeps all.
     """
     files = _parquet_files(path)
     if not files:
         return None
-    return plan_direct_files(files, path, kind, mapping, run_id)
+    return plan_direct_files(files, path, kind, mapping, run_id, where=where)
 
 
 def plan_direct_files(
@@ -449,38 +454,65 @@ def plan_direct_inputs(
     qrels_format: str | None,
     run_columns: str | Mapping[str, str] | None,
     qrels_columns: str | Mapping[str, str] | None,
+    run_where: str | None = None,
+    qrels_where: str | None = None,
 ) -> DirectPlan | None:
     """The direct plan of every input, or None when any of them is for Spark to read.
 
     The run ids of a file without a run id column come from its name (as the Spark
-    readers name them); a run id column is read by one Spark job over that column.
-    Two inputs holding the same run id are left to the Spark readers to report.
+    readers name them); a run id column is read by one Spark job over that column
+    (over the rows ``run_where`` keeps).  Two inputs holding the same run id are left
+    to the Spark readers to report.  ``run_where`` and ``qrels_where`` (``--where``,
+    ``--qrels-where``) are taken for Parquet inputs whose condition the workers can
+    apply (:mod:`sparkeval.engine.plans.scan_filter`).
     """
     if not all_direct_formats(runs, qrels, run_format, qrels_format):
         return None
     run_plans = []
     mapping = parse_mapping(run_columns, "run")
     for path in runs:
-        found = _plan_one(path, "run", detect_format(path, run_format), mapping)
+        fmt = detect_format(path, run_format)
+        found = _plan_one(path, "run", fmt, mapping, (spark, run_where))
         if found is None:
             return None
         run_plans.append(found)
     qrels_mapping = parse_mapping(qrels_columns, "qrels")
-    qrels_plan = _plan_one(qrels, "qrels", detect_format(qrels, qrels_format), qrels_mapping)
+    qrels_fmt = detect_format(qrels, qrels_format)
+    qrels_plan = _plan_one(qrels, "qrels", qrels_fmt, qrels_mapping, (spark, qrels_where))
     if qrels_plan is None:
         return None
     run_ids: list[str] = []
     for source in run_plans:
-        ids = [source.run_id] if source.run_id is not None else _column_values(spark, source)
+        if source.run_id is not None:
+            ids: list[str] | None = [source.run_id]
+        else:
+            ids = _column_values(spark, source, run_where)
         if ids is None or set(ids) & set(run_ids):
             return None
         run_ids += ids
     return DirectPlan(tuple(run_plans), qrels_plan, tuple(run_ids))
 
 
-def _plan_one(path: str, kind: str, fmt: str, mapping: Mapping[str, str]) -> DirectInput | None:
-    """The direct plan of one input of a direct format, or None."""
+def _plan_one(
+    path: str,
+    kind: str,
+    fmt: str,
+    mapping: Mapping[str, str],
+    filtered: tuple[SparkSession, str | None] | None = None,
+) -> DirectInput | None:
+    """The direct plan of one input of a direct format, or None; ``filtered`` is the
+    session and the input's SQL condition (None: every row)."""
     run_id = default_run_id(path) if kind == "run" else None
+    session, condition = filtered if filtered is not None else (None, None)
+    if session is not None and condition is not None:
+        if fmt != "parquet":
+            return None  # the Spark readers apply conditions to text
+        from sparkeval.engine.plans.scan_plan import parquet_filter
+
+        where = parquet_filter(session, condition, path)
+        if where is None:
+            return None
+        return plan_direct(path, kind, mapping, run_id, where=where)
     if fmt == "trec":
         return plan_direct_text(path, kind)
     if fmt in ("csv", "tsv"):
@@ -490,9 +522,12 @@ def _plan_one(path: str, kind: str, fmt: str, mapping: Mapping[str, str]) -> Dir
     return plan_direct(path, kind, mapping, run_id)
 
 
-def _column_values(spark: SparkSession, source: DirectInput) -> list[str] | None:
-    """The distinct run ids of a run input with a run id column (nulls left out); None
-    when a CSV file turns out not to be plain."""
+def _column_values(
+    spark: SparkSession, source: DirectInput, where: str | None = None
+) -> list[str] | None:
+    """The distinct run ids of a run input with a run id column (nulls left out), of
+    the rows the SQL condition ``where`` keeps; None when a CSV file turns out not to
+    be plain."""
     from pyspark.sql import functions as F
 
     if source.fmt in ("csv", "tsv"):
@@ -502,5 +537,8 @@ def _column_values(spark: SparkSession, source: DirectInput) -> list[str] | None
 
     column = dict(source.columns)["run_id"]
     files = sorted({file for file, _ in source.units})
-    values = spark.read.parquet(*files).select(F.col(f"`{column}`")).distinct().collect()
+    table = spark.read.parquet(*files)
+    if where is not None:
+        table = table.where(where)
+    values = table.select(F.col(f"`{column}`")).distinct().collect()
     return sorted(row[0] for row in values if row[0] is not None)

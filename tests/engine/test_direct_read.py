@@ -255,3 +255,39 @@ def test_buckets_grow_with_the_input_so_that_each_stays_bounded() -> None:
     assert buckets_for(plan_of(100 << 20), 8) == 8  # 10M rows: the session's default
     assert buckets_for(plan_of(3 << 30), 8) == 48  # 100M rows: 64 MiB each
     assert buckets_for(plan_of(BUCKET_BYTES + 1), 1) == 2
+
+
+@pytest.mark.spark
+def test_where_filters_on_parquet_are_applied_by_the_workers(spark, tmp_path, capsys) -> None:
+    data = write_collection(tmp_path / "data", seed=5, row_group=89)
+    # (the condition applies to each run file: both have these columns) the runs lose
+    # low scores and some queries, the qrels every grade-0 judgement
+    where = "score > 0.3 AND query_id NOT IN ('q1', 'q2')"
+    filters = ["--where", where, "--qrels-where", "judgement > 0"]
+    argv = evaluate_argv(data, tmp_path / "direct", *filters, "--buckets", "3")
+    assert main(argv) == EXIT_OK
+    assert "inputs read by the Python workers" in capsys.readouterr().err
+    argv = evaluate_argv(data, tmp_path / "spark", *filters, "--reader", "spark")
+    assert main(argv) == EXIT_OK
+    assert "inputs read by Spark's readers" in capsys.readouterr().err
+
+    direct_rows, direct_summary = results(tmp_path / "direct")
+    spark_rows, spark_summary = results(tmp_path / "spark")
+    assert sorted(direct_summary["runs"]) == ["run0", "run1", "run2"]
+    # by hand: the rows read are those the conditions keep
+    run = pd.concat(
+        [pd.read_parquet(data / "runs.parquet"), pd.read_parquet(data / "run2.parquet")]
+    )
+    kept = run[(run.score > 0.3) & ~run.query_id.isin(["q1", "q2"])]
+    assert 0 < len(kept) < len(run)
+    assert sum(r["rows"]["read"] for r in direct_summary["runs"].values()) == len(kept)
+    pd.testing.assert_frame_equal(direct_rows, spark_rows, check_exact=True)
+    assert direct_summary == spark_summary
+
+
+@pytest.mark.spark
+def test_a_where_the_workers_cannot_apply_is_left_to_spark(spark, tmp_path, capsys) -> None:
+    data = write_collection(tmp_path / "data", seed=6, row_group=89)
+    argv = evaluate_argv(data, tmp_path / "out", "--where", "upper(query_id) <> 'Q1'")
+    assert main(argv) == EXIT_OK
+    assert "inputs read by Spark's readers" in capsys.readouterr().err

@@ -192,3 +192,17 @@ def scanned_parquet_plan(
             return None
         run_ids = found
     return DirectPlan((run_input,), qrels_input, tuple(run_ids))
+
+
+def parquet_filter(spark: SparkSession, where: str, path: str) -> Spec | None:
+    """The SQL condition ``where`` over the columns of the Parquet input ``path`` (the
+    command line's ``--where``) as the workers apply it, or None when they cannot.
+
+    Raises:
+        InputError: the condition is not valid SQL over the input's columns (the
+            message the Spark readers give).
+    """
+    from sparkeval.io.readers import read_table
+
+    scan = scanned_parquet(read_table(spark, path, "parquet", where=where))
+    return None if scan is None else scan.where
