@@ -472,13 +472,13 @@ def plan_direct_inputs(
     mapping = parse_mapping(run_columns, "run")
     for path in runs:
         fmt = detect_format(path, run_format)
-        found = _plan_one(path, "run", fmt, mapping, (spark, run_where))
+        found = _plan_one(path, "run", fmt, mapping, spark, run_where)
         if found is None:
             return None
         run_plans.append(found)
     qrels_mapping = parse_mapping(qrels_columns, "qrels")
     qrels_fmt = detect_format(qrels, qrels_format)
-    qrels_plan = _plan_one(qrels, "qrels", qrels_fmt, qrels_mapping, (spark, qrels_where))
+    qrels_plan = _plan_one(qrels, "qrels", qrels_fmt, qrels_mapping, spark, qrels_where)
     if qrels_plan is None:
         return None
     run_ids: list[str] = []
@@ -498,18 +498,18 @@ def _plan_one(
     kind: str,
     fmt: str,
     mapping: Mapping[str, str],
-    filtered: tuple[SparkSession, str | None] | None = None,
+    spark: SparkSession,
+    condition: str | None,
 ) -> DirectInput | None:
-    """The direct plan of one input of a direct format, or None; ``filtered`` is the
-    session and the input's SQL condition (None: every row)."""
+    """The direct plan of one input of a direct format, or None; ``condition`` is the
+    input's SQL filter (None: every row)."""
     run_id = default_run_id(path) if kind == "run" else None
-    session, condition = filtered if filtered is not None else (None, None)
-    if session is not None and condition is not None:
+    if condition is not None:
         if fmt != "parquet":
             return None  # the Spark readers apply conditions to text
         from sparkeval.engine.plans.scan_plan import parquet_filter
 
-        where = parquet_filter(session, condition, path)
+        where = parquet_filter(spark, condition, path)
         if where is None:
             return None
         return plan_direct(path, kind, mapping, run_id, where=where)

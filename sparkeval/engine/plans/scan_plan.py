@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlparse
 from sparkeval.engine.formats import DEFAULT_RUN_ID
 from sparkeval.engine.plans.scan_filter import Spec, both, condition_spec
 from sparkeval.io.columns import REQUIRED
-from sparkeval.io.direct import DirectInput, DirectPlan, _column_values, plan_direct_files
+from sparkeval.io.direct import DirectInput, DirectPlan, plan_direct_files
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -169,12 +169,14 @@ def _scan_input(frame: DataFrame, kind: str) -> DirectInput | None:
     )
 
 
-def scanned_parquet_plan(
-    spark: SparkSession, run: DataFrame, qrels: DataFrame
-) -> DirectPlan | None:
-    """The direct plan of two DataFrames that are bare scans of local Parquet files, or
-    None when either is something else (or holds columns the direct read leaves to
-    Spark: other types, a run id column that is not text, ...)."""
+def scanned_parquet_plan(run: DataFrame, qrels: DataFrame) -> DirectPlan | None:
+    """The direct plan of two DataFrames that are (filtered) scans of local Parquet
+    files, or None when either is something else (or holds columns the direct read
+    leaves to Spark: other types, a run id column that is not text, ...).
+
+    The run ids are those of the run DataFrame's rows (one Spark job over its run id
+    column, filters applied), unless it has no run id column.
+    """
     run_input = _scan_input(run, "run")
     if run_input is None:
         return None
@@ -183,14 +185,9 @@ def scanned_parquet_plan(
         return None
     if run_input.run_id is not None:
         run_ids = [run_input.run_id]
-    elif run_input.where is not None:  # the run ids of the rows the filter keeps
+    else:
         rows = run.select("run_id").distinct().collect()
         run_ids = sorted(row[0] for row in rows if row[0] is not None)
-    else:
-        found = _column_values(spark, run_input)
-        if found is None:
-            return None
-        run_ids = found
     return DirectPlan((run_input,), qrels_input, tuple(run_ids))
 
 

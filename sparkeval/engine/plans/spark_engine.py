@@ -446,7 +446,7 @@ def _scanned_plan(
         return None
     from sparkeval.engine.plans.scan_plan import scanned_parquet_plan
 
-    return scanned_parquet_plan(spark, run_df, qrels_df)
+    return scanned_parquet_plan(run_df, qrels_df)
 
 
 def default_buckets(spark: SparkSession, estimated_bytes: int | None) -> int:
