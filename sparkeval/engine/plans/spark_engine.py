@@ -85,7 +85,7 @@ from sparkeval.errors import (
 from sparkeval.io.direct import DirectPlan, NotDirect
 from sparkeval.io.readers import check_id_types, id_column, numeric_column
 from sparkeval.measures import Measure
-from sparkeval.spark import is_connect
+from sparkeval.spark import arrow_batches_bounded_by_rows, is_connect
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -414,17 +414,19 @@ def evaluate(
     else:
         if run_df is None or qrels_df is None:
             raise ValueError("give run_df and qrels_df, or direct")
-        wide, stats, flags, run_ids = _evaluate_spark_read_frames(
-            spark,
-            run_df,
-            qrels_df,
-            measure_list,
-            options,
-            run_ids,
-            buckets,
-            near_duplicates,
-            estimate,
-        )
+        # Spark's rows reach the workers as Arrow batches: no per-row size measuring
+        with arrow_batches_bounded_by_rows(spark):
+            wide, stats, flags, run_ids = _evaluate_spark_read_frames(
+                spark,
+                run_df,
+                qrels_df,
+                measure_list,
+                options,
+                run_ids,
+                buckets,
+                near_duplicates,
+                estimate,
+            )
         reader = "spark"
 
     report = build_report(stats, measure_list, out_names, run_ids, options, names)

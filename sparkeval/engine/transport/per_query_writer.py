@@ -152,6 +152,7 @@ def write_per_query(
         chunks = (pa.Table.from_batches([b]) for b in batches if b.num_rows)
         yield from _write_file(target, chunks, columns, out_names)
 
+    from sparkeval.spark import arrow_batches_bounded_by_rows
     from sparkeval.spark import parallelism as default_parallelism
 
     parallelism = default_parallelism(wide.sparkSession)
@@ -164,7 +165,8 @@ def write_per_query(
         evaluated = wide.where("evaluated").select(*kept)
         ranges = evaluated.repartitionByRange(files, "run_id", "query_id")
         done = ranges.sortWithinPartitions("run_id", "query_id").mapInArrow(write_sorted, schema)
-    written = sorted(r[0] for r in done.collect())
+    with arrow_batches_bounded_by_rows(wide.sparkSession):  # wide rows reach the workers
+        written = sorted(r[0] for r in done.collect())
     for path in directory.iterdir():
         if path.name.startswith("."):
             path.unlink()  # what a failed attempt left
