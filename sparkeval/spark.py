@@ -52,18 +52,26 @@ def arrow_batches_bounded_by_rows(spark: SparkSession) -> Iterator[None]:
     of 2.0 s (second runs in one session).  Evaluation rows hold a few ids and a
     number, so a batch of ``maxRecordsPerBatch`` rows is megabytes, not hundreds.
 
-    The session's own value (or its absence) is put back on exit, also on error.
+    The session's own value (or its absence) is put back on exit, also on error; when
+    the error took the session with it (the JVM gone), that error is what propagates.
     Jobs other threads run on the same session meanwhile see the setting too.
     """
     saved = spark.conf.get(ARROW_BATCH_BYTES_KEY, None)
     spark.conf.set(ARROW_BATCH_BYTES_KEY, UNMEASURED_BATCH_BYTES)
-    try:
-        yield
-    finally:
+
+    def restore() -> None:
         if saved is None:
             spark.conf.unset(ARROW_BATCH_BYTES_KEY)
         else:
             spark.conf.set(ARROW_BATCH_BYTES_KEY, saved)
+
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            restore()
+        raise
+    restore()
 
 
 @contextlib.contextmanager

@@ -91,3 +91,33 @@ def test_evaluating_a_computed_frame_leaves_the_session_setting(
     # q1: the relevant d2 at rank 2 (AP 1/2); q2: d1 at rank 1 (AP 1)
     assert report["runs"]["run"]["measures"]["AP"] == pytest.approx(0.75)
     assert spark.conf.get(ARROW_BATCH_BYTES_KEY) == str(8 << 10)
+
+
+_ERROR_AFTER_THE_JVM_DIED = """
+import os, signal
+from sparkeval.spark import arrow_batches_bounded_by_rows, build_session
+
+spark = build_session("local[1]", "jvm-gone")
+java = spark.sparkContext._gateway.proc  # the JVM (spark-submit execs java)
+try:
+    with arrow_batches_bounded_by_rows(spark):
+        os.kill(java.pid, signal.SIGKILL)
+        java.wait()
+        raise RuntimeError("the evaluation's own error")
+except RuntimeError as exc:
+    print("propagated:", exc)
+"""
+
+
+def test_the_error_that_ended_the_block_propagates_when_the_jvm_is_gone(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _ERROR_AFTER_THE_JVM_DIED],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert "propagated: the evaluation's own error" in done.stdout, done.stderr[-3000:]
