@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
-from sparkeval.io.readers import GRADE_BOUND, default_run_id, detect_format
+from sparkeval.io.readers import GRADE_BOUND, default_run_id, detect_format, distinct_values
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -540,5 +540,4 @@ def _column_values(
     table = spark.read.parquet(*files)
     if where is not None:
         table = table.where(where)
-    values = table.select(F.col(f"`{column}`")).distinct().collect()
-    return sorted(row[0] for row in values if row[0] is not None)
+    return distinct_values(table, F.col(f"`{column}`"))

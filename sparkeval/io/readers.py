@@ -514,6 +514,16 @@ def _check_json_object_ids(table, columns: Sequence[str], source: str) -> None:
             continue
 
 
+def distinct_values(table, column) -> list:
+    """The distinct non-null values of ``column`` (a name or a Column) of the DataFrame
+    ``table``, sorted: one Spark job.
+
+    Example: the run ids of a run with a run id column,
+    ``distinct_values(run_df, "run_id")`` -> ``["bm25", "dense"]``.
+    """
+    return sorted(row[0] for row in table.select(column).distinct().collect() if row[0] is not None)
+
+
 def invalid_text_ids(table, columns: Sequence[str], source: str):
     """Spark expression: a message for a row whose text id is not valid UTF-8, else null.
 
@@ -743,9 +753,7 @@ def read_run(
     cols = resolve_columns(table.columns, "run", parse_mapping(columns, "run"), path)
     if "run_id" in cols:
         run_col = id_column(cols["run_id"])
-        run_ids = tuple(
-            sorted(r[0] for r in table.select(run_col).distinct().collect() if r[0] is not None)
-        )
+        run_ids = tuple(distinct_values(table, run_col))
     else:
         run_col = F.lit(default_run_id(path))
         run_ids = (default_run_id(path),) if table.first() is not None else ()

@@ -28,6 +28,7 @@ from sparkeval.engine.formats import DEFAULT_RUN_ID
 from sparkeval.engine.plans.scan_filter import Spec, both, condition_spec
 from sparkeval.io.columns import REQUIRED
 from sparkeval.io.direct import DirectInput, DirectPlan, plan_direct_files
+from sparkeval.io.readers import distinct_values
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -183,11 +184,8 @@ def scanned_parquet_plan(run: DataFrame, qrels: DataFrame) -> DirectPlan | None:
     qrels_input = _scan_input(qrels, "qrels")
     if qrels_input is None:
         return None
-    if run_input.run_id is not None:
-        run_ids = [run_input.run_id]
-    else:
-        rows = run.select("run_id").distinct().collect()
-        run_ids = sorted(row[0] for row in rows if row[0] is not None)
+    run_id = run_input.run_id
+    run_ids = [run_id] if run_id is not None else distinct_values(run, "run_id")
     return DirectPlan((run_input,), qrels_input, tuple(run_ids))
 
 

@@ -83,7 +83,7 @@ from sparkeval.errors import (
     marked_message,
 )
 from sparkeval.io.direct import DirectPlan, NotDirect
-from sparkeval.io.readers import check_id_types, id_column, numeric_column
+from sparkeval.io.readers import check_id_types, distinct_values, id_column, numeric_column
 from sparkeval.measures import Measure
 from sparkeval.spark import arrow_batches_bounded_by_rows, is_connect
 
@@ -414,19 +414,17 @@ def evaluate(
     else:
         if run_df is None or qrels_df is None:
             raise ValueError("give run_df and qrels_df, or direct")
-        # Spark's rows reach the workers as Arrow batches: no per-row size measuring
-        with arrow_batches_bounded_by_rows(spark):
-            wide, stats, flags, run_ids = _evaluate_spark_read_frames(
-                spark,
-                run_df,
-                qrels_df,
-                measure_list,
-                options,
-                run_ids,
-                buckets,
-                near_duplicates,
-                estimate,
-            )
+        wide, stats, flags, run_ids = _evaluate_spark_read_frames(
+            spark,
+            run_df,
+            qrels_df,
+            measure_list,
+            options,
+            run_ids,
+            buckets,
+            near_duplicates,
+            estimate,
+        )
         reader = "spark"
 
     report = build_report(stats, measure_list, out_names, run_ids, options, names)
@@ -539,37 +537,37 @@ def _evaluate_spark_read_frames(
         task = (measure_list, options, run_ids)
         wide, stats, run_ids = evaluate_in_driver(spark, run_df, qrels_df, task, checks, estimate)
         return wide, stats, None, run_ids
-    if run_ids is None:
-        run_ids = sorted(
-            r[0] for r in run_df.select("run_id").distinct().collect() if r[0] is not None
-        )
-    run_ids = list(run_ids)
+    run_ids = list(distinct_values(run_df, "run_id") if run_ids is None else run_ids)
     flags = None
     if pairs is not None:
         flags = flag_near_duplicates(run_df, pairs, run_ids)
         run_df = flags.run_df
-    try:
-        rows = _shipped(run_df, qrels_df, run_ids)
-        if local_handoff.handoff_enabled(spark):
+    # Spark's rows reach the workers as Arrow batches: no size measuring after each row
+    with arrow_batches_bounded_by_rows(spark):
+        try:
+            rows = _shipped(run_df, qrels_df, run_ids)
+            if local_handoff.handoff_enabled(spark):
 
-            def frame_tasks(pieces, target):
-                tasks, rows_of = local_handoff.frame_bucket_tasks(spark, pieces, target)
-                return tasks, lambda table: _split_shipped(rows_of(table))
+                def frame_tasks(pieces, target):
+                    tasks, rows_of = local_handoff.frame_bucket_tasks(spark, pieces, target)
+                    return tasks, lambda table: _split_shipped(rows_of(table))
 
-            wide, stats = _evaluate_through_files(
-                spark,
-                lambda target: local_handoff.write_frame_pieces(rows, buckets, target),
-                frame_tasks,
-                (measure_list, options, run_ids),
-            )
-        else:
-            # one exchange: every query's run and qrels rows land in the same partition,
-            # whole (no sort by key, unlike a grouped cogroup)
-            rows = rows.repartition(buckets, "query_id")
-            wide, stats = _evaluate_shipped(rows, _split_shipped, measure_list, options, run_ids)
-    finally:
-        if flags is not None:
-            flags.release()
+                wide, stats = _evaluate_through_files(
+                    spark,
+                    lambda target: local_handoff.write_frame_pieces(rows, buckets, target),
+                    frame_tasks,
+                    (measure_list, options, run_ids),
+                )
+            else:
+                # one exchange: every query's run and qrels rows land in the same partition,
+                # whole (no sort by key, unlike a grouped cogroup)
+                rows = rows.repartition(buckets, "query_id")
+                wide, stats = _evaluate_shipped(
+                    rows, _split_shipped, measure_list, options, run_ids
+                )
+        finally:
+            if flags is not None:
+                flags.release()
     return wide, stats, flags, run_ids
 
 
