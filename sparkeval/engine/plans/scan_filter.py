@@ -79,7 +79,8 @@ MAX_IN_VALUES = 1000
 Spec = tuple[Any, ...]
 
 
-def _kind(node) -> str:
+def node_kind(node) -> str:
+    """The class name of a node of Spark's plan or expression tree (``Filter``, ``And``)."""
     return str(node.getClass().getSimpleName())
 
 
@@ -95,7 +96,7 @@ def condition_spec(condition, columns: Mapping[str, str]) -> Spec | None:
     ``("cmp", ">=", "s", "double", "double", 0.0)`` (the column, its type, the type
     compared, the constant).
     """
-    kind = _kind(condition)
+    kind = node_kind(condition)
     if kind in ("And", "Or"):
         left = condition_spec(condition.left(), columns)
         right = condition_spec(condition.right(), columns)
@@ -144,9 +145,9 @@ def _column(expression, columns: Mapping[str, str]) -> tuple[str, str, str] | No
     """``(file column, its Spark type, the type compared)`` of a column of the files
     of a taken type, maybe under an exact cast."""
     compared = str(expression.dataType().typeName())
-    if _kind(expression) == "Cast":
+    if node_kind(expression) == "Cast":
         expression = expression.child()
-    if _kind(expression) != "AttributeReference":
+    if node_kind(expression) != "AttributeReference":
         return None
     name = str(expression.name())
     kind = str(expression.dataType().typeName())
@@ -160,7 +161,7 @@ def _column(expression, columns: Mapping[str, str]) -> tuple[str, str, str] | No
 def _constant(expression) -> tuple[str, Any] | None:
     """``(Spark type, value)`` of a constant Spark can evaluate on its own (a literal,
     or a literal cast to a column's type); None for a null or NaN."""
-    if _kind(expression) == "AttributeReference" or not expression.foldable():
+    if node_kind(expression) == "AttributeReference" or not expression.foldable():
         return None
     kind = str(expression.dataType().typeName())
     if kind not in SPARK_TYPES:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from sparkeval.engine.formats import DEFAULT_RUN_ID
-from sparkeval.engine.plans.scan_filter import Spec, both, condition_spec
+from sparkeval.engine.plans.scan_filter import Spec, both, condition_spec, node_kind
 from sparkeval.io.columns import REQUIRED
 from sparkeval.io.direct import DirectInput, DirectPlan, plan_direct_files
 from sparkeval.io.readers import distinct_values
@@ -73,15 +73,15 @@ def scanned_parquet(frame: DataFrame) -> ParquetScan | None:
     try:
         plan = jdf.queryExecution().analyzed()
         above = []
-        while _kind(plan) in _ABOVE_SCAN:
+        while node_kind(plan) in _ABOVE_SCAN:
             above.append(plan)
             plan = plan.child()
-        if _kind(plan) != "LogicalRelation":
+        if node_kind(plan) != "LogicalRelation":
             return None
         relation = plan.relation()
-        if _kind(relation) != "HadoopFsRelation":
+        if node_kind(relation) != "HadoopFsRelation":
             return None
-        if _kind(relation.fileFormat()) != "ParquetFileFormat":
+        if node_kind(relation.fileFormat()) != "ParquetFileFormat":
             return None
         if relation.partitionSchema().length() != 0:
             return None
@@ -107,7 +107,7 @@ def _through(
 ) -> tuple[dict[str, str] | None, Spec | None]:
     """``(columns, where)`` above ``node`` given those below it; columns None when the
     node computes something."""
-    kind = _kind(node)
+    kind = node_kind(node)
     if kind == "Project":
         projected = _projected_columns(node.projectList())
         if projected is None or not set(projected.values()) <= set(columns):
@@ -121,10 +121,6 @@ def _through(
     return columns, where  # an alias
 
 
-def _kind(node) -> str:
-    return str(node.getClass().getSimpleName())
-
-
 def _projected_columns(expressions) -> dict[str, str] | None:
     """``{output: source}`` of a projection of plain or renamed columns; None when an
     expression computes anything."""
@@ -132,9 +128,9 @@ def _projected_columns(expressions) -> dict[str, str] | None:
     for i in range(expressions.size()):
         expression = expressions.apply(i)
         name = str(expression.name())
-        if _kind(expression) == "Alias":
+        if node_kind(expression) == "Alias":
             expression = expression.child()
-        if _kind(expression) != "AttributeReference" or name in columns:
+        if node_kind(expression) != "AttributeReference" or name in columns:
             return None
         columns[name] = str(expression.name())
     return columns
