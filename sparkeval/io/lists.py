@@ -91,32 +91,73 @@ def read_run_table(
     Raises:
         InputError: missing columns, or the same item twice in one user's list.
     """
+    return checked_run(read_run_rows(spark, path, require_score), path, run_id)
+
+
+def checked_run(rows: DataFrame, path: str, run_id: str | None) -> DataFrame:
+    """:func:`read_run_rows`' rows of run ``run_id`` (:func:`one_run`), after a job
+    has checked that no user lists an item twice.
+
+    Raises:
+        InputError: the same item twice in one user's list.
+    """
+    run = one_run(rows, path, run_id)
+    dup = run.groupBy("query_id", "doc_id").count().where(F.col("count") > 1).limit(1).collect()
+    if dup:
+        raise repeated_item_error(path, dup[0]["query_id"], dup[0]["doc_id"], dup[0]["count"])
+    return run
+
+
+def read_run_rows(spark: SparkSession, path: str, require_score: bool = True) -> DataFrame:
+    """A run's rows as ``query_id, doc_id, score[, relevance][, run_id]``: the columns
+    found by their aliases, no check of run ids or repeated items yet (no job, but a
+    TREC file's check of its lines)."""
     required = ("query_id", "doc_id", "score") if require_score else ("query_id", "doc_id")
     check_exists(path)
     is_trec = detect_format(path) == "trec"
     table = _read_trec_run(spark, path) if is_trec else read_typed_table(spark, path)
-    run = normalise_columns(table, RUN_ALIASES, required, path)
-    if "run_id" in run.columns:
+    return normalise_columns(table, RUN_ALIASES, required, path)
+
+
+def one_run(run: DataFrame, path: str, run_id: str | None) -> DataFrame:
+    """The rows of run ``run_id`` without the ``run_id`` column; with no ``run_id``,
+    the table must hold one run (a job looks at up to six run ids).
+
+    Raises:
+        ConfigError: several runs and no ``run_id``, or a ``run_id`` and no such column.
+    """
+    if "run_id" not in run.columns:
         if run_id is not None:
-            run = run.where(F.col("run_id") == F.lit(run_id))
-        else:
-            ids = [r[0] for r in run.select("run_id").distinct().limit(6).collect()]
-            if len(ids) > 1:
-                shown = ", ".join(map(str, ids[:5]))
-                raise ConfigError(
-                    f"{path} holds several runs ({shown}{', ...' if len(ids) > 5 else ''}); "
-                    "choose one with --run-id"
-                )
-        run = run.drop("run_id")
-    elif run_id is not None:
-        raise ConfigError(f"--run-id {run_id} given but {path} has no run_id column")
-    dup = run.groupBy("query_id", "doc_id").count().where(F.col("count") > 1).limit(1).collect()
-    if dup:
-        raise InputError(
-            f"{path}: item {dup[0]['doc_id']} appears {dup[0]['count']} times in the list of "
-            f"user {dup[0]['query_id']}; each item may appear once per user"
-        )
-    return run
+            raise missing_run_id_column(path, run_id)
+        return run
+    if run_id is not None:
+        return run.where(F.col("run_id") == F.lit(run_id)).drop("run_id")
+    ids = [r[0] for r in run.select("run_id").distinct().limit(6).collect()]
+    if len(ids) > 1:
+        raise several_runs_error(path, ids)
+    return run.drop("run_id")
+
+
+def several_runs_error(path: str, ids: list) -> ConfigError:
+    """The error of a table holding several runs (``ids``: up to six of them)."""
+    shown = ", ".join(map(str, ids[:5]))
+    return ConfigError(
+        f"{path} holds several runs ({shown}{', ...' if len(ids) > 5 else ''}); "
+        "choose one with --run-id"
+    )
+
+
+def missing_run_id_column(path: str, run_id: str) -> ConfigError:
+    """The error of a ``--run-id`` given for a table without run ids."""
+    return ConfigError(f"--run-id {run_id} given but {path} has no run_id column")
+
+
+def repeated_item_error(path: str, user: object, item: object, count: int) -> InputError:
+    """The error of an item listed ``count`` times for one user."""
+    return InputError(
+        f"{path}: item {item} appears {count} times in the list of "
+        f"user {user}; each item may appear once per user"
+    )
 
 
 def top_k(run: DataFrame, k: int | None) -> DataFrame:

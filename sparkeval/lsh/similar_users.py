@@ -15,13 +15,17 @@ The command is :mod:`sparkeval.commands.similar_users`.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.io.lists import check_k, read_run_table, top_k
+from sparkeval.io.lists import check_k, checked_run, read_run_rows, top_k
 from sparkeval.lsh.candidates import bucket_report, check_max_bucket
+from sparkeval.lsh.driver_sets import DriverSimilarSets, TooManyCandidates
+from sparkeval.lsh.driver_users import collect_small_run, similar_users_in_driver
 from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
 from sparkeval.lsh.similar import SimilarSets, similar_sets
 from sparkeval.output import atomic_output_dir, write_parquet, write_summary
@@ -67,15 +71,69 @@ def find_similar_users(
     result.pairs = result.pairs.select(
         F.col("a").alias("user_a"), F.col("b").alias("user_b"), F.col("jaccard")
     )
-    parameters = {
+    return result, search_parameters(threshold, k, lsh)
+
+
+def search_parameters(threshold: float | str, k: int | None, lsh: LshOptions) -> dict[str, Any]:
+    """The ``parameters`` entry of the summary: threshold, cutoff, signature, banding."""
+    params = lsh.banding(threshold)
+    return {
         "threshold": params.threshold,
         "k": k,
         **lsh.signature(),
         "recall_target": lsh.recall if params.chosen == "auto" else None,
-        "max_bucket": cap,
+        "max_bucket": check_max_bucket(lsh.max_bucket),
         **{f"banding_{key}": value for key, value in params.as_dict().items()},
     }
-    return result, parameters
+
+
+class _SparkSearch:
+    """The Spark stages' result, written by Spark."""
+
+    def __init__(self, result: SimilarSets) -> None:
+        self.result = result
+        self.stats = result.stats
+
+    def write(self, path: Path) -> int:
+        write_parquet(self.result.pairs, path)
+        return self.result.pairs.sparkSession.read.parquet(str(path)).count()
+
+    def release(self) -> None:
+        self.result.release()
+
+
+class _DriverSearch:
+    """The driver's result (:mod:`sparkeval.lsh.driver_users`), written by pyarrow."""
+
+    def __init__(self, result: DriverSimilarSets) -> None:
+        self.result = result
+        self.stats = result.stats
+
+    def write(self, path: Path) -> int:
+        path.mkdir(parents=True)
+        pq.write_table(self.result.pairs, path / "part-00000.parquet")
+        return self.result.pairs.num_rows
+
+    def release(self) -> None:
+        """Nothing is cached."""
+
+
+def _search(spark: SparkSession, config: SimilarUsersConfig) -> _SparkSearch | _DriverSearch:
+    """The search of the configured run: in the driver when the run is small
+    (:mod:`sparkeval.lsh.driver_users`), else by the Spark stages."""
+    rows = read_run_rows(spark, config.run)
+    k = check_k(config.k)
+    table = collect_small_run(rows, config.run, config.run_id, k)
+    if table is not None:
+        try:
+            found = similar_users_in_driver(table, config.run, config.threshold, k, config)
+            status(f"[driver] {table.num_rows} run rows: searched in the driver")
+            return _DriverSearch(found)
+        except TooManyCandidates as many:
+            status(f"[driver] {many}, too many for the driver: searching with Spark")
+    run = checked_run(rows, config.run, config.run_id)
+    result, _ = find_similar_users(run, config.threshold, k=k, lsh=config)
+    return _SparkSearch(result)
 
 
 def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[str, Any]:
@@ -86,19 +144,18 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
     config.preflight()
     start = time.perf_counter()
     status(f"[read] {config.run}")
-    run = read_run_table(spark, config.run, config.run_id)
-    result, parameters = find_similar_users(run, config.threshold, k=config.k, lsh=config)
+    parameters = search_parameters(config.threshold, config.k, config)
+    search = _search(spark, config)
     status(
-        f"[candidates] {result.stats.get('candidate_pairs', 0)} candidate pairs of "
-        f"{result.stats.get('sets', 0)} users; verifying and writing"
+        f"[candidates] {search.stats.get('candidate_pairs', 0)} candidate pairs of "
+        f"{search.stats.get('sets', 0)} users; verifying and writing"
     )
     try:
         with atomic_output_dir(config.out) as staging:
             pairs_path = staging / "pairs.parquet"
             write_start = time.perf_counter()
-            write_parquet(result.pairs, pairs_path)
-            written = spark.read.parquet(str(pairs_path)).count()
-            stats = dict(result.stats)
+            written = search.write(pairs_path)
+            stats = dict(search.stats)
             stats["timings_s"]["expand_and_write"] = round(time.perf_counter() - write_start, 3)
             stats["timings_s"]["total"] = round(time.perf_counter() - start, 3)
             summary = {
@@ -124,5 +181,5 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
             summary["candidates_per_user"] = round(counts.get("candidate_pairs", 0) / listed, 3)
             write_summary(staging, summary, "similar-users", config.input_paths())
     finally:
-        result.release()
+        search.release()
     return summary

@@ -1,0 +1,139 @@
+"""``similar-users`` of a small run, in the driver: one Spark job reads the rows.
+
+A run of a few thousand users costs Spark a job per stage (about a second each) for
+milliseconds of work. When Spark's size estimate of the run (no job) is at most
+:data:`~sparkeval.engine.plans.driver_plan.DRIVER_BYTES`, its rows are collected as
+Arrow in one job and the search runs on them in numpy
+(:mod:`sparkeval.lsh.driver_sets`), with the same checks, the same top-k order and the
+same pairs and statistics as the Spark stages.
+
+Runs the driver path does not take (the Spark stages handle them, and report their
+errors): ids of other types than text or integers, a null user or item, and, with a
+list cutoff, a score that is missing, NaN or not a plain number.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sparkeval.io.lists import missing_run_id_column, repeated_item_error, several_runs_error
+from sparkeval.lsh.driver_sets import DriverSimilarSets, SetRows, set_rows, similar_sets_in_driver
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from sparkeval.lsh.options import LshOptions
+
+#: Spark types of user and item ids the driver path takes (tokenised as their text)
+ID_TYPES = frozenset({"string", "tinyint", "smallint", "int", "bigint"})
+#: Spark types of scores the driver path's top-k cut takes
+SCORE_TYPES = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double"})
+
+
+def collect_small_run(
+    rows: DataFrame, path: str, run_id: str | None, k: int | None
+) -> pa.Table | None:
+    """The run's ``query_id, doc_id[, score]`` rows of run ``run_id``, collected in one
+    job when the run is small and plain; None when the Spark stages should take it.
+
+    Raises:
+        ConfigError: several runs and no ``run_id``, or a ``run_id`` without run ids
+            (as :func:`sparkeval.io.lists.one_run`).
+    """
+    from pyspark.sql import functions as F
+
+    from sparkeval.engine.plans.driver_plan import fits_in_driver
+    from sparkeval.engine.plans.spark_engine import plan_bytes
+
+    types = dict(rows.dtypes)
+    if types["query_id"] not in ID_TYPES or types["doc_id"] not in ID_TYPES:
+        return None
+    if k is not None and types.get("score") not in SCORE_TYPES:
+        return None
+    if "run_id" not in types and run_id is not None:
+        raise missing_run_id_column(path, run_id)
+    if not fits_in_driver(plan_bytes(rows)):
+        return None
+    if run_id is not None:
+        rows = rows.where(F.col("run_id") == F.lit(run_id))
+    columns = ["query_id", "doc_id", *(["score"] if k is not None else [])]
+    several = "run_id" in types and run_id is None
+    table = rows.select(*columns, *(["run_id"] if several else [])).toArrow()
+    if several:
+        ids = sorted(pc.unique(table.column("run_id")).to_pylist(), key=str)
+        if len(ids) > 1:
+            raise several_runs_error(path, ids[:6])
+        table = table.drop_columns(["run_id"])
+    if table.column("query_id").null_count or table.column("doc_id").null_count:
+        return None
+    if k is not None:
+        scores = table.column("score")
+        if scores.null_count or (
+            pa.types.is_floating(scores.type) and pc.any(pc.is_nan(scores)).as_py()
+        ):
+            return None
+    return table
+
+
+def user_sets(table: pa.Table, path: str, k: int | None) -> SetRows:
+    """Each user's set of items (the top ``k`` by score, ties by item text descending).
+
+    Raises:
+        InputError: an item listed twice for one user.
+    """
+    every = set_rows(table.column("query_id"), table.column("doc_id"))
+    if every.repeated_rows:
+        raise _repeated(table, path)
+    if k is None:
+        return every
+    kept = top_k_rows(table, k)
+    return set_rows(table.column("query_id").take(kept), table.column("doc_id").take(kept))
+
+
+def top_k_rows(table: pa.Table, k: int) -> pa.Array:
+    """Indices of each user's first ``k`` rows by score descending, ties by the item
+    id's text descending (byte-wise), as :func:`sparkeval.io.lists.top_k` ranks them.
+
+    Example:
+        >>> t = pa.table({"query_id": ["u", "u", "u"], "doc_id": [99, 100, 7],
+        ...               "score": [1.0, 1.0, 0.5]})
+        >>> top_k_rows(t, 1).to_pylist()
+        [0]
+    """
+    doc_text = table.column("doc_id").cast(pa.string())
+    keys = pa.table({"q": table.column("query_id"), "s": table.column("score"), "d": doc_text})
+    order = pc.sort_indices(keys, [("q", "ascending"), ("s", "descending"), ("d", "descending")])
+    users = keys.column("q").take(order).combine_chunks()
+    if len(users) == 0:
+        return order
+    new_user = np.ones(len(users), dtype=bool)
+    new_user[1:] = pc.not_equal(users[1:], users[:-1]).to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(new_user)
+    rank = np.arange(len(users)) - np.repeat(starts, np.diff(np.append(starts, len(users))))
+    return order.filter(pa.array(rank < k))
+
+
+def _repeated(table: pa.Table, path: str):
+    """The error naming one item listed twice for one user."""
+    counts = table.group_by(["query_id", "doc_id"]).aggregate([([], "count_all")])
+    first = counts.filter(pc.greater(counts.column("count_all"), 1)).slice(0, 1).to_pylist()[0]
+    return repeated_item_error(path, first["query_id"], first["doc_id"], first["count_all"])
+
+
+def similar_users_in_driver(
+    table: pa.Table, path: str, threshold: float | str, k: int | None, lsh: LshOptions
+) -> DriverSimilarSets:
+    """Similar user pairs of collected run rows; ``pairs`` has ``user_a, user_b, jaccard``."""
+    from sparkeval.lsh.candidates import check_max_bucket
+
+    params = lsh.banding(threshold)
+    sets = user_sets(table, path, k)
+    result = similar_sets_in_driver(
+        sets, threshold, lsh.hasher(), params, check_max_bucket(lsh.max_bucket)
+    )
+    result.pairs = result.pairs.rename_columns(["user_a", "user_b", "jaccard"])
+    return result

@@ -1,0 +1,194 @@
+"""similar-users of small runs in the driver: the same pairs, values and statistics as
+the Spark stages (both run here on a real local session), and exact against brute force."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from sparkeval.cli import run_argv
+from sparkeval.engine.plans import driver_plan
+from sparkeval.errors import ConfigError, InputError
+from sparkeval.io.lists import top_k
+from sparkeval.lsh import driver_sets
+from sparkeval.lsh.driver_sets import set_rows, similar_sets_in_driver
+from sparkeval.lsh.driver_users import top_k_rows
+from sparkeval.lsh.options import LshOptions
+from sparkeval.lsh.similar import similar_sets
+
+pytestmark = pytest.mark.spark
+
+
+def _rows(seed: int, users: int = 240, catalogue: int = 40) -> list[tuple[int, int]]:
+    """(user, item) rows: random lists, every seventh a copy of the one before, every
+    eleventh the one before with one item dropped, and one repeated row."""
+    rng = np.random.default_rng(seed)
+    lists: list[list[int]] = []
+    for u in range(users):
+        if u and u % 7 == 0:
+            lists.append(list(lists[-1]))
+        elif u and u % 11 == 0 and len(lists[-1]) > 1:
+            lists.append(lists[-1][:-1])
+        else:
+            lists.append([int(x) for x in rng.choice(catalogue, rng.integers(1, 9), replace=False)])
+    rows = [(u, item) for u, items in enumerate(lists) for item in items]
+    return [*rows, rows[3]]
+
+
+def _brute_force(rows, threshold: Fraction) -> dict[tuple, float]:
+    sets: dict = {}
+    for user, item in rows:
+        sets.setdefault(user, set()).add(item)
+    out = {}
+    for a, b in itertools.combinations(sorted(sets), 2):
+        j = Fraction(len(sets[a] & sets[b]), len(sets[a] | sets[b]))
+        if j >= threshold:
+            out[(a, b)] = float(j)
+    return out
+
+
+CASES = [
+    ("text", None, "0.5", LshOptions()),
+    ("int", 3, "0.6", LshOptions(num_perm=16, bands=8, rows=2)),
+    ("text", 2, "0.75", LshOptions(num_perm=64, scheme="affine64")),
+    ("int", None, "0.3", LshOptions(scheme="legacy", seed=7)),
+]
+
+
+@pytest.mark.parametrize(("ids", "cap", "threshold", "lsh"), CASES)
+def test_driver_search_equals_the_spark_stages(spark, monkeypatch, ids, cap, threshold, lsh):
+    from pyspark.sql import functions as F
+
+    monkeypatch.setattr(driver_sets, "VERIFY_CHUNK", 50)  # candidates verified in chunks
+
+    rows = _rows(len(threshold) + (cap or 0))
+    if ids == "text":  # text ids whose byte order differs from their numbers' order
+        rows = [(f"u{u}", f"i{i}") for u, i in rows]
+    table = pa.table({"id": [r[0] for r in rows], "item": [r[1] for r in rows]})
+    params = lsh.banding(threshold)
+    ours = similar_sets_in_driver(
+        set_rows(table["id"], table["item"]), threshold, lsh.hasher(), params, cap
+    )
+    sets = spark.createDataFrame(table.to_pandas()).groupBy("id").agg(F.collect_list("item"))
+    theirs = similar_sets(sets.toDF("id", "items"), threshold, lsh.hasher(), params, max_bucket=cap)
+    spark_pairs = sorted(tuple(r) for r in theirs.pairs.collect())
+    spark_stats = theirs.stats
+    theirs.release()
+    columns = (ours.pairs.column(c).to_pylist() for c in ("a", "b", "jaccard"))
+    pairs = list(zip(*columns, strict=True))
+    assert pairs == spark_pairs
+    assert list(ours.stats) == list(spark_stats)  # the same keys in the same order
+    assert {k: v for k, v in ours.stats.items() if k != "timings_s"} == {
+        k: v for k, v in spark_stats.items() if k != "timings_s"
+    }
+    assert set(ours.stats["timings_s"]) == set(spark_stats["timings_s"])
+    truth = _brute_force(rows, Fraction(threshold))
+    found = {(a, b): j for a, b, j in pairs}
+    assert all(truth[key] == value for key, value in found.items())  # every pair exact
+    assert ours.stats["identical_groups"] > 0 and ours.stats["candidate_pairs"] > 0
+    if cap is not None:
+        assert ours.stats["skipped_buckets"] > 0
+    else:  # banded for recall 0.99 at the threshold; pairs above it are likelier still
+        assert len(found) >= 0.95 * len(truth)
+
+
+def test_top_k_rows_rank_as_spark(spark):
+    rng = np.random.default_rng(3)
+    users = np.repeat(np.arange(30), 12)
+    items = np.tile([7, 99, 100, 1000, 5, 55, 500, 9, 90, 900, 3, 30], 30)
+    scores = rng.choice([0.5, 1.0, 2.0, -0.0, 0.0], size=len(users))
+    frame = pd.DataFrame({"query_id": users, "doc_id": items, "score": scores})
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    for k in (1, 3, 12):
+        kept = table.take(top_k_rows(table, k))
+        ours = sorted(zip(*(kept.column(c).to_pylist() for c in frame), strict=True))
+        theirs = sorted(tuple(r) for r in top_k(spark.createDataFrame(frame), k).collect())
+        assert ours == theirs
+    # ties by the item's text descending: "99" > "1000" > "100"
+    tie = pa.table({"query_id": ["u"] * 3, "doc_id": [100, 99, 1000], "score": [1.0] * 3})
+    assert top_k_rows(tie, 2).to_pylist() == [1, 2]
+
+
+def _run_command(run_path, out, *extra) -> dict:
+    argv = ["similar-users", "--run", str(run_path), "--out", str(out), "--master", "local[2]"]
+    assert run_argv([*argv, "--threshold", "0.5", *extra]) == 0
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.mark.parametrize("extra", [[], ["--k", "4", "--run-id", "B"]])
+def test_the_command_gives_the_same_outputs_both_ways(spark, tmp_path, capsys, monkeypatch, extra):
+    rows = _rows(9)
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame(
+        {
+            "user_id": [f"user{u}" for u, _ in rows[:-1]],  # no repeated row here
+            "item_id": [i for _, i in rows[:-1]],
+            "score": rng.choice([1.0, 2.0, 3.0], size=len(rows) - 1),
+        }
+    )
+    if extra:  # two runs in one table, with ties in the scores that the cut must break
+        frame = pd.concat([frame.assign(run_id="A"), frame.assign(run_id="B")])
+    run_path = tmp_path / "run.parquet"
+    frame.to_parquet(run_path)
+    in_driver = _run_command(run_path, tmp_path / "driver", *extra)
+    assert "searched in the driver" in capsys.readouterr().err
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", 0)  # every input is "large"
+    on_spark = _run_command(run_path, tmp_path / "spark", *extra)
+    assert "searched in the driver" not in capsys.readouterr().err
+    assert in_driver == on_spark  # summary.json holds no timings
+    pairs = [
+        pd.read_parquet(tmp_path / name / "pairs.parquet").sort_values(["user_a", "user_b"])
+        for name in ("driver", "spark")
+    ]
+    assert len(pairs[0]) == in_driver["counts"]["pairs"] > 0
+    pd.testing.assert_frame_equal(pairs[0].reset_index(drop=True), pairs[1].reset_index(drop=True))
+
+
+def test_too_many_candidates_for_the_driver_go_to_the_spark_stages(
+    spark, tmp_path, capsys, monkeypatch
+):
+    run_path = tmp_path / "run.parquet"
+    rows = _rows(4)[:-1]
+    pd.DataFrame(rows, columns=["query_id", "doc_id"]).assign(score=1.0).to_parquet(run_path)
+    expected = _run_command(run_path, tmp_path / "driver")
+    monkeypatch.setattr(driver_sets, "MAX_BUCKET_PAIRS", 10)
+    assert _run_command(run_path, tmp_path / "spark") == expected
+    assert "too many for the driver: searching with Spark" in capsys.readouterr().err
+
+
+def test_driver_path_errors_name_the_problem(spark, tmp_path):
+    two_runs = tmp_path / "two.parquet"
+    pd.DataFrame(
+        {"run_id": ["A", "B"], "query_id": [1, 1], "doc_id": [4, 5], "score": [1.0, 0.5]}
+    ).to_parquet(two_runs)
+    with pytest.raises(ConfigError, match=r"holds several runs \(A, B\); choose one"):
+        _run_command(two_runs, tmp_path / "o1")
+    one_run = tmp_path / "one.parquet"
+    pd.DataFrame({"query_id": [1, 2], "doc_id": [4, 4], "score": [1.0, 0.5]}).to_parquet(one_run)
+    with pytest.raises(ConfigError, match=r"--run-id X given but .* has no run_id column"):
+        _run_command(one_run, tmp_path / "o2", "--run-id", "X")
+    repeated = tmp_path / "repeated.parquet"
+    pd.DataFrame(
+        {"query_id": ["a", "b", "b"], "doc_id": ["x", "y", "y"], "score": [1.0, 0.5, 0.2]}
+    ).to_parquet(repeated)
+    with pytest.raises(InputError, match="item y appears 2 times in the list of user b"):
+        _run_command(repeated, tmp_path / "o3", "--k", "1")
+    assert not any((tmp_path / name).exists() for name in ("o1", "o2", "o3"))
+
+
+def test_runs_the_driver_does_not_take_go_to_the_spark_stages(spark, tmp_path, capsys):
+    nulls = tmp_path / "nulls.parquet"
+    pd.DataFrame(
+        {"query_id": ["a", "a", "b", "b"], "doc_id": ["x", None, "x", "z"], "score": 1.0}
+    ).to_parquet(nulls)
+    summary = _run_command(nulls, tmp_path / "o")
+    assert "searched in the driver" not in capsys.readouterr().err
+    assert summary["counts"]["users"] == 2
+    pairs = pd.read_parquet(tmp_path / "o" / "pairs.parquet")
+    assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 0.5}]
