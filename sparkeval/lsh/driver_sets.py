@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from sparkeval.lsh.banding import BandParams, band_keys
 from sparkeval.lsh.minhash import MinHasher, sha1_hash
+from sparkeval.lsh.similar import record_lap, threshold_fraction
 
 
 @dataclass
@@ -319,12 +320,6 @@ def segments(
     return codes[np.arange(out[-1], dtype=np.int64) + shift], out
 
 
-def _lap(stats: dict[str, Any], name: str, start: float) -> float:
-    now = time.perf_counter()
-    stats.setdefault("timings_s", {})[name] = round(now - start, 3)
-    return now
-
-
 def similar_sets_in_driver(
     sets: SetRows,
     threshold: float | str,
@@ -342,8 +337,6 @@ def similar_sets_in_driver(
         hasher: the MinHash permutations; params: the banding.
         max_bucket: skip buckets with more members than this (``None``: no cap).
     """
-    from sparkeval.lsh.similar import threshold_fraction
-
     frac = threshold_fraction(threshold)
     p, q = frac.numerator, frac.denominator
     stats: dict[str, Any] = {}
@@ -358,15 +351,15 @@ def similar_sets_in_driver(
         identical_pairs=int((sizes * (sizes - 1) / 2).sum()),
         largest_identical_group=int(sizes.max()) if len(sizes) else 0,
     )
-    start = _lap(stats, "collapse_identical", start)
+    start = record_lap(stats, "collapse_identical", start)
 
     codes, offsets = segments(sets.item_codes, sets.offsets, groups.reps)
     tokens = item_token_hashes(sets.items, hasher)
     keys = band_keys(hasher.signatures_of_hashes(tokens[codes], offsets), params.bands, params.rows)
     a, b = bucket_candidates(keys, max_bucket, stats)
-    start = _lap(stats, "signatures_and_buckets", start)
+    start = record_lap(stats, "signatures_and_buckets", start)
     stats["candidate_pairs"] = len(a)
-    start = _lap(stats, "candidates", start)
+    start = record_lap(stats, "candidates", start)
 
     inter = intersection_sizes(codes, offsets, a, b, max(1, len(sets.items)))
     lengths = np.diff(offsets)
@@ -375,7 +368,7 @@ def similar_sets_in_driver(
     a, b, inter, union = a[keep], b[keep], inter[keep], union[keep]
     stats["verified_group_pairs"] = len(a)
     stats["rejected_candidates"] = stats["candidate_pairs"] - len(a)
-    _lap(stats, "verify", start)
+    record_lap(stats, "verify", start)
     return DriverSimilarSets(_member_pairs(sets, groups, a, b, inter / union), stats)
 
 

@@ -145,7 +145,8 @@ class SimilarSets:
         self._cached.clear()
 
 
-def _timed(stats: dict[str, Any], name: str, start: float) -> float:
+def record_lap(stats: dict[str, Any], name: str, start: float) -> float:
+    """Record the seconds since ``start`` as stage ``name``'s time; returns now."""
     now = time.perf_counter()
     stats.setdefault("timings_s", {})[name] = round(now - start, 3)
     return now
@@ -213,19 +214,19 @@ def similar_sets(
         F.max(F.when(nonempty, F.col("m"))).alias("largest_identical_group"),
     ).collect()[0]
     stats.update({name: int(value or 0) for name, value in gstats.asDict().items()})
-    start = _timed(stats, "collapse_identical", start)
+    start = record_lap(stats, "collapse_identical", start)
 
     rows = band_rows(groups, "rep", "items", hasher, params)
     buckets = shared_buckets(rows, "rep", max_bucket).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(buckets)
     bstats: BucketStats = bucket_stats(buckets)
     stats.update(bstats.as_dict())
-    start = _timed(stats, "signatures_and_buckets", start)
+    start = record_lap(stats, "signatures_and_buckets", start)
 
     cand = candidate_pairs(buckets).persist(StorageLevel.MEMORY_AND_DISK)
     cached.append(cand)
     stats["candidate_pairs"] = cand.count()
-    start = _timed(stats, "candidates", start)
+    start = record_lap(stats, "candidates", start)
 
     g_a = groups.select(
         F.col("rep").alias("a"),
@@ -253,7 +254,7 @@ def similar_sets(
     cached.append(verified)
     stats["verified_group_pairs"] = verified.count()
     stats["rejected_candidates"] = stats["candidate_pairs"] - stats["verified_group_pairs"]
-    _timed(stats, "verify", start)
+    record_lap(stats, "verify", start)
 
     across = (
         verified.select(F.explode("members_a").alias("u"), "members_b", "jaccard")
