@@ -34,59 +34,84 @@ ID_TYPES = frozenset({"string", "tinyint", "smallint", "int", "bigint"})
 SCORE_TYPES = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double"})
 
 
-def collect_small_run(
-    rows: DataFrame, path: str, run_id: str | None, k: int | None
-) -> pa.Table | None:
-    """The run's ``query_id, doc_id[, score]`` rows of run ``run_id``, collected in one
-    job when the run is small and plain; None when the Spark stages should take it.
-
-    Raises:
-        ConfigError: several runs and no ``run_id``, or a ``run_id`` without run ids
-            (as :func:`sparkeval.io.lists.one_run`).
-    """
-    from pyspark.sql import functions as F
-
+def takes(rows: DataFrame, k: int | None) -> bool:
+    """Whether the driver path takes these rows, by their types and Spark's size
+    estimate (no job): text or integer ids, numeric scores when cut at ``k``."""
     from sparkeval.engine.plans.driver_plan import fits_in_driver
     from sparkeval.engine.plans.spark_engine import plan_bytes
 
     types = dict(rows.dtypes)
-    if types["query_id"] not in ID_TYPES or types["doc_id"] not in ID_TYPES:
-        return None
+    if types.get("query_id") not in ID_TYPES or types.get("doc_id") not in ID_TYPES:
+        return False
     if k is not None and types.get("score") not in SCORE_TYPES:
+        return False
+    return fits_in_driver(plan_bytes(rows))
+
+
+def _searchable(table: pa.Table, k: int | None) -> bool:
+    """Whether collected rows are the driver's: no null id and, when cut at ``k``, no
+    missing or NaN score (the Spark stages report those)."""
+    if table.column("query_id").null_count or table.column("doc_id").null_count:
+        return False
+    if k is None:
+        return True
+    scores = table.column("score")
+    if scores.null_count:
+        return False
+    return not (pa.types.is_floating(scores.type) and pc.any(pc.is_nan(scores)).as_py())
+
+
+def _columns(k: int | None) -> list[str]:
+    return ["query_id", "doc_id", *(["score"] if k is not None else [])]
+
+
+def collect_run(run: DataFrame, k: int | None) -> pa.Table | None:
+    """A run DataFrame's ``query_id, doc_id[, score]`` rows collected in one job when
+    the driver path takes it (:func:`takes`); else None."""
+    if not takes(run, k):
         return None
-    if "run_id" not in types and run_id is not None:
+    table = run.select(*_columns(k)).toArrow()
+    return table if _searchable(table, k) else None
+
+
+def collect_small_run(
+    rows: DataFrame, path: str, run_id: str | None, k: int | None
+) -> pa.Table | None:
+    """A run file's rows (:func:`sparkeval.io.lists.read_run_rows`) of run ``run_id``,
+    as :func:`collect_run` collects them, with the checks of
+    :func:`sparkeval.io.lists.one_run` made on the collected rows.
+
+    Raises:
+        ConfigError: several runs and no ``run_id``, or a ``run_id`` without run ids.
+    """
+    from pyspark.sql import functions as F
+
+    has_run_ids = "run_id" in rows.columns
+    if not has_run_ids and run_id is not None:
         raise missing_run_id_column(path, run_id)
-    if not fits_in_driver(plan_bytes(rows)):
+    if not takes(rows, k):
         return None
     if run_id is not None:
         rows = rows.where(F.col("run_id") == F.lit(run_id))
-    columns = ["query_id", "doc_id", *(["score"] if k is not None else [])]
-    several = "run_id" in types and run_id is None
-    table = rows.select(*columns, *(["run_id"] if several else [])).toArrow()
+    several = has_run_ids and run_id is None
+    table = rows.select(*_columns(k), *(["run_id"] if several else [])).toArrow()
     if several:
         ids = sorted(pc.unique(table.column("run_id")).to_pylist(), key=str)
         if len(ids) > 1:
             raise several_runs_error(path, ids[:6])
         table = table.drop_columns(["run_id"])
-    if table.column("query_id").null_count or table.column("doc_id").null_count:
-        return None
-    if k is not None:
-        scores = table.column("score")
-        if scores.null_count or (
-            pa.types.is_floating(scores.type) and pc.any(pc.is_nan(scores)).as_py()
-        ):
-            return None
-    return table
+    return table if _searchable(table, k) else None
 
 
-def user_sets(table: pa.Table, path: str, k: int | None) -> SetRows:
+def user_sets(table: pa.Table, path: str | None, k: int | None) -> SetRows:
     """Each user's set of items (the top ``k`` by score, ties by item text descending).
 
     Raises:
-        InputError: an item listed twice for one user.
+        InputError: an item listed twice for one user of the run file ``path`` (rows
+            of a DataFrame, ``path`` None, are taken as they are, as on Spark).
     """
     every = set_rows(table.column("query_id"), table.column("doc_id"))
-    if every.repeated_rows:
+    if every.repeated_rows and path is not None:
         raise _repeated(table, path)
     if k is None:
         return every
@@ -125,9 +150,13 @@ def _repeated(table: pa.Table, path: str):
 
 
 def similar_users_in_driver(
-    table: pa.Table, path: str, threshold: float | str, k: int | None, lsh: LshOptions
+    table: pa.Table, path: str | None, threshold: float | str, k: int | None, lsh: LshOptions
 ) -> DriverSimilarSets:
-    """Similar user pairs of collected run rows; ``pairs`` has ``user_a, user_b, jaccard``."""
+    """Similar user pairs of collected run rows; ``pairs`` has ``user_a, user_b, jaccard``.
+
+    Raises:
+        TooManyCandidates: the buckets hold too many pairs for the driver.
+    """
     from sparkeval.lsh.candidates import check_max_bucket
 
     params = lsh.banding(threshold)

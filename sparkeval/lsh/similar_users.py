@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from sparkeval.io.lists import check_k, checked_run, read_run_rows, top_k
 from sparkeval.lsh.candidates import bucket_report, check_max_bucket
 from sparkeval.lsh.driver_sets import DriverSimilarSets, TooManyCandidates
-from sparkeval.lsh.driver_users import collect_small_run, similar_users_in_driver
+from sparkeval.lsh.driver_users import collect_run, collect_small_run, similar_users_in_driver
 from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
 from sparkeval.lsh.similar import SimilarSets, similar_sets
 from sparkeval.output import atomic_output_dir, write_parquet, write_summary
@@ -53,6 +53,9 @@ def find_similar_users(
 ) -> tuple[SimilarSets, dict[str, Any]]:
     """Similar user pairs of a run DataFrame (``query_id, doc_id, score``).
 
+    A small run (:mod:`sparkeval.lsh.driver_users`) is collected in one job and
+    searched in the driver; ``result.pairs`` is then a DataFrame of the pairs found.
+
     Args:
         run: the run rows (one user's list = rows sharing ``query_id``).
         threshold: Jaccard threshold T in (0, 1]; pairs at exactly T are included.
@@ -63,6 +66,21 @@ def find_similar_users(
     Returns:
         ``(result, parameters)``: ``result.pairs`` has ``user_a, user_b, jaccard``.
     """
+    table = collect_run(run, check_k(k))
+    if table is not None:
+        try:
+            found = similar_users_in_driver(table, None, threshold, k, lsh)
+            pairs = run.sparkSession.createDataFrame(found.pairs)
+            return SimilarSets(pairs=pairs, stats=found.stats), search_parameters(threshold, k, lsh)
+        except TooManyCandidates:
+            pass
+    return _spark_search(run, threshold, k, lsh), search_parameters(threshold, k, lsh)
+
+
+def _spark_search(
+    run: DataFrame, threshold: float | str, k: int | None, lsh: LshOptions
+) -> SimilarSets:
+    """The Spark stages' search (:func:`sparkeval.lsh.similar.similar_sets`)."""
     params = lsh.banding(threshold)
     cap = check_max_bucket(lsh.max_bucket)
     result = similar_sets(
@@ -71,7 +89,7 @@ def find_similar_users(
     result.pairs = result.pairs.select(
         F.col("a").alias("user_a"), F.col("b").alias("user_b"), F.col("jaccard")
     )
-    return result, search_parameters(threshold, k, lsh)
+    return result
 
 
 def search_parameters(threshold: float | str, k: int | None, lsh: LshOptions) -> dict[str, Any]:
@@ -132,8 +150,7 @@ def _search(spark: SparkSession, config: SimilarUsersConfig) -> _SparkSearch | _
         except TooManyCandidates as many:
             status(f"[driver] {many}, too many for the driver: searching with Spark")
     run = checked_run(rows, config.run, config.run_id)
-    result, _ = find_similar_users(run, config.threshold, k=k, lsh=config)
-    return _SparkSearch(result)
+    return _SparkSearch(_spark_search(run, config.threshold, k, config))
 
 
 def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[str, Any]:

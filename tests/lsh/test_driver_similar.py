@@ -150,6 +150,29 @@ def test_the_command_gives_the_same_outputs_both_ways(spark, tmp_path, capsys, m
     pd.testing.assert_frame_equal(pairs[0].reset_index(drop=True), pairs[1].reset_index(drop=True))
 
 
+@pytest.mark.parametrize("k", [None, 3])
+def test_the_api_gives_the_same_pairs_both_ways(spark, monkeypatch, k):
+    from sparkeval.lsh.similar_users import find_similar_users
+
+    rows = _rows(12)  # with a repeated row: a DataFrame's rows are taken as they are
+    scores = np.random.default_rng(12).choice([1.0, 2.0], size=len(rows))
+    run = spark.createDataFrame(
+        pd.DataFrame(rows, columns=["query_id", "doc_id"]).assign(score=scores)
+    )
+    results, spark_tables_cached = [], []
+    for driver_bytes in (driver_plan.DRIVER_BYTES, 0):  # the driver, then the Spark stages
+        monkeypatch.setattr(driver_plan, "DRIVER_BYTES", driver_bytes)
+        result, parameters = find_similar_users(run, "0.6", k=k)
+        pairs = sorted(tuple(r) for r in result.pairs.collect())
+        stats = {key: v for key, v in result.stats.items() if key != "timings_s"}
+        spark_tables_cached.append(len(result._cached))  # the Spark stages cache four
+        result.release()
+        results.append((pairs, stats, parameters, result.pairs.columns))
+    assert spark_tables_cached == [0, 4]
+    assert results[0] == results[1]
+    assert len(results[0][0]) > 0 and results[0][3] == ["user_a", "user_b", "jaccard"]
+
+
 def test_too_many_candidates_for_the_driver_go_to_the_spark_stages(
     spark, tmp_path, capsys, monkeypatch
 ):
