@@ -390,10 +390,17 @@ def _member_pairs(
     second = np.concatenate([np.maximum(x, y), inside_b])
     values = np.concatenate([jaccard[pair], np.ones(len(inside_a))])
     order = np.lexsort((second, first))
-    return pa.table(
-        {
-            "a": sets.ids.take(pa.array(first[order])),
-            "b": sets.ids.take(pa.array(second[order])),
-            "jaccard": pa.array(values[order], pa.float64()),
-        }
+    # the Spark stages' schema: the ids are never null, the Jaccard value may be
+    schema = pa.schema(
+        [
+            pa.field("a", sets.ids.type, nullable=False),
+            pa.field("b", sets.ids.type, nullable=False),
+            pa.field("jaccard", pa.float64()),
+        ]
     )
+    columns = [
+        sets.ids.take(pa.array(first[order])),
+        sets.ids.take(pa.array(second[order])),
+        pa.array(values[order], pa.float64()),
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)

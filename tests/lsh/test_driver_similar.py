@@ -10,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.cli import run_argv
@@ -142,6 +143,11 @@ def test_the_command_gives_the_same_outputs_both_ways(spark, tmp_path, capsys, m
     on_spark = _run_command(run_path, tmp_path / "spark", *extra)
     assert "searched in the driver" not in capsys.readouterr().err
     assert in_driver == on_spark  # summary.json holds no timings
+    schemas = [
+        pq.read_schema(next((tmp_path / n / "pairs.parquet").iterdir()))
+        for n in ("driver", "spark")
+    ]
+    assert schemas[0].remove_metadata() == schemas[1].remove_metadata()  # nullability too
     pairs = [
         pd.read_parquet(tmp_path / name / "pairs.parquet").sort_values(["user_a", "user_b"])
         for name in ("driver", "spark")
@@ -167,10 +173,10 @@ def test_the_api_gives_the_same_pairs_both_ways(spark, monkeypatch, k):
         stats = {key: v for key, v in result.stats.items() if key != "timings_s"}
         spark_tables_cached.append(len(result._cached))  # the Spark stages cache four
         result.release()
-        results.append((pairs, stats, parameters, result.pairs.columns))
+        results.append((pairs, stats, parameters, result.pairs.schema))
     assert spark_tables_cached == [0, 4]
     assert results[0] == results[1]
-    assert len(results[0][0]) > 0 and results[0][3] == ["user_a", "user_b", "jaccard"]
+    assert len(results[0][0]) > 0 and results[0][3].names == ["user_a", "user_b", "jaccard"]
 
 
 def test_too_many_candidates_for_the_driver_go_to_the_spark_stages(
