@@ -57,6 +57,8 @@ class SetRows:
         offsets: ``len(ids) + 1`` offsets into ``item_codes``.
         rows: the rows the sets were made of (more than ``len(item_codes)`` when a
             row was repeated).
+        raw_hashes: each item's raw SHA-1 token hash when computed already (by Spark
+            SQL, :mod:`sparkeval.lsh.token_hashes`), else None.
     """
 
     ids: pa.Array
@@ -64,6 +66,7 @@ class SetRows:
     item_codes: np.ndarray
     offsets: np.ndarray
     rows: int
+    raw_hashes: np.ndarray | None = None
 
     @property
     def lengths(self) -> np.ndarray:
@@ -109,18 +112,28 @@ def distinct_sorted(values: np.ndarray) -> np.ndarray:
     return values[keep]
 
 
-def set_rows(ids: pa.Array | pa.ChunkedArray, items: pa.Array | pa.ChunkedArray) -> SetRows:
-    """The sets of ``(id, item)`` rows (no nulls; a repeated row counts once)."""
+def set_rows(
+    ids: pa.Array | pa.ChunkedArray,
+    items: pa.Array | pa.ChunkedArray,
+    row_hashes: np.ndarray | None = None,
+) -> SetRows:
+    """The sets of ``(id, item)`` rows (no nulls; a repeated row counts once);
+    ``row_hashes``: each row's raw token hash, when Spark computed them."""
     id_values, id_codes = sorted_codes(ids)
     encoded = pc.dictionary_encode(
         items.combine_chunks() if isinstance(items, pa.ChunkedArray) else items
     )
+    item_of_row = _numpy(encoded.indices).astype(np.int64)
     n_items = max(1, len(encoded.dictionary))
-    keys = distinct_sorted(id_codes * n_items + _numpy(encoded.indices).astype(np.int64))
+    keys = distinct_sorted(id_codes * n_items + item_of_row)
     lengths = np.bincount(keys // n_items, minlength=len(id_values))
     offsets = np.zeros(len(id_values) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return SetRows(id_values, encoded.dictionary, keys % n_items, offsets, len(id_codes))
+    raw = None
+    if row_hashes is not None:  # the same item has the same hash on every row
+        raw = np.zeros(len(encoded.dictionary), dtype=row_hashes.dtype)
+        raw[item_of_row] = row_hashes
+    return SetRows(id_values, encoded.dictionary, keys % n_items, offsets, len(id_codes), raw)
 
 
 @dataclass(frozen=True)
@@ -354,7 +367,10 @@ def similar_sets_in_driver(
     start = record_lap(stats, "collapse_identical", start)
 
     codes, offsets = segments(sets.item_codes, sets.offsets, groups.reps)
-    tokens = item_token_hashes(sets.items, hasher)
+    if sets.raw_hashes is not None:
+        tokens = hasher.premix(sets.raw_hashes)
+    else:
+        tokens = item_token_hashes(sets.items, hasher)
     keys = band_keys(hasher.signatures_of_hashes(tokens[codes], offsets), params.bands, params.rows)
     a, b = bucket_candidates(keys, max_bucket, stats)
     start = record_lap(stats, "signatures_and_buckets", start)

@@ -38,6 +38,7 @@ from sparkeval.io.readers import detect_format, strict_text
 from sparkeval.lsh.banding import check_threshold
 from sparkeval.lsh.candidates import bucket_report, check_max_bucket
 from sparkeval.lsh.clusters import components
+from sparkeval.lsh.driver_docs import near_duplicates_in_driver
 from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
 from sparkeval.lsh.shingles import check_shingles, shingle_table
 from sparkeval.lsh.simhash import (
@@ -134,7 +135,10 @@ def find_near_duplicates(
     }
     if method == "minhash":
         params = lsh.banding(threshold)
-        result = similar_sets(table, threshold, lsh.hasher(), params, "doc_id", "shingles", cap)
+        found = near_duplicates_in_driver(docs, table, threshold, lsh.hasher(), params, cap)
+        result = found or similar_sets(
+            table, threshold, lsh.hasher(), params, "doc_id", "shingles", cap
+        )
         parameters.update(
             threshold=params.threshold,
             **lsh.signature(),
@@ -198,6 +202,8 @@ def run_near_duplicates(spark: SparkSession, config: NearDuplicatesConfig) -> di
     result, parameters = find_near_duplicates(
         docs, config.method, config.threshold, shingle=config.shingle, k=config.k, lsh=config
     )
+    if result.searched_in_driver:
+        status(f"[driver] {result.stats['sets']} docs: searched in the driver")
     status(
         f"[candidates] {result.stats.get('candidate_pairs', 0)} candidate pairs; "
         "verifying, writing pairs and clusters"

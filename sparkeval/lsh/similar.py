@@ -132,11 +132,14 @@ class SimilarSets:
     Attributes:
         pairs: DataFrame ``a, b, jaccard`` (a < b) of every verified pair.
         stats: counts and timings (see :func:`similar_sets`).
+        searched_in_driver: whether the driver's stages found the pairs
+            (:mod:`sparkeval.lsh.driver_sets`), not Spark's.
     """
 
     pairs: DataFrame
     stats: dict[str, Any] = field(default_factory=dict)
     _cached: list[DataFrame] = field(default_factory=list, repr=False)
+    searched_in_driver: bool = False
 
     def release(self) -> None:
         """Unpersist the intermediate tables kept for the statistics."""

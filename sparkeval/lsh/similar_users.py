@@ -71,7 +71,8 @@ def find_similar_users(
         try:
             found = similar_users_in_driver(table, None, threshold, k, lsh)
             pairs = run.sparkSession.createDataFrame(found.pairs)
-            return SimilarSets(pairs=pairs, stats=found.stats), search_parameters(threshold, k, lsh)
+            result = SimilarSets(pairs=pairs, stats=found.stats, searched_in_driver=True)
+            return result, search_parameters(threshold, k, lsh)
         except TooManyCandidates:
             pass
     return _spark_search(run, threshold, k, lsh), search_parameters(threshold, k, lsh)

@@ -221,3 +221,60 @@ def test_runs_the_driver_does_not_take_go_to_the_spark_stages(spark, tmp_path, c
     assert summary["counts"]["users"] == 2
     pairs = pd.read_parquet(tmp_path / "o" / "pairs.parquet")
     assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 0.5}]
+
+
+def _near_duplicates(docs_path, out, *extra) -> dict:
+    argv = ["near-duplicates", "--docs", str(docs_path), "--method", "minhash"]
+    argv += ["--threshold", "0.6", "--out", str(out), "--master", "local[2]", *extra]
+    assert run_argv(argv) == 0
+    return json.loads((out / "summary.json").read_text())
+
+
+def _docs(seed: int) -> pd.DataFrame:
+    """Texts from a 30-word vocabulary, edited copies, an exact copy and empty texts."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(30)]
+    texts = [" ".join(rng.choice(words, rng.integers(3, 12))) for _ in range(80)]
+    for i in range(0, 80, 8):  # an edited copy: one word replaced
+        edited = texts[i].split()
+        edited[rng.integers(len(edited))] = "zz"
+        texts.append(" ".join(edited))
+    texts += [texts[5], "", "  "]
+    return pd.DataFrame({"doc_id": [f"d{i:03d}" for i in range(len(texts))], "text": texts})
+
+
+def test_near_duplicates_give_the_same_outputs_both_ways(spark, tmp_path, capsys, monkeypatch):
+    docs_path = tmp_path / "docs.parquet"
+    _docs(4).to_parquet(docs_path)
+    in_driver = _near_duplicates(docs_path, tmp_path / "driver", "--k", "2")
+    assert "docs: searched in the driver" in capsys.readouterr().err
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", 0)
+    on_spark = _near_duplicates(docs_path, tmp_path / "spark", "--k", "2")
+    assert "searched in the driver" not in capsys.readouterr().err
+    assert in_driver == on_spark
+    assert in_driver["counts"]["empty_sets"] == 2 and in_driver["counts"]["identical_pairs"] == 1
+    for name in ("pairs.parquet", "clusters.parquet"):
+        tables = [pq.read_table(tmp_path / side / name) for side in ("driver", "spark")]
+        assert tables[0].schema.remove_metadata() == tables[1].schema.remove_metadata()
+        keys = [(c, "ascending") for c in tables[0].column_names]
+        assert tables[0].sort_by(keys).equals(tables[1].sort_by(keys))
+    assert in_driver["counts"]["pairs"] > 1
+
+
+def test_near_duplicates_of_token_arrays_and_repeated_ids(spark, tmp_path, capsys, monkeypatch):
+    rng = np.random.default_rng(8)
+    tokens = [list(rng.choice(20, rng.integers(2, 7))) for _ in range(60)]
+    tokens += [[*tokens[3][:-1], 99], tokens[7], []]
+    docs = pd.DataFrame({"doc_id": np.arange(len(tokens)), "tokens": tokens})
+    docs_path = tmp_path / "tokens.parquet"
+    docs.to_parquet(docs_path)
+    outputs = []
+    for driver_bytes, out in ((driver_plan.DRIVER_BYTES, "driver"), (0, "spark")):
+        monkeypatch.setattr(driver_plan, "DRIVER_BYTES", driver_bytes)
+        outputs.append(_near_duplicates(docs_path, tmp_path / out))
+    assert outputs[0] == outputs[1] and outputs[0]["counts"]["pairs"] > 0
+    assert "searched in the driver" in capsys.readouterr().err
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", 16 << 20)
+    pd.concat([docs, docs.head(1)]).to_parquet(docs_path)  # a doc id twice: the Spark stages
+    _near_duplicates(docs_path, tmp_path / "repeated")
+    assert "searched in the driver" not in capsys.readouterr().err
