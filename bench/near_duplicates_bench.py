@@ -159,7 +159,16 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--datasketch", action="store_true")
     parser.add_argument("--driver-memory", default="8g", help="the local Spark JVM's heap")
+    parser.add_argument(
+        "--spark-stages",
+        action="store_true",
+        help="search with the Spark stages even when the docs are small enough for the driver",
+    )
     args = parser.parse_args()
+    if args.spark_stages:
+        from sparkeval.engine.plans import driver_plan
+
+        driver_plan.DRIVER_BYTES = 0
     work = Path(tempfile.mkdtemp(prefix="near-dup-bench-"))
     try:
         path = work / "docs.parquet"
