@@ -183,9 +183,8 @@ def identical_groups(sets: SetRows) -> IdenticalGroups:
     group_of = np.arange(n, dtype=np.int64)  # each set's representative
     run_starts = np.flatnonzero(np.concatenate([[True], ~same]))
     run_ends = np.concatenate([run_starts[1:], [n]])
-    for start, end in zip(run_starts, run_ends, strict=True):
-        if end - start < 2:
-            continue
+    shared = run_ends - run_starts >= 2  # only these runs can hold identical sets
+    for start, end in zip(run_starts[shared], run_ends[shared], strict=True):
         first_of: dict[bytes, int] = {}
         for s in order[start:end]:  # ascending set order within a run
             items = sets.item_codes[sets.offsets[s] : sets.offsets[s + 1]].tobytes()
