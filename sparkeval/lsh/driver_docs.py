@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.lsh.driver_sets import TooManyCandidates, set_rows, similar_sets_in_driver
-from sparkeval.lsh.driver_users import ID_TYPES
+from sparkeval.lsh.driver_users import ID_TYPES, small_enough
 from sparkeval.lsh.similar import SimilarSets
 from sparkeval.lsh.token_hashes import raw_hashes, sha1_hash_column
 
@@ -48,10 +48,7 @@ def near_duplicates_in_driver(
     """
     from pyspark.sql import functions as F
 
-    from sparkeval.engine.plans.driver_plan import fits_in_driver
-    from sparkeval.engine.plans.spark_engine import plan_bytes
-
-    if dict(shingled.dtypes).get("doc_id") not in ID_TYPES or not fits_in_driver(plan_bytes(docs)):
+    if dict(shingled.dtypes).get("doc_id") not in ID_TYPES or not small_enough(docs):
         return None
     width = hasher.hash_width
     hashes = sha1_hash_column(F.col("shingles"), width).alias("hashes")

@@ -92,10 +92,12 @@ def sorted_codes(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarr
     return uniques, _numpy(codes).astype(np.int64)
 
 
+def _combined(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+
 def _numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    return values.to_numpy(zero_copy_only=False)
+    return _combined(values).to_numpy(zero_copy_only=False)
 
 
 def distinct_sorted(values: np.ndarray) -> np.ndarray:
@@ -120,9 +122,7 @@ def set_rows(
     """The sets of ``(id, item)`` rows (no nulls; a repeated row counts once);
     ``row_hashes``: each row's raw token hash, when Spark computed them."""
     id_values, id_codes = sorted_codes(ids)
-    encoded = pc.dictionary_encode(
-        items.combine_chunks() if isinstance(items, pa.ChunkedArray) else items
-    )
+    encoded = pc.dictionary_encode(_combined(items))
     item_of_row = _numpy(encoded.indices).astype(np.int64)
     n_items = max(1, len(encoded.dictionary))
     keys = distinct_sorted(id_codes * n_items + item_of_row)
@@ -190,8 +190,7 @@ def identical_groups(sets: SetRows) -> IdenticalGroups:
             items = sets.item_codes[sets.offsets[s] : sets.offsets[s + 1]].tobytes()
             group_of[s] = first_of.setdefault(items, int(s))
     members = np.lexsort((np.arange(n), group_of))
-    reps = group_of[members]
-    starts = np.flatnonzero(np.concatenate([[True], reps[1:] != reps[:-1]]))
+    starts, _ = _runs(group_of[members])
     return IdenticalGroups(members, np.append(starts, n).astype(np.int64))
 
 

@@ -34,18 +34,24 @@ ID_TYPES = frozenset({"string", "tinyint", "smallint", "int", "bigint"})
 SCORE_TYPES = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double"})
 
 
-def takes(rows: DataFrame, k: int | None) -> bool:
-    """Whether the driver path takes these rows, by their types and Spark's size
-    estimate (no job): text or integer ids, numeric scores when cut at ``k``."""
+def small_enough(frame: DataFrame) -> bool:
+    """Whether Spark's size estimate of ``frame`` (no job) is at most
+    :data:`~sparkeval.engine.plans.driver_plan.DRIVER_BYTES`."""
     from sparkeval.engine.plans.driver_plan import fits_in_driver
     from sparkeval.engine.plans.spark_engine import plan_bytes
 
+    return fits_in_driver(plan_bytes(frame))
+
+
+def takes(rows: DataFrame, k: int | None) -> bool:
+    """Whether the driver path takes these rows, by their types and Spark's size
+    estimate (no job): text or integer ids, numeric scores when cut at ``k``."""
     types = dict(rows.dtypes)
     if types.get("query_id") not in ID_TYPES or types.get("doc_id") not in ID_TYPES:
         return False
     if k is not None and types.get("score") not in SCORE_TYPES:
         return False
-    return fits_in_driver(plan_bytes(rows))
+    return small_enough(rows)
 
 
 def _searchable(table: pa.Table, k: int | None) -> bool:
@@ -110,11 +116,12 @@ def user_sets(table: pa.Table, path: str | None, k: int | None) -> SetRows:
         InputError: an item listed twice for one user of the run file ``path`` (rows
             of a DataFrame, ``path`` None, are taken as they are, as on Spark).
     """
-    every = set_rows(table.column("query_id"), table.column("doc_id"))
-    if every.repeated_rows and path is not None:
-        raise _repeated(table, path)
-    if k is None:
-        return every
+    if k is None or path is not None:
+        every = set_rows(table.column("query_id"), table.column("doc_id"))
+        if every.repeated_rows and path is not None:
+            raise _repeated(table, path)
+        if k is None:
+            return every
     kept = top_k_rows(table, k)
     return set_rows(table.column("query_id").take(kept), table.column("doc_id").take(kept))
 
