@@ -52,6 +52,8 @@ from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.direct import is_id_type
+from sparkeval.io.readers import NOT_UTF8
+from sparkeval.io.utf8_check import first_invalid_utf8, raw_value, shown_text
 from sparkeval.measures.registry import Measure
 
 #: the reader named in the report of an in-process evaluation
@@ -173,13 +175,20 @@ def _canonical(
 
 
 def _ids(column: pa.ChunkedArray, source: str, name: str) -> pa.ChunkedArray:
-    """Strings as they are, integers as their decimal text; other types are an error."""
+    """Strings as they are, integers as their decimal text; other types, and text that
+    is not valid UTF-8 (an Arrow table keeps a string's bytes), are an error."""
     kind = column.type
     if pa.types.is_dictionary(kind):
         column, kind = column.cast(kind.value_type), kind.value_type
-    if is_id_type(kind):
-        return column.cast(pa.string())
-    raise InputError(f"{source}: id column {name} has type {kind}; ids must be strings or integers")
+    if not is_id_type(kind):
+        raise InputError(
+            f"{source}: id column {name} has type {kind}; ids must be strings or integers"
+        )
+    broken = first_invalid_utf8(column)
+    if broken is not None:
+        value = shown_text(raw_value(column, broken))
+        raise InputError(f"{source}: row {broken + 1}: column {name} value '{value}' is {NOT_UTF8}")
+    return column.cast(pa.string())
 
 
 def _values(column: pa.ChunkedArray, source: str, name: str, whole: bool) -> pa.ChunkedArray:

@@ -23,9 +23,10 @@ is :mod:`sparkeval.io.direct_text`.  So do CSV and TSV files whose reading is pl
 
 Anything else is read by Spark as before.  The values are checked in the task that
 reads them; a value the checks of the Spark readers would reject (a null, a grade
-that is not an integer within ±1e9) stops the direct pass with :class:`NotDirect`,
-and the job is evaluated again through the Spark readers, so that a bad input gets
-exactly the same error message whichever path read it.
+that is not an integer within ±1e9, an id that is not valid UTF-8) stops the direct
+pass with :class:`NotDirect`, and the job is evaluated again through the Spark
+readers, so that a bad input gets exactly the same error message whichever path read
+it.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import GRADE_BOUND, default_run_id, detect_format, distinct_values
+from sparkeval.io.utf8_check import first_invalid_utf8
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -401,6 +403,8 @@ def _read_text_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> p
 def _text(table: pa.Table, column: str) -> pa.ChunkedArray:
     values = table.column(column)
     _no_nulls(values, column)
+    if first_invalid_utf8(values) is not None:  # the Spark readers report it by file
+        raise NotDirect(f"column {column} holds text that is not valid UTF-8")
     return values.cast(pa.string())
 
 

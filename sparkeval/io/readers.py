@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 FORMATS = ("trec", "parquet", "csv", "tsv", "jsonl")
+#: formats Spark reads by decoding their text, turning invalid bytes into U+FFFD
+DECODED_FORMATS = ("csv", "tsv", "jsonl")
 #: the format of a table by its extension (anything else is TREC text)
 TABLE_SUFFIXES = {
     ".parquet": "parquet",
@@ -524,12 +526,14 @@ def distinct_values(table, column) -> list:
     return sorted(row[0] for row in table.select(column).distinct().collect() if row[0] is not None)
 
 
-def invalid_text_ids(table, columns: Sequence[str], source: str):
+def invalid_text_ids(table, columns: Sequence[str], source: str, decoded: bool):
     """Spark expression: a message for a row whose text id is not valid UTF-8, else null.
 
-    Parquet and Spark strings keep their bytes (checked with ``is_valid_utf8``); CSV and
-    JSON readers decode text with replacement, so an id holding U+FFFD, the replacement
-    character, is refused as well: two different Latin-1 ids would otherwise both become
+    Parquet, catalog tables and DataFrames keep a string's bytes (``decoded`` False:
+    checked with ``is_valid_utf8``, and U+FFFD is a character like any other); the CSV
+    and JSON readers (``decoded`` True, :data:`DECODED_FORMATS`) decode text with
+    replacement, so there an id holding U+FFFD, the replacement character, is refused
+    as well: two different Latin-1 ids would otherwise both become
     ``caf\N{REPLACEMENT CHARACTER}`` and match.
     """
     from pyspark.sql import functions as F
@@ -538,7 +542,7 @@ def invalid_text_ids(table, columns: Sequence[str], source: str):
     checks = [F.lit(None).cast("string")]
     for column in columns:
         if _is_text(types.get(column)):
-            broken, message = _utf8_problem(column, source)
+            broken, message = _utf8_problem(column, source, decoded=decoded)
             checks.append(F.when(broken, message))
     return F.coalesce(*checks)
 
@@ -547,8 +551,9 @@ def strict_text_ids(
     table, columns: Sequence[str], source: str, labels: Mapping[str, str] | None = None
 ):
     """``table`` whose text id ``columns`` fail the job on a value that is not valid
-    UTF-8 (see :func:`invalid_text_ids`), for readers without a ``_bad`` column.
-    ``labels`` names the columns as the input file does, for the message."""
+    UTF-8 or holds U+FFFD (:func:`invalid_text_ids` with ``decoded``, whatever the
+    format), for readers without a ``_bad`` column. ``labels`` names the columns as
+    the input file does, for the message."""
     from pyspark.sql import functions as F
 
     from sparkeval.errors import marked_message
@@ -600,12 +605,13 @@ def _not_utf8(text, decoded: bool):
     return broken | text.contains("\ufffd") if decoded else broken
 
 
-def _utf8_problem(column: str, source: str, label: str | None = None):
-    """(condition, message) of a text column value that is not valid UTF-8 or holds U+FFFD."""
+def _utf8_problem(column: str, source: str, label: str | None = None, decoded: bool = True):
+    """(condition, message) of a text column value that is not valid UTF-8 or, where the
+    text was ``decoded`` by Spark's reader, holds U+FFFD."""
     from pyspark.sql import functions as F
 
     text = F.col(f"`{column}`").cast("string")
-    broken = _not_utf8(text, decoded=True)
+    broken = _not_utf8(text, decoded)
     message = F.concat(
         F.lit(f"{source}: column {label or column} value '"),
         F.make_valid_utf8(text),
@@ -649,11 +655,12 @@ def numeric_column(
     return value, F.when(cond, message)
 
 
-def run_frame(table, cols: Mapping[str, str], source: str, run_col):
+def run_frame(table, cols: Mapping[str, str], source: str, run_col, decoded: bool):
     """``run_id, query_id, doc_id, score, _bad`` from a table with resolved columns ``cols``.
 
     ``run_col`` is the run id expression (a column of the table or a literal); ids
-    become strings and a score that is not a number gets its ``_bad`` message.
+    become strings and a score that is not a number gets its ``_bad`` message, as does
+    an id that is not UTF-8 text (``decoded``: see :func:`invalid_text_ids`).
     """
     from pyspark.sql import functions as F
 
@@ -662,7 +669,7 @@ def run_frame(table, cols: Mapping[str, str], source: str, run_col):
         table, source, cols["score"], (cols["query_id"], cols["doc_id"]), integer=False
     )
     id_cols = [cols[c] for c in ("run_id", "query_id", "doc_id") if c in cols]
-    bad = F.coalesce(invalid_text_ids(table, id_cols, source), bad)
+    bad = F.coalesce(invalid_text_ids(table, id_cols, source, decoded), bad)
     return table.select(
         run_col.alias("run_id"),
         id_column(cols["query_id"]).alias("query_id"),
@@ -757,7 +764,7 @@ def read_run(
     else:
         run_col = F.lit(default_run_id(path))
         run_ids = (default_run_id(path),) if table.first() is not None else ()
-    df = run_frame(table, cols, path, run_col)
+    df = run_frame(table, cols, path, run_col, fmt in DECODED_FORMATS)
     if not run_ids:
         raise InputError(f"{path}: no run rows (the input is empty)")
     return RunInput(path, df, run_ids)
@@ -784,7 +791,8 @@ def read_qrels(
     grade, bad = numeric_column(
         table, path, cols["relevance"], (cols["query_id"], cols["doc_id"]), integer=True
     )
-    bad = F.coalesce(invalid_text_ids(table, [cols["query_id"], cols["doc_id"]], path), bad)
+    ids = [cols["query_id"], cols["doc_id"]]
+    bad = F.coalesce(invalid_text_ids(table, ids, path, fmt in DECODED_FORMATS), bad)
     df = table.select(
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),

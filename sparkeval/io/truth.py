@@ -25,6 +25,7 @@ from sparkeval.engine.formats import BAD
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import QRELS_ALIASES, parse_mapping, resolve_columns
 from sparkeval.io.readers import (
+    DECODED_FORMATS,
     _bad_line,
     _trec_lines,
     check_exists,
@@ -135,12 +136,14 @@ def truth_to_qrels(
     rule: RelevanceRule,
     columns: str | Mapping[str, str] | None = None,
     source: str = "<truth DataFrame>",
+    decoded: bool = False,
 ):
     """Canonical qrels from a truth DataFrame with user, item and (optionally) rating columns.
 
     Column names are found as for qrels (``user_id``/``userID``/``query_id``,
     ``item_id``/``itemID``/``doc_id``, ``rating``/``relevance``/...).  The rating
-    column may be absent under the ``all`` rule.
+    column may be absent under the ``all`` rule. ``decoded``: the table came through
+    Spark's CSV or JSON reader (see :func:`~sparkeval.io.readers.invalid_text_ids`).
     """
     from pyspark.sql import functions as F
 
@@ -159,7 +162,8 @@ def truth_to_qrels(
     )
     if rule.kind == "all":
         bad = F.lit(None).cast("string")
-    bad = F.coalesce(invalid_text_ids(df, [cols["query_id"], cols["doc_id"]], source), bad)
+    ids = [cols["query_id"], cols["doc_id"]]
+    bad = F.coalesce(invalid_text_ids(df, ids, source, decoded), bad)
     qrels = df.select(
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),
@@ -216,7 +220,7 @@ def read_truth(
             df = _read_trec_truth(spark, path, rule)
         else:
             table = read_table(spark, path, fmt, where=where)
-            df = truth_to_qrels(table, rule, columns, path)
+            df = truth_to_qrels(table, rule, columns, path, fmt in DECODED_FORMATS)
             if df.first() is None:
                 raise InputError(f"{path}: no truth rows (the input is empty)")
     return keep_relevant(df, rule) if rule.kind == "grade" else df

@@ -28,6 +28,7 @@ from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.io.readers import GRADE_BOUND, ID_TYPES, NUMERIC_TYPES
+from sparkeval.io.utf8_check import first_invalid_utf8
 from sparkeval.measures import Measure
 
 if TYPE_CHECKING:
@@ -215,7 +216,8 @@ def plain_projections(
 
 def plain_rows_are_valid(rows: pa.Table) -> bool:
     """Whether collected plain rows pass the checked path's row checks: no null id,
-    run id or value, and every grade a whole number within ±1e9.
+    run id or value, every id valid UTF-8 (a Spark string keeps its bytes), and every
+    grade a whole number within ±1e9.
 
     Example:
         >>> rows = pa.table({"run_id": ["r", None], "query_id": ["q", "q"],
@@ -229,6 +231,8 @@ def plain_rows_are_valid(rows: pa.Table) -> bool:
     run_ids = rows.column("run_id").filter(pc.invert(is_qrels))
     if run_ids.null_count or any(rows.column(c).null_count for c in _PLAIN_CHECKED):
         return False
+    if any(first_invalid_utf8(rows.column(c)) is not None for c in _PLAIN_TEXT):
+        return False
     grades = rows.column(SHIPPED_VALUE).filter(is_qrels)
     if len(grades) == 0:
         return True
@@ -237,6 +241,8 @@ def plain_rows_are_valid(rows: pa.Table) -> bool:
     return pc.max(pc.abs(grades)).as_py() <= GRADE_BOUND
 
 
+#: the text columns of the plain rows
+_PLAIN_TEXT = ("run_id", "query_id", "doc_id")
 #: columns that may hold no null in the plain rows (the run id is checked on run rows)
 _PLAIN_CHECKED = ("query_id", "doc_id", SHIPPED_VALUE)
 

@@ -43,7 +43,7 @@ def recommendations_to_run(
     df = recommendation_shapes(df, columns, source)  # rank-only tables, lists of structs
     cols = resolve_columns(list(df.columns), "run", parse_mapping(columns, "run"), source)
     run_col = id_column(cols["run_id"]) if "run_id" in cols else F.lit("run")
-    return run_frame(df, cols, source, run_col)
+    return run_frame(df, cols, source, run_col, decoded=False)  # a DataFrame keeps its bytes
 
 
 def evaluate_recommendations(

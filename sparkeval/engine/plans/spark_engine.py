@@ -83,7 +83,13 @@ from sparkeval.errors import (
     marked_message,
 )
 from sparkeval.io.direct import DirectPlan, NotDirect
-from sparkeval.io.readers import check_id_types, distinct_values, id_column, numeric_column
+from sparkeval.io.readers import (
+    check_id_types,
+    distinct_values,
+    id_column,
+    invalid_text_ids,
+    numeric_column,
+)
 from sparkeval.measures import Measure
 from sparkeval.spark import arrow_batches_bounded_by_rows, is_connect
 
@@ -223,7 +229,9 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
     """Canonical columns and types; rows from the readers already carry ``_bad``.
 
     DataFrames handed to the Python API get the same checks as files: ids become
-    strings, and a value that is not a number (or not an integer grade) is reported.
+    strings, a text id that is not valid UTF-8 is reported (a DataFrame keeps a
+    string's bytes, as Parquet does), and so is a value that is not a number (or not
+    an integer grade).
     """
     from pyspark.sql import functions as F
 
@@ -236,8 +244,11 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
             f"{kind} DataFrame: missing column(s) {', '.join(missing)}; "
             f"columns are: {', '.join(df.columns)}"
         )
-    check_id_types(df, [c for c in columns if c not in (BAD, value)], f"{kind} DataFrame")
-    number, bad = numeric_column(df, f"{kind} DataFrame", value, ("query_id", "doc_id"), integer)
+    source = f"{kind} DataFrame"
+    ids = [c for c in columns if c not in (BAD, value)]
+    check_id_types(df, ids, source)
+    number, bad = numeric_column(df, source, value, ("query_id", "doc_id"), integer)
+    bad = F.coalesce(invalid_text_ids(df, ids, source, decoded=False), bad)
     typed = F.when(bad.isNull(), number.cast("long")) if integer else number
     built = {c: id_column(c) for c in columns if c not in (BAD, value)}
     built.update({value: typed, BAD: bad})

@@ -1,0 +1,173 @@
+"""Ids that are not UTF-8 text are refused on every evaluation path, and a valid U+FFFD
+reads the same on every path that keeps a string's bytes.
+
+The inputs are one query: the run ranks ``caf\\xe9`` (Latin-1 bytes) or ``caf\\ufffd``
+first and ``d2`` second; the qrels judge ``caf\\ufffd`` relevant. Read as bytes, a
+valid ``caf\\ufffd`` in the run is the judged doc: P@1 = 1, P@2 = 1/2. The Latin-1 id
+would decode to the same text and match, which is why it must be an error instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import sparkeval
+from sparkeval.cli import main
+from sparkeval.engine.plans import driver_plan
+from sparkeval.errors import EXIT_INPUT, InputError
+
+REPLACED = "caf\ufffd"
+LATIN1 = b"caf\xe9"
+NOT_UTF8 = "is not valid UTF-8"
+
+
+def strings(*values: str | bytes) -> pa.Array:
+    """A string array holding the given bytes as they are (no UTF-8 check on the way)."""
+    raw = [v.encode() if isinstance(v, str) else v for v in values]
+    return pa.array(raw, pa.binary()).cast(pa.string(), safe=False)
+
+
+def run_table(first: str | bytes) -> pa.Table:
+    return pa.table({"query_id": ["q1", "q1"], "doc_id": strings(first, "d2"), "score": [2.0, 1.0]})
+
+
+def qrels_table(judged: str | bytes = REPLACED) -> pa.Table:
+    return pa.table({"query_id": ["q1"], "doc_id": strings(judged), "relevance": [1]})
+
+
+def write_inputs(tmp: Path, run_first: str | bytes, judged: str | bytes = REPLACED):
+    run, qrels = tmp / "run.parquet", tmp / "qrels.parquet"
+    pq.write_table(run_table(run_first), run)
+    pq.write_table(qrels_table(judged), qrels)
+    return run, qrels
+
+
+def cli(capsys, tmp: Path, run: Path, qrels: Path, reader: str) -> tuple[int, str]:
+    argv = ["evaluate", "--run", str(run), "--qrels", str(qrels), "--measures", "P@1,P@2"]
+    code = main([*argv, "--out", str(tmp / "out"), "--reader", reader])
+    return code, capsys.readouterr().err
+
+
+def error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if "sparkeval evaluate: error:" in line]
+    assert lines, err
+    return lines[-1]
+
+
+# --- files: the workers' direct read and Spark's readers -------------------------------
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("reader", ["auto", "spark"])
+@pytest.mark.parametrize("bad_input", ["run", "qrels"])
+def test_a_latin1_parquet_id_is_refused_by_both_readers(spark, tmp_path, capsys, reader, bad_input):
+    if bad_input == "run":
+        run, qrels = write_inputs(tmp_path, LATIN1)
+    else:
+        run, qrels = write_inputs(tmp_path, REPLACED, judged=LATIN1)
+    code, err = cli(capsys, tmp_path, run, qrels, reader)
+    assert code == EXIT_INPUT, err
+    line = error_line(err)
+    assert f"{bad_input}.parquet: column doc_id value '{REPLACED}' {NOT_UTF8}" in line, line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("reader", "read_by"),
+    [("auto", "read by the Python workers"), ("spark", "read by Spark's readers")],
+)
+def test_a_valid_replacement_character_in_parquet_is_an_ordinary_character(
+    spark, tmp_path, capsys, reader, read_by
+):
+    run, qrels = write_inputs(tmp_path, REPLACED)
+    code, err = cli(capsys, tmp_path, run, qrels, reader)
+    assert code == 0, err
+    assert read_by in err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["runs"]["run"]["measures"] == {"P@1": 1.0, "P@2": 0.5}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("reader", ["auto", "spark"])
+def test_a_replacement_character_in_csv_is_still_refused(spark, tmp_path, capsys, reader):
+    # Spark's CSV reader decodes with replacement: caf\xe9 and caf\xe8 both arrive as it
+    run = tmp_path / "run.csv"
+    run.write_text(f"qid,docno,score\nq1,{REPLACED},2.0\nq1,d2,1.0\n", encoding="utf-8")
+    qrels = tmp_path / "qrels.parquet"
+    pq.write_table(qrels_table(), qrels)
+    code, err = cli(capsys, tmp_path, run, qrels, reader)
+    assert code == EXIT_INPUT, err
+    assert "run.csv" in error_line(err) and NOT_UTF8 in error_line(err)
+
+
+# --- the Python API on Spark: the driver path and the distributed plan ----------------
+
+
+@pytest.fixture(params=["driver", "distributed"])
+def plan(request, monkeypatch) -> str:
+    """Both Spark plans of the API: small inputs in the driver, or (no input is small
+    enough) the distributed plan."""
+    if request.param == "distributed":
+        monkeypatch.setattr(driver_plan, "DRIVER_BYTES", 0)
+    return request.param
+
+
+def frames(spark, tmp: Path, run_first: str | bytes, judged: str | bytes, computed: bool):
+    from pyspark.sql import functions as F
+
+    run, qrels = write_inputs(tmp, run_first, judged)
+    run_df = spark.read.parquet(str(run))
+    if computed:  # not a bare scan: Spark converts its rows for the workers
+        run_df = run_df.withColumn("score", F.col("score") + F.lit(0.0))
+    return run_df, spark.read.parquet(str(qrels))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("computed", [False, True], ids=["scan", "computed"])
+@pytest.mark.parametrize("bad_input", ["run", "qrels"])
+def test_api_dataframes_with_a_latin1_id_are_refused(spark, tmp_path, plan, computed, bad_input):
+    run_first, judged = (LATIN1, REPLACED) if bad_input == "run" else (REPLACED, LATIN1)
+    run_df, qrels_df = frames(spark, tmp_path, run_first, judged, computed)
+    with pytest.raises(InputError) as caught:
+        sparkeval.evaluate(spark, run_df, qrels_df, ["P@1", "P@2"])
+    expected = f"{bad_input} DataFrame: column doc_id value '{REPLACED}' {NOT_UTF8}"
+    assert expected in str(caught.value)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("computed", [False, True], ids=["scan", "computed"])
+def test_api_dataframes_read_a_valid_replacement_character(spark, tmp_path, plan, computed):
+    run_df, qrels_df = frames(spark, tmp_path, REPLACED, REPLACED, computed)
+    evaluation = sparkeval.evaluate(spark, run_df, qrels_df, ["P@1", "P@2"])
+    try:
+        assert evaluation.report["runs"]["run"]["measures"] == {"P@1": 1.0, "P@2": 0.5}
+    finally:
+        evaluation.unpersist()
+
+
+# --- in process: Arrow tables and pandas ----------------------------------------------
+
+
+def test_an_arrow_table_with_a_latin1_id_is_refused_in_process():
+    with pytest.raises(InputError) as caught:
+        sparkeval.evaluate(None, run_table(LATIN1), qrels_table(), ["P@1"])
+    assert f"run table: row 1: column doc_id value '{REPLACED}' {NOT_UTF8}" in str(caught.value)
+    with pytest.raises(InputError) as caught:
+        sparkeval.evaluate(None, run_table(REPLACED), qrels_table(LATIN1), ["P@1"])
+    assert "qrels table: row 1: column doc_id" in str(caught.value)
+
+
+def test_a_valid_replacement_character_reads_the_same_in_process():
+    arrow = sparkeval.evaluate(None, run_table(REPLACED), qrels_table(), ["P@1", "P@2"])
+    assert arrow.report["runs"]["run"]["measures"] == {"P@1": 1.0, "P@2": 0.5}
+    run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": [REPLACED, "d2"], "score": [2, 1]})
+    qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": [REPLACED], "relevance": [1]})
+    frame = sparkeval.evaluate(None, run, qrels, ["P@1", "P@2"])
+    assert frame.report["runs"]["run"]["measures"] == {"P@1": 1.0, "P@2": 0.5}
