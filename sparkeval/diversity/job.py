@@ -20,6 +20,7 @@ from sparkeval.io.lists import (
     read_typed_table,
     top_k,
 )
+from sparkeval.io.readers import decodes_text
 from sparkeval.output import atomic_output_dir, write_parquet, write_summary
 from sparkeval.status import status
 
@@ -41,7 +42,11 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
     train = None
     if train_path:
         train = normalise_columns(
-            read_typed_table(spark, train_path), TRAIN_ALIASES, ("query_id", "doc_id"), train_path
+            read_typed_table(spark, train_path),
+            TRAIN_ALIASES,
+            ("query_id", "doc_id"),
+            train_path,
+            decodes_text(train_path),
         )
     features = None
     if features_path:
@@ -50,6 +55,7 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
             FEATURE_ALIASES,
             ("doc_id", "features"),
             features_path,
+            decodes_text(features_path),
         )
         if not features.schema["features"].dataType.simpleString().startswith("array"):
             raise InputError(

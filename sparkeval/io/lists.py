@@ -22,6 +22,7 @@ from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import (
     check_exists,
     check_id_types,
+    decodes_text,
     detect_format,
     read_table,
     read_trec_run,
@@ -62,8 +63,11 @@ def normalise_columns(
     columns: dict[str, tuple[str, ...]],
     required: tuple[str, ...],
     source: str,
+    decoded: bool,
 ) -> DataFrame:
-    """Rename aliased columns to their canonical names; keep only known columns.
+    """Rename aliased columns to their canonical names; keep only known columns; text
+    ids must be UTF-8 (``decoded``: the table came through a decoding reader, see
+    :func:`~sparkeval.io.readers.invalid_text_ids`).
 
     Raises:
         InputError: a required column is missing (the message lists what was found).
@@ -73,7 +77,7 @@ def normalise_columns(
     named = df.select(*(F.col(f"`{found[c]}`").alias(c) for c in columns if c in found))
     ids = [c for c in named.columns if c in ID_COLUMNS]
     check_id_types(df, [found[c] for c in ids], source)
-    return strict_text_ids(named, ids, source, {c: found[c] for c in ids})
+    return strict_text_ids(named, ids, source, {c: found[c] for c in ids}, decoded=decoded)
 
 
 #: canonical columns that hold ids (checked to be valid UTF-8 text)
@@ -116,7 +120,7 @@ def read_run_rows(spark: SparkSession, path: str, require_score: bool = True) ->
     check_exists(path)
     is_trec = detect_format(path) == "trec"
     table = _read_trec_run(spark, path) if is_trec else read_typed_table(spark, path)
-    return normalise_columns(table, RUN_ALIASES, required, path)
+    return normalise_columns(table, RUN_ALIASES, required, path, decodes_text(path))
 
 
 def one_run(run: DataFrame, path: str, run_id: str | None) -> DataFrame:

@@ -34,7 +34,7 @@ def _missing_id(col):
     return col.isNull() | (col == "")
 
 
-def pairs_frame(table, source: str):
+def pairs_frame(table, source: str, decoded: bool = False):
     """``doc_a, doc_b, _bad`` from a table with (at least) columns ``doc_a, doc_b``.
 
     Args:
@@ -53,7 +53,7 @@ def pairs_frame(table, source: str):
             f"columns are: {', '.join(table.columns)}"
         )
     readers.check_id_types(table, PAIR_COLUMNS, source)
-    table = readers.strict_text_ids(table, PAIR_COLUMNS, source)
+    table = readers.strict_text_ids(table, PAIR_COLUMNS, source, decoded=decoded)
     a, b = readers.id_column("doc_a"), readers.id_column("doc_b")
     which = F.when(_missing_id(a), F.lit("doc_a")).otherwise(F.lit("doc_b"))
     message = F.concat(
@@ -93,7 +93,8 @@ def read_pairs(spark: SparkSession, path: str, fmt: str | None = None):
     fmt = readers.detect_format(path, fmt)
     if fmt == "trec":
         return _read_text_pairs(spark, path)
-    return pairs_frame(readers.read_table(spark, path, fmt), path)
+    table = readers.read_table(spark, path, fmt)
+    return pairs_frame(table, path, fmt in readers.DECODED_FORMATS)
 
 
 __all__ = ["PAIR_COLUMNS", "pairs_frame", "read_pairs"]

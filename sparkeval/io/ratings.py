@@ -22,6 +22,7 @@ from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import RATING_ALIASES, mapping_onto, match_columns
 from sparkeval.io.readers import (
+    DECODED_FORMATS,
     _bad_line,
     _trec_lines,
     check_exists,
@@ -90,7 +91,11 @@ def _value(source: str, raw, user, item, column: str):
 
 
 def canonical_ratings(
-    df: DataFrame, kind: str, mapping: Mapping[str, str] | None = None, source: str = "<DataFrame>"
+    df: DataFrame,
+    kind: str,
+    mapping: Mapping[str, str] | None = None,
+    source: str = "<DataFrame>",
+    decoded: bool = False,
 ):
     """A Spark DataFrame with user, item and value columns as ``user_id, item_id, value, _bad``.
 
@@ -101,7 +106,7 @@ def canonical_ratings(
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     cols = resolve(list(df.columns), kind, mapping or {}, source)
     check_id_types(df, [cols["user_id"], cols["item_id"]], source)
-    df = strict_text_ids(df, [cols["user_id"], cols["item_id"]], source)
+    df = strict_text_ids(df, [cols["user_id"], cols["item_id"]], source, decoded=decoded)
     user = df[cols["user_id"]].cast("string")
     item = df[cols["item_id"]].cast("string")
     column = VALUE_COLUMN[kind]
@@ -145,7 +150,9 @@ def read_ratings(
     if fmt == "trec":
         df = _read_text(spark, path, kind)
     else:
-        df = canonical_ratings(read_table(spark, path, fmt), kind, parse_columns(columns), path)
+        table = read_table(spark, path, fmt)
+        decoded = fmt in DECODED_FORMATS
+        df = canonical_ratings(table, kind, parse_columns(columns), path, decoded)
     if df.first() is None:
         raise InputError(f"{path}: no {kind} rows (the input is empty)")
     return df

@@ -548,12 +548,17 @@ def invalid_text_ids(table, columns: Sequence[str], source: str, decoded: bool):
 
 
 def strict_text_ids(
-    table, columns: Sequence[str], source: str, labels: Mapping[str, str] | None = None
+    table,
+    columns: Sequence[str],
+    source: str,
+    labels: Mapping[str, str] | None = None,
+    *,
+    decoded: bool,
 ):
     """``table`` whose text id ``columns`` fail the job on a value that is not valid
-    UTF-8 or holds U+FFFD (:func:`invalid_text_ids` with ``decoded``, whatever the
-    format), for readers without a ``_bad`` column. ``labels`` names the columns as
-    the input file does, for the message."""
+    UTF-8 (or, ``decoded``, holds U+FFFD: see :func:`invalid_text_ids`), for readers
+    without a ``_bad`` column. ``labels`` names the columns as the input file does,
+    for the message."""
     from pyspark.sql import functions as F
 
     from sparkeval.errors import marked_message
@@ -563,7 +568,8 @@ def strict_text_ids(
     for name in table.columns:
         column = F.col(f"`{name}`")
         if name in columns and _is_text(types.get(name)):
-            broken, message = _utf8_problem(name, source, (labels or {}).get(name, name))
+            label = (labels or {}).get(name, name)
+            broken, message = _utf8_problem(name, source, label, decoded)
             column = F.when(broken, F.raise_error(marked_message(message))).otherwise(column)
         selected.append(column.alias(name))
     return table.select(*selected)
@@ -590,6 +596,12 @@ def strict_text(table, column: str, key: str, source: str, decoded: bool):
     )
     checked = F.when(broken, F.raise_error(marked_message(message))).otherwise(F.col(f"`{column}`"))
     return table.withColumn(column, checked)
+
+
+def decodes_text(path: str, fmt: str | None = None) -> bool:
+    """Whether Spark reads ``path`` (in format ``fmt``, else by its name) by decoding
+    its text, which turns invalid bytes into U+FFFD (:data:`DECODED_FORMATS`)."""
+    return detect_format(path, fmt) in DECODED_FORMATS
 
 
 def _is_text(spark_type: str | None) -> bool:

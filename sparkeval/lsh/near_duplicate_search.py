@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import DOC_ALIASES
 from sparkeval.io.lists import normalise_columns, read_typed_table
-from sparkeval.io.readers import detect_format, strict_text
+from sparkeval.io.readers import decodes_text, strict_text
 from sparkeval.lsh.banding import check_threshold
 from sparkeval.lsh.candidates import bucket_report, check_max_bucket
 from sparkeval.lsh.clusters import components
@@ -192,11 +192,11 @@ def run_near_duplicates(spark: SparkSession, config: NearDuplicatesConfig) -> di
         check_threshold(config.threshold, "--threshold")
     start = time.perf_counter()
     docs_path = config.docs
+    decoded = decodes_text(docs_path)
     docs = normalise_columns(
-        read_typed_table(spark, docs_path), DOC_ALIASES, ("doc_id",), docs_path
+        read_typed_table(spark, docs_path), DOC_ALIASES, ("doc_id",), docs_path, decoded
     )
     if "text" in docs.columns:
-        decoded = detect_format(docs_path) in ("csv", "tsv", "jsonl")
         docs = strict_text(docs, "text", "doc_id", docs_path, decoded)
     status(f"[read] {docs_path}; {config.method} signatures and candidates")
     result, parameters = find_near_duplicates(

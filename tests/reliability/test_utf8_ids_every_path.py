@@ -1,5 +1,6 @@
 """Ids that are not UTF-8 text are refused on every evaluation path, and a valid U+FFFD
-reads the same on every path that keeps a string's bytes.
+reads the same on every path that keeps a string's bytes; similar-users and
+rating-errors read Parquet ids the same way.
 
 The inputs are one query: the run ranks ``caf\\xe9`` (Latin-1 bytes) or ``caf\\ufffd``
 first and ``d2`` second; the qrels judge ``caf\\ufffd`` relevant. Read as bytes, a
@@ -171,3 +172,51 @@ def test_a_valid_replacement_character_reads_the_same_in_process():
     qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": [REPLACED], "relevance": [1]})
     frame = sparkeval.evaluate(None, run, qrels, ["P@1", "P@2"])
     assert frame.report["runs"]["run"]["measures"] == {"P@1": 1.0, "P@2": 0.5}
+
+
+# --- the other commands read Parquet ids the same way --------------------------------
+
+
+def other_command(capsys, argv: list[str]) -> tuple[int, str]:
+    code = main(argv)
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("first", [REPLACED, LATIN1], ids=["replacement", "latin1"])
+def test_similar_users_reads_parquet_ids_as_bytes(spark, tmp_path, capsys, first):
+    # u1 and u2 list the same two items: one pair, Jaccard 1
+    items = strings(first, "i2", first, "i2")
+    users = ["u1", "u1", "u2", "u2"]
+    lists = pa.table({"user_id": users, "item_id": items, "score": [2.0, 1.0, 2.0, 1.0]})
+    pq.write_table(lists, tmp_path / "recs.parquet")
+    argv = ["similar-users", "--run", str(tmp_path / "recs.parquet"), "--threshold", "0.5"]
+    code, err = other_command(capsys, [*argv, "--out", str(tmp_path / "out")])
+    if first == LATIN1:
+        assert code == EXIT_INPUT, err
+        assert f"recs.parquet: column item_id value '{REPLACED}' {NOT_UTF8}" in err
+        assert not (tmp_path / "out").exists()
+        return
+    assert code == 0, err
+    pairs = pq.read_table(tmp_path / "out" / "pairs.parquet").to_pylist()
+    assert [(p["user_a"], p["user_b"], p["jaccard"]) for p in pairs] == [("u1", "u2", 1.0)]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("user", [REPLACED, LATIN1], ids=["replacement", "latin1"])
+def test_rating_errors_read_parquet_ids_as_bytes(spark, tmp_path, capsys, user):
+    # one rating: predicted 3, true 4, so MAE = 1
+    pred = pa.table({"user_id": strings(user), "item_id": ["i1"], "prediction": [3.0]})
+    truth = pa.table({"user_id": strings(user), "item_id": ["i1"], "rating": [4.0]})
+    pq.write_table(pred, tmp_path / "pred.parquet")
+    pq.write_table(truth, tmp_path / "truth.parquet")
+    argv = ["rating-errors", "--predictions", str(tmp_path / "pred.parquet")]
+    argv += ["--truth", str(tmp_path / "truth.parquet"), "--measures", "MAE"]
+    code, err = other_command(capsys, [*argv, "--out", str(tmp_path / "out")])
+    if user == LATIN1:
+        assert code == EXIT_INPUT, err
+        assert f"column user_id value '{REPLACED}' {NOT_UTF8}" in err
+        return
+    assert code == 0, err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["measures"]["MAE"] == 1.0
