@@ -569,7 +569,7 @@ def strict_text_ids(
         column = F.col(f"`{name}`")
         if name in columns and _is_text(types.get(name)):
             label = (labels or {}).get(name, name)
-            broken, message = _utf8_problem(name, source, label, decoded)
+            broken, message = _utf8_problem(name, source, label, decoded=decoded)
             column = F.when(broken, F.raise_error(marked_message(message))).otherwise(column)
         selected.append(column.alias(name))
     return table.select(*selected)
@@ -617,7 +617,7 @@ def _not_utf8(text, decoded: bool):
     return broken | text.contains("\ufffd") if decoded else broken
 
 
-def _utf8_problem(column: str, source: str, label: str | None = None, decoded: bool = True):
+def _utf8_problem(column: str, source: str, label: str | None = None, *, decoded: bool):
     """(condition, message) of a text column value that is not valid UTF-8 or, where the
     text was ``decoded`` by Spark's reader, holds U+FFFD."""
     from pyspark.sql import functions as F

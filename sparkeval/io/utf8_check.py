@@ -40,8 +40,7 @@ def first_invalid_utf8(values: pa.Array | pa.ChunkedArray) -> int | None:
 
 
 def _first_undecodable(chunk: pa.Array) -> int | None:
-    raw = chunk.cast(pa.large_binary() if pa.types.is_large_string(chunk.type) else pa.binary())
-    for index, value in enumerate(raw.to_pylist()):
+    for index, value in enumerate(_as_bytes(chunk).to_pylist()):
         if value is not None:
             try:
                 value.decode("utf-8")
@@ -58,6 +57,10 @@ def shown_text(raw: bytes) -> str:
 
 def raw_value(values: pa.Array | pa.ChunkedArray, index: int) -> bytes:
     """The bytes of string ``index`` of ``values``."""
-    kind = values.type
-    binary = pa.large_binary() if pa.types.is_large_string(kind) else pa.binary()
-    return values.cast(binary)[index].as_py()
+    return _as_bytes(values)[index].as_py()
+
+
+def _as_bytes(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """String ``values`` as binary (the same buffers: no UTF-8 check, no copy)."""
+    large = pa.types.is_large_string(values.type)
+    return values.cast(pa.large_binary() if large else pa.binary())
