@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,14 +23,66 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from sparkeval.commands.evaluate import EvaluateConfig
+    from sparkeval.engine.transport.early_pieces import EarlyPieces, ReadyPieces
 
 READ_BY = {
     "workers": "the Python workers (Parquet row groups or text ranges, as Arrow)",
+    "driver": "the driver's threads (Parquet row groups or text ranges, as Arrow)",
     "spark": "Spark's readers",
 }
 
 
-def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
+def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
+    """Start reading the inputs in the driver while Spark starts, when this process has
+    no session yet, the new one will be local and hand files over, and the workers
+    would read the inputs without a Spark job first (no ``--where``, no run id
+    column): :mod:`sparkeval.engine.transport.early_pieces`.  None when it does not
+    apply, or ``spark.sparkeval.driverRead`` is ``false``."""
+    from pyspark import SparkContext
+
+    from sparkeval.engine.plans.spark_engine import direct_buckets
+    from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, EarlyPieces
+    from sparkeval.engine.transport.local_handoff import HANDOFF_KEY, directory_parent
+    from sparkeval.spark import local_session_cores, local_shuffle_partitions
+
+    settings = dict(config.spark)
+    cores = local_session_cores(config.master, config.remote)
+    if cores is None or SparkContext._active_spark_context is not None:
+        return None  # no local session to start: nothing to read beside
+    switches = (HANDOFF_KEY, DRIVER_READ_KEY)
+    if any(settings.get(key, "true").strip().lower() == "false" for key in switches):
+        return None
+    plan = config.plan()
+    if not _workers_may_read(config, plan) or config.reads_tables():
+        return None
+    if config.where or config.qrels_where or config.run_id_column or config.dry_run:
+        return None
+    if config.buckets is not None and config.buckets < 1:
+        return None
+    shuffle = int(settings.get("spark.sql.shuffle.partitions") or local_shuffle_partitions())
+
+    def plan_inputs() -> DirectPlan | None:
+        return plan_direct_inputs(
+            None,
+            config.run,
+            config.qrels_input(),
+            config.run_format or config.format,
+            config.qrels_format or config.format,
+            config.run_column_map(),
+            config.qrels_columns,
+        )
+
+    return EarlyPieces.start(
+        plan_inputs,
+        lambda direct: direct_buckets(config.buckets, shuffle, direct),
+        cores,
+        directory_parent(settings.get("spark.local.dir")),
+    )
+
+
+def run_evaluate(
+    spark: SparkSession, config: EvaluateConfig, early: EarlyPieces | None = None
+) -> Evaluation:
     """Run the evaluate job described by ``config``; returns the evaluation, still cached.
 
     Writes ``OUT/per_query.parquet`` (``run_id, query_id, measure, value``, sorted by
@@ -37,19 +90,24 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
     and a ``_SUCCESS`` marker, all or nothing.  The same inputs and settings give
     byte-identical files; the elapsed time is logged to stderr, not written.  The
     caller prints the table (:func:`sparkeval.commands.evaluate.show`) and releases
-    the cached results with ``evaluation.unpersist()``.
+    the cached results with ``evaluation.unpersist()``.  ``early`` is the read
+    :func:`start_early_read` started before Spark (used when it fits this session).
     """
     target = check_output_path(config.out, config.input_paths(), config.overwrite)
     plan = config.plan()
-    direct = _direct_plan(spark, config, plan)
+    ready = early.result() if early is not None else None
+    direct = ready.plan if ready is not None else _direct_plan(spark, config, plan)
     evaluation = None
     try:
         if direct is not None:
-            evaluation = _evaluate_direct(spark, config, plan, direct)
+            evaluation = _evaluate_direct(spark, config, plan, direct, ready)
         if evaluation is None:
             evaluation = _evaluate_spark_read(spark, config, plan, announce=direct is None)
     except InputError as exc:
         raise _with_partition_hint(exc, config) from None
+    finally:
+        if ready is not None:  # the engine removes it once used; not if it failed first
+            shutil.rmtree(ready.directory, ignore_errors=True)
     try:
         report = dict(evaluation.report)
         log(f"inputs read by {READ_BY[evaluation.reader]}")
@@ -71,12 +129,19 @@ def run_evaluate(spark: SparkSession, config: EvaluateConfig) -> Evaluation:
 
 
 def _evaluate_direct(
-    spark: SparkSession, config: EvaluateConfig, plan: CompatPlan, direct: DirectPlan
+    spark: SparkSession,
+    config: EvaluateConfig,
+    plan: CompatPlan,
+    direct: DirectPlan,
+    ready: ReadyPieces | None = None,
 ) -> Evaluation | None:
-    """Evaluate inputs the Python workers read; None when a value needs Spark's readers."""
+    """Evaluate inputs the Python workers read (or the driver, ``ready``); None when a
+    value needs Spark's readers."""
     log(f"evaluating {len(direct.run_ids)} run(s): {', '.join(direct.run_ids)}")
     try:
-        return _evaluate_with_plan(spark, config, plan, direct=direct, run_ids=direct.run_ids)
+        return _evaluate_with_plan(
+            spark, config, plan, direct=direct, run_ids=direct.run_ids, ready=ready
+        )
     except NotDirect as exc:
         log(f"{exc.reason}; the inputs are read by Spark instead")
         return None

@@ -231,9 +231,36 @@ def _local_defaults(jvm_profile: str | None = None) -> dict[str, str]:
         **DEFAULT_CONF,
         # the web UI costs ~0.3 s of start-up; a local batch job is watched from its log
         "spark.ui.enabled": "false",
-        "spark.sql.shuffle.partitions": str(4 * (os.cpu_count() or 2)),
+        "spark.sql.shuffle.partitions": str(local_shuffle_partitions()),
         "spark.driver.extraJavaOptions": " ".join([*local_java_options(jvm_profile), *archive]),
     }
+
+
+def local_shuffle_partitions() -> int:
+    """``spark.sql.shuffle.partitions`` of the local sessions sparkeval starts: four per core."""
+    return 4 * (os.cpu_count() or 2)
+
+
+def local_session_cores(master: str | None, remote: str | None) -> int | None:
+    """The cores of the local session :func:`build_session` would start for ``master``
+    and ``remote``; None when it would not start a local one (a cluster master, Spark
+    Connect, or a session ``spark-submit`` already started).
+
+    Example: ``local[2]`` gives 2, ``local`` 1, ``local[*]`` (and no master) the
+    machine's cores; ``spark://host:7077`` gives None.
+    """
+    if _submitted() or remote or os.environ.get("SPARK_REMOTE"):
+        return None
+    machine = os.cpu_count() or 1
+    master = master or "local[*]"
+    if master == "local":
+        return 1
+    if not (master.startswith("local[") and master.endswith("]")):
+        return None
+    threads = master[len("local[") : -1].split(",")[0].strip()
+    if threads == "*":
+        return machine
+    return min(machine, int(threads)) if threads.isdigit() and int(threads) > 0 else None
 
 
 def _quiet_accumulator_server() -> None:

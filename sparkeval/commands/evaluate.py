@@ -279,6 +279,13 @@ def jvm_profile(config: EvaluateConfig) -> str:
     return profile(config)
 
 
+def early_read(config: EvaluateConfig) -> Any:
+    """The inputs' read started before Spark (see `evaluate_job.start_early_read`)."""
+    from sparkeval.evaluate_job import start_early_read
+
+    return start_early_read(config)
+
+
 COMMAND = Command(
     name="evaluate",
     help="compute ranking measures per query and overall",
@@ -288,4 +295,5 @@ COMMAND = Command(
     run=spark_job("sparkeval.evaluate_job:run_evaluate"),
     show=show,
     jvm_profile=jvm_profile,
+    early=early_read,
 )

@@ -451,7 +451,7 @@ def all_direct_formats(
 
 
 def plan_direct_inputs(
-    spark: SparkSession,
+    spark: SparkSession | None,
     runs: Sequence[str],
     qrels: str,
     run_format: str | None,
@@ -468,9 +468,12 @@ def plan_direct_inputs(
     (over the rows ``run_where`` keeps).  Two inputs holding the same run id are left
     to the Spark readers to report.  ``run_where`` and ``qrels_where`` (``--where``,
     ``--qrels-where``) are taken for Parquet inputs whose condition the workers can
-    apply (:mod:`sparkeval.engine.plans.scan_filter`).
+    apply (:mod:`sparkeval.engine.plans.scan_filter`).  Without a session (``spark``
+    None) an input whose plan needs one (a condition, a run id column) gives None.
     """
     if not all_direct_formats(runs, qrels, run_format, qrels_format):
+        return None
+    if spark is None and (run_where is not None or qrels_where is not None):
         return None
     run_plans = []
     mapping = parse_mapping(run_columns, "run")
@@ -502,14 +505,14 @@ def _plan_one(
     kind: str,
     fmt: str,
     mapping: Mapping[str, str],
-    spark: SparkSession,
+    spark: SparkSession | None,
     condition: str | None,
 ) -> DirectInput | None:
     """The direct plan of one input of a direct format, or None; ``condition`` is the
     input's SQL filter (None: every row)."""
     run_id = default_run_id(path) if kind == "run" else None
     if condition is not None:
-        if fmt != "parquet":
+        if fmt != "parquet" or spark is None:
             return None  # the Spark readers apply conditions to text
         from sparkeval.engine.plans.scan_plan import parquet_filter
 
@@ -527,18 +530,19 @@ def _plan_one(
 
 
 def _column_values(
-    spark: SparkSession, source: DirectInput, where: str | None = None
+    spark: SparkSession | None, source: DirectInput, where: str | None = None
 ) -> list[str] | None:
     """The distinct run ids of a run input with a run id column (nulls left out), of
     the rows the SQL condition ``where`` keeps; None when a CSV file turns out not to
-    be plain."""
+    be plain, or a Parquet file's values need a Spark job and there is no session."""
     from pyspark.sql import functions as F
 
     if source.fmt in ("csv", "tsv"):
         from sparkeval.io.direct_csv import run_ids_in
 
         return run_ids_in(source)
-
+    if spark is None:
+        return None
     column = dict(source.columns)["run_id"]
     files = sorted({file for file, _ in source.units})
     table = spark.read.parquet(*files)

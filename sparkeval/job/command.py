@@ -35,11 +35,11 @@ def spark_job(target: str) -> Callable[[SparkSession | None, Any], Any]:
     """
     module_name, _, function_name = target.partition(":")
 
-    def run(spark: SparkSession | None, config: Any) -> Any:
+    def run(spark: SparkSession | None, config: Any, early: Any = None) -> Any:
         if spark is None:
             raise TypeError(f"{target} runs on Spark: give it a SparkSession")
         body = getattr(importlib.import_module(module_name), function_name)
-        return body(spark, config)
+        return body(spark, config) if early is None else body(spark, config, early)
 
     run.__qualname__ = run.__name__ = function_name
     run.__doc__ = f"Run ``{target}`` on the session (imported on first use)."
@@ -53,6 +53,11 @@ def _nothing_to_print(result: Any, config: Any, stdout: TextIO) -> None:
 def _success(result: Any) -> int:
     """The default :attr:`Command.exit_code`: 0 whenever ``run`` returned."""
     return 0
+
+
+def _no_early_work(config: Any) -> Any:
+    """The default :attr:`Command.early`: nothing to do before Spark starts."""
+    return None
 
 
 def _no_profile(config: Any) -> str | None:
@@ -75,17 +80,21 @@ class Command(Generic[C]):
         uses_spark: whether the runner starts a SparkSession.
         jvm_profile: the driver JVM profile for a config
             (see :func:`sparkeval.spark.build_session`).
+        early: work that needs no Spark, started in the background before the session
+            (``early(config)`` returns a handle with ``discard()``, or None); ``run``
+            receives the handle as its third argument.
     """
 
     name: str
     help: str
     description: str
     config: type[C]
-    run: Callable[[SparkSession | None, C], Any]
+    run: Callable[..., Any]
     show: Callable[[Any, C, TextIO], None] = _nothing_to_print
     exit_code: Callable[[Any], int] = _success
     uses_spark: bool = True
     jvm_profile: Callable[[C], str | None] = _no_profile
+    early: Callable[[C], Any] = _no_early_work
 
     @property
     def app_name(self) -> str:

@@ -55,12 +55,20 @@ def run_command(
         return _dry_run(config, stdout or sys.stdout)
     target = getattr(config, "append_to", None)
     with _claimed_output(config):
-        spark = start_spark(command, config) if command.uses_spark else None
-        if target:
-            from sparkeval.summary_table import check_append_target
+        early = command.early(config) if command.uses_spark else None
+        try:
+            spark = start_spark(command, config) if command.uses_spark else None
+            if target:
+                from sparkeval.summary_table import check_append_target
 
-            check_append_target(spark, target)  # before the work, not after it
-        result = command.run(spark, config)
+                check_append_target(spark, target)  # before the work, not after it
+            if early is None:
+                result = command.run(spark, config)
+            else:
+                result = command.run(spark, config, early)
+        finally:
+            if early is not None:
+                early.discard()  # what the run did not take
         if target:
             from sparkeval.summary_table import append_summary
 

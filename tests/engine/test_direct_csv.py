@@ -164,7 +164,7 @@ def test_workers_read_csv_as_spark_does(spark, tmp_path, capsys, monkeypatch, se
         monkeypatch.setattr(direct_text, "TEXT_CHUNK_BYTES", chunk)
     paths = write_csv_collection(tmp_path / "data", seed, gz=gz)
     assert _evaluate(paths, tmp_path / "direct", "auto") == EXIT_OK
-    assert "inputs read by the Python workers" in capsys.readouterr().err
+    assert "inputs read by the driver's threads" in capsys.readouterr().err
     assert _evaluate(paths, tmp_path / "spark", "spark") == EXIT_OK
     assert "inputs read by Spark's readers" in capsys.readouterr().err
     direct_rows, direct_summary = _results(tmp_path / "direct")

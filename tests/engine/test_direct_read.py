@@ -83,7 +83,7 @@ def results(out: Path) -> tuple[pd.DataFrame, dict]:
 def test_workers_read_what_spark_reads(spark, tmp_path, capsys) -> None:
     data = write_collection(tmp_path / "data", seed=3, row_group=97)
     assert main(evaluate_argv(data, tmp_path / "direct", "--buckets", "3")) == EXIT_OK
-    assert "inputs read by the Python workers" in capsys.readouterr().err
+    assert "inputs read by the driver's threads" in capsys.readouterr().err
     assert main(evaluate_argv(data, tmp_path / "spark", "--reader", "spark")) == EXIT_OK
     assert "inputs read by Spark's readers" in capsys.readouterr().err
 
@@ -118,7 +118,7 @@ def test_integer_ids_read_by_the_workers_equal_spark_readers(spark, tmp_path, ca
                 "--reader", reader, "--buckets", "3"]  # fmt: skip
         assert main(argv) == EXIT_OK
         outputs.append(results(out))
-    assert "inputs read by the Python workers" in capsys.readouterr().err
+    assert "inputs read by the driver's threads" in capsys.readouterr().err
     (direct_rows, direct_summary), (spark_rows, spark_summary) = outputs
     assert len(direct_rows) > 400
     pd.testing.assert_frame_equal(direct_rows, spark_rows, check_exact=True)
@@ -266,7 +266,7 @@ def test_where_filters_on_parquet_are_applied_by_the_workers(spark, tmp_path, ca
     filters = ["--where", where, "--qrels-where", "judgement > 0"]
     argv = evaluate_argv(data, tmp_path / "direct", *filters, "--buckets", "3")
     assert main(argv) == EXIT_OK
-    assert "inputs read by the Python workers" in capsys.readouterr().err
+    assert "inputs read by the driver's threads" in capsys.readouterr().err
     argv = evaluate_argv(data, tmp_path / "spark", *filters, "--reader", "spark")
     assert main(argv) == EXIT_OK
     assert "inputs read by Spark's readers" in capsys.readouterr().err

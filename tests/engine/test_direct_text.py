@@ -213,7 +213,7 @@ def test_workers_read_trec_text_as_spark_does(
         monkeypatch.setattr(direct_text, "TEXT_CHUNK_BYTES", chunk)
     paths = write_text_collection(tmp_path / "data", seed, gzip_qrels=gz)
     assert _evaluate(paths, tmp_path / "direct", "auto") == EXIT_OK
-    assert "inputs read by the Python workers" in capsys.readouterr().err
+    assert "inputs read by the driver's threads" in capsys.readouterr().err
     assert _evaluate(paths, tmp_path / "spark", "spark") == EXIT_OK
     assert "inputs read by Spark's readers" in capsys.readouterr().err
     direct_rows, direct_summary = _results(tmp_path / "direct")
@@ -306,7 +306,7 @@ def test_workers_read_single_spaced_trec_text_as_spark_does(spark, tmp_path, cap
     paths["qrels"].write_bytes(gzip.compress(_single_spaced(judged)))
     assert direct_text._single_spaced_fields(paths["runs"][0].read_bytes(), "run") is not None
     assert _evaluate(paths, tmp_path / "direct", "auto") == EXIT_OK
-    assert "inputs read by the Python workers" in capsys.readouterr().err
+    assert "inputs read by the driver's threads" in capsys.readouterr().err
     assert _evaluate(paths, tmp_path / "spark", "spark") == EXIT_OK
     direct_rows, direct_summary = _results(tmp_path / "direct")
     spark_rows, spark_summary = _results(tmp_path / "spark")

@@ -82,7 +82,7 @@ def test_a_latin1_parquet_id_is_refused_by_both_readers(spark, tmp_path, capsys,
 @pytest.mark.spark
 @pytest.mark.parametrize(
     ("reader", "read_by"),
-    [("auto", "read by the Python workers"), ("spark", "read by Spark's readers")],
+    [("auto", "read by the driver's threads"), ("spark", "read by Spark's readers")],
 )
 def test_a_valid_replacement_character_in_parquet_is_an_ordinary_character(
     spark, tmp_path, capsys, reader, read_by

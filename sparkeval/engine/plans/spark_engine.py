@@ -67,6 +67,7 @@ from sparkeval.engine.plans.driver_plan import (
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
+from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, driver_read_enabled
 from sparkeval.engine.transport.per_query_writer import write_per_query
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
@@ -91,10 +92,14 @@ from sparkeval.io.readers import (
     numeric_column,
 )
 from sparkeval.measures import Measure
-from sparkeval.spark import arrow_batches_bounded_by_rows, is_connect
+from sparkeval.spark import arrow_batches_bounded_by_rows, is_connect, parallelism
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pyspark.sql import DataFrame, SparkSession
+
+    from sparkeval.engine.transport.early_pieces import ReadyPieces
 
 _RUN_COLUMNS = ("run_id", "query_id", "doc_id", "score", BAD)
 #: input bytes per hash bucket, at least, when the caller does not set the count
@@ -115,7 +120,9 @@ class Evaluation:
         ordered_per_query: ``run_id, query_id, measure, value`` sorted by run, query
             and the measures' order (what ``per_query.parquet`` holds).
         reader: who read the inputs: ``workers`` (Parquet row groups read by the
-            Python workers, :mod:`sparkeval.io.direct`) or ``spark``.
+            Python workers, :mod:`sparkeval.io.direct`), ``driver`` (the same, read by
+            the driver's threads: :mod:`sparkeval.engine.transport.early_pieces`) or
+            ``spark``.
 
     The three DataFrames are built when first used (a job that only writes the files
     never builds them).
@@ -347,6 +354,7 @@ def evaluate(
     buckets: int | None = None,
     near_duplicates=None,
     direct: DirectPlan | None = None,
+    ready: ReadyPieces | None = None,
 ) -> Evaluation:
     """Evaluate runs against qrels on Spark; nothing is written.
 
@@ -369,6 +377,11 @@ def evaluate(
             needs ``run_ids``.  Raises :class:`~sparkeval.io.direct.NotDirect` when a
             value needs the checks of the Spark readers: read the inputs with them and
             call again.
+        ready: ``direct``'s rows already written by bucket in the driver
+            (:mod:`sparkeval.engine.transport.early_pieces`); used when this session
+            hands files over and the bucket count is the same, else removed.  On a
+            local master without it the driver reads them in threads now, unless
+            ``spark.sparkeval.driverRead`` is ``false``.
 
     Returns:
         An :class:`Evaluation`; its per-query results are cached until ``unpersist()``.
@@ -409,7 +422,19 @@ def evaluate(
             raise ValueError("direct inputs take run_ids and no near_duplicates")
         run_ids = list(run_ids)
         buckets = buckets_for(direct, buckets)
-        if local_handoff.handoff_enabled(spark):
+        handoff = local_handoff.handoff_enabled(spark)
+        if ready is None and handoff and driver_read_enabled(spark.conf.get(DRIVER_READ_KEY, "")):
+            ready = read_in_driver(direct, buckets, parallelism(spark), spark)  # local cores
+        usable = _usable(ready, direct, buckets, handoff)
+        if usable is not None:
+            wide, stats = _evaluate_through_files(
+                spark,
+                lambda target: usable.units_by_bucket,
+                lambda pieces, target: local_handoff.bucket_tasks(spark, direct, pieces, target),
+                (measure_list, options, run_ids),
+                usable.directory,
+            )
+        elif handoff:
             wide, stats = _evaluate_through_files(
                 spark,
                 lambda target: local_handoff.write_pieces(spark, direct, run_ids, buckets, target),
@@ -421,7 +446,7 @@ def evaluate(
             wide, stats = _evaluate_shipped(
                 payloads, unpack_partition, measure_list, options, run_ids
             )
-        reader = "workers"
+        reader = "workers" if usable is None else "driver"
     else:
         if run_df is None or qrels_df is None:
             raise ValueError("give run_df and qrels_df, or direct")
@@ -467,6 +492,14 @@ def default_buckets(spark: SparkSession, estimated_bytes: int | None) -> int:
     Example: 50 rows of a unit test are one bucket (one task), not 200.
     """
     default = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    return bucket_count(default, estimated_bytes)
+
+
+def bucket_count(default: int, estimated_bytes: int | None) -> int:
+    """``default`` buckets, or one per :data:`BYTES_PER_BUCKET` of a smaller input.
+
+    Example: ``bucket_count(200, 10 << 20)`` is 3.
+    """
     if estimated_bytes is None:
         return default
     return max(1, min(default, -(-estimated_bytes // BYTES_PER_BUCKET)))
@@ -483,9 +516,7 @@ def capped_buckets(requested: int, estimated_bytes: int | None) -> int:
 
     Example: ``--buckets 100000`` on a 200-byte input runs 1 bucket.
     """
-    if estimated_bytes is None:
-        return requested
-    useful = max(1, -(-estimated_bytes // MIN_BYTES_PER_BUCKET))
+    useful = useful_buckets(requested, estimated_bytes)
     if requested <= useful:
         return requested
     from sparkeval.status import status
@@ -495,6 +526,21 @@ def capped_buckets(requested: int, estimated_bytes: int | None) -> int:
         f"(one per {MIN_BYTES_PER_BUCKET >> 10} KiB of the {estimated_bytes}-byte input)"
     )
     return useful
+
+
+def direct_buckets(requested: int | None, default: int, direct: DirectPlan) -> int:
+    """The buckets :func:`evaluate` splits ``direct``'s rows into, for ``buckets=requested``
+    in a session whose shuffle partitions are ``default`` (no status line)."""
+    buckets = requested if requested is not None else bucket_count(default, direct.size)
+    return buckets_for(direct, useful_buckets(buckets, direct.size))
+
+
+def useful_buckets(requested: int, estimated_bytes: int | None) -> int:
+    """``requested``, at most one bucket per :data:`MIN_BYTES_PER_BUCKET` of the input
+    (what :func:`capped_buckets` keeps, without saying so)."""
+    if estimated_bytes is None:
+        return requested
+    return min(requested, max(1, -(-estimated_bytes // MIN_BYTES_PER_BUCKET)))
 
 
 def plan_bytes(*frames: DataFrame | None) -> int | None:
@@ -582,7 +628,33 @@ def _evaluate_spark_read_frames(
     return wide, stats, flags, run_ids
 
 
-def _evaluate_through_files(spark: SparkSession, write, bucket_tasks, task):
+def read_in_driver(
+    direct: DirectPlan, buckets: int, threads: int, spark: SparkSession
+) -> ReadyPieces | None:
+    """``direct``'s rows written by bucket now, by threads of this (the driver's)
+    process, as the local handoff's read job would (None: let that job read them)."""
+    from sparkeval.engine.transport.early_pieces import EarlyPieces
+
+    parent = local_handoff.directory_parent(spark.conf.get("spark.local.dir", ""))
+    return EarlyPieces.start(lambda: direct, lambda plan: buckets, threads, parent).result()
+
+
+def _usable(
+    ready: ReadyPieces | None, direct: DirectPlan, buckets: int, handoff: bool
+) -> ReadyPieces | None:
+    """``ready`` when it holds ``direct``'s rows in ``buckets`` buckets and this session
+    hands files over; otherwise its files are removed and None is returned."""
+    if ready is None:
+        return None
+    if handoff and ready.plan == direct and ready.buckets == buckets:
+        return ready
+    shutil.rmtree(ready.directory, ignore_errors=True)
+    return None
+
+
+def _evaluate_through_files(
+    spark: SparkSession, write, bucket_tasks, task, directory: Path | None = None
+):
     """(cached result blobs, summary statistics) of inputs whose buckets are handed to
     the evaluation as local files (:mod:`sparkeval.engine.transport.local_handoff`).
 
@@ -592,13 +664,16 @@ def _evaluate_through_files(spark: SparkSession, write, bucket_tasks, task):
         bucket_tasks: ``bucket_tasks(pieces, directory)``, job 2's partitions (one per
             bucket) and the function that turns one into (run rows, qrels rows).
         task: the measures, the options and the run ids.
+        directory: the files' directory when they exist already (``write`` returns
+            their units); by default a new one.
 
     A bad row fails job 1 with its message (a directly-read value for the Spark readers,
     with :class:`NotDirect`); the files are removed once the results are cached, or the
     evaluation failed.
     """
     measure_list, options, run_ids = task
-    directory = local_handoff.new_directory(spark)
+    if directory is None:
+        directory = local_handoff.new_directory(spark)
     try:
         try:
             pieces = write(directory)

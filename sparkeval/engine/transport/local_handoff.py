@@ -73,9 +73,19 @@ def handoff_enabled(spark: SparkSession) -> bool:
 def new_directory(spark: SparkSession) -> Path:
     """A new directory for the files, under the first of ``spark.local.dir`` (or the
     system's temporary directory)."""
-    local_dirs = spark.conf.get("spark.local.dir", "") or os.environ.get("SPARK_LOCAL_DIRS", "")
-    parent = local_dirs.split(",")[0].strip() or None
-    return Path(tempfile.mkdtemp(prefix="sparkeval-handoff-", dir=parent))
+    parent = directory_parent(spark.conf.get("spark.local.dir", ""))
+    return Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX, dir=parent))
+
+
+#: the name of every directory of files starts so
+DIRECTORY_PREFIX = "sparkeval-handoff-"
+
+
+def directory_parent(local_dir_setting: str | None) -> str | None:
+    """Where the files go: the first directory of ``spark.local.dir`` (its value given),
+    else of ``SPARK_LOCAL_DIRS``; None for the system's temporary directory."""
+    local_dirs = local_dir_setting or os.environ.get("SPARK_LOCAL_DIRS", "")
+    return local_dirs.split(",")[0].strip() or None
 
 
 def piece_path(directory: str | Path, unit: int, bucket: int) -> str:
@@ -98,13 +108,19 @@ def _read_piece(path: str) -> pa.Table:
     return pa.ipc.open_file(pa.memory_map(path)).read_all()
 
 
-def _write_buckets(table: pa.Table, unit: int, buckets: int, target: str) -> pa.RecordBatch:
+def write_buckets(table: pa.Table, unit: int, buckets: int, target: str) -> list[int]:
     """Write every non-empty bucket of ``table`` to unit ``unit``'s file of the bucket;
-    one ``(unit, bucket)`` row per file written."""
+    returns the buckets written, in order."""
     written = []
     for bucket, rows in bucket_slices(table, buckets):
         _write_piece(rows, piece_path(target, unit, bucket))
         written.append(bucket)
+    return written
+
+
+def _write_buckets(table: pa.Table, unit: int, buckets: int, target: str) -> pa.RecordBatch:
+    """:func:`write_buckets` in a task: one ``(unit, bucket)`` row per file written."""
+    written = write_buckets(table, unit, buckets, target)
     return pa.record_batch(
         {
             "unit": pa.array([unit] * len(written), pa.int64()),
