@@ -41,7 +41,11 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
     from pyspark import SparkContext
 
     from sparkeval.engine.plans.spark_engine import direct_buckets
-    from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, EarlyPieces
+    from sparkeval.engine.transport.early_pieces import (
+        DRIVER_READ_KEY,
+        EarlyPieces,
+        driver_read_enabled,
+    )
     from sparkeval.engine.transport.local_handoff import HANDOFF_KEY, directory_parent
     from sparkeval.spark import local_session_cores, local_shuffle_partitions
 
@@ -49,8 +53,7 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
     cores = local_session_cores(config.master, config.remote)
     if cores is None or SparkContext._active_spark_context is not None:
         return None  # no local session to start: nothing to read beside
-    switches = (HANDOFF_KEY, DRIVER_READ_KEY)
-    if any(settings.get(key, "true").strip().lower() == "false" for key in switches):
+    if not all(driver_read_enabled(settings.get(key)) for key in (HANDOFF_KEY, DRIVER_READ_KEY)):
         return None
     plan = config.plan()
     if not _workers_may_read(config, plan) or config.reads_tables():
@@ -61,19 +64,8 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
         return None
     shuffle = int(settings.get("spark.sql.shuffle.partitions") or local_shuffle_partitions())
 
-    def plan_inputs() -> DirectPlan | None:
-        return plan_direct_inputs(
-            None,
-            config.run,
-            config.qrels_input(),
-            config.run_format or config.format,
-            config.qrels_format or config.format,
-            config.run_column_map(),
-            config.qrels_columns,
-        )
-
     return EarlyPieces.start(
-        plan_inputs,
+        lambda: _planned_inputs(None, config),
         lambda direct: direct_buckets(config.buckets, shuffle, direct),
         cores,
         directory_parent(settings.get("spark.local.dir")),
@@ -209,6 +201,12 @@ def _direct_plan(
         return None
     if is_connect(spark):  # the server's workers read the files, through its readers
         return None
+    return _planned_inputs(spark, config)
+
+
+def _planned_inputs(spark: SparkSession | None, config: EvaluateConfig) -> DirectPlan | None:
+    """:func:`~sparkeval.io.direct.plan_direct_inputs` of the config's inputs (without a
+    session: None where planning needs one)."""
     return plan_direct_inputs(
         spark,
         config.run,

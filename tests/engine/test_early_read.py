@@ -133,6 +133,14 @@ def test_local_session_cores(monkeypatch) -> None:
     assert local_session_cores("local[2]", None) is None
 
 
+def _evaluate_in_a_new_process(config: Path, out: Path):
+    """``sparkeval evaluate`` of ``config`` in a new process on ``local[2]``; it succeeded."""
+    argv = [*CLI, "evaluate", "--config", str(config), "--out", str(out), "--master", "local[2]"]
+    done = run_job(argv, cwd=out.parent, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 @pytest.mark.spark
 def test_a_new_cli_process_reads_early_and_writes_what_the_read_job_writes(tmp_path):
     data = _two_plain_runs(tmp_path / "data")
@@ -147,21 +155,13 @@ def test_a_new_cli_process_reads_early_and_writes_what_the_read_job_writes(tmp_p
         f"  spark.local.dir: {local_dir}\n"
     )
     config.write_text(text)
-    early = run_job(
-        [*CLI, "evaluate", "--config", str(config), "--out", str(tmp_path / "early"),
-         "--master", "local[2]"], cwd=tmp_path, timeout=300,
-    )  # fmt: skip
-    assert early.returncode == 0, early.stderr
+    early = _evaluate_in_a_new_process(config, tmp_path / "early")
     assert "inputs read by the driver's threads" in early.stderr
     assert not [p for p in local_dir.iterdir() if p.name.startswith("sparkeval-handoff-")]
 
     # the switch: the read job's tasks read the files, in the Python workers
     config.write_text(text + "  spark.sparkeval.driverRead: 'false'\n")
-    job = run_job(
-        [*CLI, "evaluate", "--config", str(config), "--out", str(tmp_path / "job"),
-         "--master", "local[2]"], cwd=tmp_path, timeout=300,
-    )  # fmt: skip
-    assert job.returncode == 0, job.stderr
+    job = _evaluate_in_a_new_process(config, tmp_path / "job")
     assert "inputs read by the Python workers" in job.stderr
     for name in ("per_query.parquet", "summary.parquet"):
         got = pd.read_parquet(tmp_path / "early" / name).drop(

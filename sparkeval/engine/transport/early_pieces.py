@@ -48,7 +48,7 @@ DRIVER_READ_KEY = "spark.sparkeval.driverRead"
 
 
 def driver_read_enabled(setting: str | None) -> bool:
-    """Whether a :data:`DRIVER_READ_KEY` value leaves the driver's read on (unset: on)."""
+    """Whether a switch such as :data:`DRIVER_READ_KEY` is on (unset: on; ``false``: off)."""
     return (setting or "true").strip().lower() != "false"
 
 
