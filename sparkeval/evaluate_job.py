@@ -62,7 +62,11 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
         return None
     if config.buckets is not None and config.buckets < 1:
         return None
-    shuffle = int(settings.get("spark.sql.shuffle.partitions") or local_shuffle_partitions())
+    shuffle_setting = settings.get("spark.sql.shuffle.partitions") or local_shuffle_partitions()
+    try:
+        shuffle = int(shuffle_setting)
+    except ValueError:
+        return None  # Spark judges its own settings
 
     return EarlyPieces.start(
         lambda: _planned_inputs(None, config),
