@@ -41,24 +41,19 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
     from pyspark import SparkContext
 
     from sparkeval.engine.plans.spark_engine import direct_buckets
-    from sparkeval.engine.transport.early_pieces import (
-        DRIVER_READ_KEY,
-        EarlyPieces,
-        driver_read_enabled,
+    from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, EarlyPieces
+    from sparkeval.engine.transport.local_handoff import (
+        HANDOFF_KEY,
+        directory_parent,
+        switched_on,
     )
-    from sparkeval.engine.transport.local_handoff import HANDOFF_KEY, directory_parent
     from sparkeval.spark import local_session_cores, local_shuffle_partitions
 
     settings = dict(config.spark)
     cores = local_session_cores(config.master, config.remote)
     if cores is None or SparkContext._active_spark_context is not None:
         return None  # no local session to start: nothing to read beside
-    if not all(driver_read_enabled(settings.get(key)) for key in (HANDOFF_KEY, DRIVER_READ_KEY)):
-        return None
-    plan = config.plan()
-    if not _workers_may_read(config, plan) or config.reads_tables():
-        return None
-    if config.where or config.qrels_where or config.run_id_column or config.dry_run:
+    if not all(switched_on(settings.get(key)) for key in (HANDOFF_KEY, DRIVER_READ_KEY)):
         return None
     if config.buckets is not None and config.buckets < 1:
         return None
@@ -69,7 +64,7 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
         return None  # Spark judges its own settings
 
     return EarlyPieces.start(
-        lambda: _planned_inputs(None, config),
+        lambda: _direct_plan(None, config, config.plan()),
         lambda direct: direct_buckets(config.buckets, shuffle, direct),
         cores,
         directory_parent(settings.get("spark.local.dir")),
@@ -198,19 +193,14 @@ def _workers_may_read(config: EvaluateConfig, plan: CompatPlan) -> bool:
 
 
 def _direct_plan(
-    spark: SparkSession, config: EvaluateConfig, plan: CompatPlan
+    spark: SparkSession | None, config: EvaluateConfig, plan: CompatPlan
 ) -> DirectPlan | None:
-    """The inputs as Parquet row groups for the workers, when they all qualify."""
+    """The inputs as Parquet row groups for the workers, when they all qualify (without
+    a session: None also where planning needs one, a condition or a run id column)."""
     if not _workers_may_read(config, plan) or config.reads_tables():
         return None
-    if is_connect(spark):  # the server's workers read the files, through its readers
+    if spark is not None and is_connect(spark):  # the server's workers read the files
         return None
-    return _planned_inputs(spark, config)
-
-
-def _planned_inputs(spark: SparkSession | None, config: EvaluateConfig) -> DirectPlan | None:
-    """:func:`~sparkeval.io.direct.plan_direct_inputs` of the config's inputs (without a
-    session: None where planning needs one)."""
     return plan_direct_inputs(
         spark,
         config.run,

@@ -67,7 +67,7 @@ from sparkeval.engine.plans.driver_plan import (
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
-from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, driver_read_enabled
+from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, read_pieces
 from sparkeval.engine.transport.per_query_writer import write_per_query
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
@@ -423,8 +423,12 @@ def evaluate(
         run_ids = list(run_ids)
         buckets = buckets_for(direct, buckets)
         handoff = local_handoff.handoff_enabled(spark)
-        if ready is None and handoff and driver_read_enabled(spark.conf.get(DRIVER_READ_KEY, "")):
-            ready = read_in_driver(direct, buckets, parallelism(spark), spark)  # local cores
+        if (
+            ready is None
+            and handoff
+            and local_handoff.switched_on(spark.conf.get(DRIVER_READ_KEY, ""))
+        ):
+            ready = read_in_driver(direct, buckets, spark)
         usable = _usable(ready, direct, buckets, handoff)
         if usable is not None:
             wide, stats = _evaluate_through_files(
@@ -628,15 +632,12 @@ def _evaluate_spark_read_frames(
     return wide, stats, flags, run_ids
 
 
-def read_in_driver(
-    direct: DirectPlan, buckets: int, threads: int, spark: SparkSession
-) -> ReadyPieces | None:
-    """``direct``'s rows written by bucket now, by threads of this (the driver's)
-    process, as the local handoff's read job would (None: let that job read them)."""
-    from sparkeval.engine.transport.early_pieces import EarlyPieces
-
+def read_in_driver(direct: DirectPlan, buckets: int, spark: SparkSession) -> ReadyPieces | None:
+    """``direct``'s rows written by bucket now, by one thread of this (the driver's)
+    process per local core, as the local handoff's read job would (None: let that job
+    read them)."""
     parent = local_handoff.directory_parent(spark.conf.get("spark.local.dir", ""))
-    return EarlyPieces.start(lambda: direct, lambda plan: buckets, threads, parent).result()
+    return read_pieces(direct, buckets, parallelism(spark), parent)
 
 
 def _usable(

@@ -47,11 +47,6 @@ from sparkeval.io.direct import DirectPlan, read_unit
 DRIVER_READ_KEY = "spark.sparkeval.driverRead"
 
 
-def driver_read_enabled(setting: str | None) -> bool:
-    """Whether a switch such as :data:`DRIVER_READ_KEY` is on (unset: on; ``false``: off)."""
-    return (setting or "true").strip().lower() != "false"
-
-
 @dataclass(frozen=True)
 class ReadyPieces:
     """Inputs already written by bucket: what the local handoff's first job returns.
@@ -69,8 +64,44 @@ class ReadyPieces:
     units_by_bucket: dict[int, list[int]]
 
 
+def read_pieces(
+    plan: DirectPlan,
+    buckets: int,
+    threads: int,
+    parent: str | None,
+    cancelled: threading.Event | None = None,
+) -> ReadyPieces | None:
+    """Every unit of ``plan`` read and written by bucket to a new directory under
+    ``parent``, by ``threads`` threads of this process, as the local handoff's read job
+    writes them; None (and no directory left) when a unit fails or ``cancelled`` is set.
+    """
+    directory = Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX, dir=parent))
+    run_ids = list(plan.run_ids)
+    units = plan.row_groups
+
+    def write(index: int) -> list[int]:
+        if cancelled is not None and cancelled.is_set():
+            return []
+        source, unit = units[index]
+        return write_buckets(read_unit(source, unit, run_ids), index, buckets, str(directory))
+
+    found: dict[int, list[int]] = defaultdict(list)
+    try:
+        with ThreadPoolExecutor(max(1, threads), thread_name_prefix="sparkeval-read") as pool:
+            for index, written in enumerate(pool.map(write, range(len(units)))):
+                for bucket in written:
+                    found[bucket].append(index)
+    except Exception:  # a head start only: the read job reads again and reports
+        shutil.rmtree(directory, ignore_errors=True)
+        return None
+    if cancelled is not None and cancelled.is_set():
+        shutil.rmtree(directory, ignore_errors=True)
+        return None
+    return ReadyPieces(plan, buckets, directory, {b: found[b] for b in sorted(found)})
+
+
 class EarlyPieces:
-    """A direct read started in background threads; :meth:`result` waits for it.
+    """:func:`read_pieces` started in a background thread; :meth:`result` waits for it.
 
     Example::
 
@@ -81,7 +112,6 @@ class EarlyPieces:
 
     def __init__(self) -> None:
         self._ready: ReadyPieces | None = None
-        self._directory: Path | None = None
         self._cancelled = threading.Event()
         self._thread: threading.Thread | None = None
         self._taken = False
@@ -105,7 +135,7 @@ class EarlyPieces:
         early = cls()
         early._thread = threading.Thread(
             target=early._read,
-            args=(plan_inputs, buckets_of, max(1, threads), parent),
+            args=(plan_inputs, buckets_of, threads, parent),
             name="sparkeval-early-read",
             daemon=True,
         )
@@ -115,37 +145,11 @@ class EarlyPieces:
     def _read(self, plan_inputs, buckets_of, threads: int, parent: str | None) -> None:
         try:
             plan = plan_inputs()
-            if plan is None or self._cancelled.is_set():
-                return
-            buckets = buckets_of(plan)
-            self._directory = Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX, dir=parent))
-            pieces = self._write(plan, buckets, str(self._directory), threads)
-            if pieces is not None:
-                self._ready = ReadyPieces(plan, buckets, self._directory, pieces)
-        except Exception:  # a head start only: the job reads again and reports
+            if plan is not None and not self._cancelled.is_set():
+                buckets = buckets_of(plan)
+                self._ready = read_pieces(plan, buckets, threads, parent, self._cancelled)
+        except Exception:  # a head start only: the job plans and reads again, and reports
             self._ready = None
-
-    def _write(
-        self, plan: DirectPlan, buckets: int, target: str, threads: int
-    ) -> dict[int, list[int]] | None:
-        """Every unit's rows written by bucket (None when cancelled)."""
-        run_ids = list(plan.run_ids)
-        units = plan.row_groups
-
-        def write(index: int) -> list[int]:
-            if self._cancelled.is_set():
-                return []
-            source, unit = units[index]
-            return write_buckets(read_unit(source, unit, run_ids), index, buckets, target)
-
-        found: dict[int, list[int]] = defaultdict(list)
-        with ThreadPoolExecutor(threads, thread_name_prefix="sparkeval-early-read") as pool:
-            for index, written in enumerate(pool.map(write, range(len(units)))):
-                for bucket in written:
-                    found[bucket].append(index)
-        if self._cancelled.is_set():
-            return None
-        return {bucket: found[bucket] for bucket in sorted(found)}
 
     def result(self) -> ReadyPieces | None:
         """The written inputs, once read (None: read them as usual); the caller owns
@@ -163,6 +167,6 @@ class EarlyPieces:
         self._cancelled.set()
         if self._thread is not None:
             self._thread.join()
-        if not self._taken and self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
-            self._directory = None
+        if not self._taken and self._ready is not None:
+            shutil.rmtree(self._ready.directory, ignore_errors=True)
+            self._ready = None

@@ -67,7 +67,12 @@ def handoff_enabled(spark: SparkSession) -> bool:
         return False
     if not (spark.sparkContext.master or "").startswith("local"):
         return False
-    return (spark.conf.get(HANDOFF_KEY, "true") or "true").strip().lower() != "false"
+    return switched_on(spark.conf.get(HANDOFF_KEY, ""))
+
+
+def switched_on(setting: str | None) -> bool:
+    """Whether an on/off Spark setting of sparkeval's is on (unset: on; ``false``: off)."""
+    return (setting or "true").strip().lower() != "false"
 
 
 def new_directory(spark: SparkSession) -> Path:
