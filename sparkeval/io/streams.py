@@ -27,6 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
+from isal import isal_zlib
+
 #: paths that name a descriptor of *this* process, which another process cannot reopen
 _DESCRIPTOR_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
 
@@ -104,7 +106,13 @@ def readable_paths(value: str | tuple[str, ...]) -> str | tuple[str, ...]:
 
 
 #: what reading a damaged compressed file raises (bad header, bad data, cut short)
-DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, lzma.LZMAError)
+DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    EOFError,
+    zlib.error,
+    isal_zlib.error,
+    lzma.LZMAError,
+)
 
 
 def open_decompressed(path: Path, text: bool = False, errors: str = "strict") -> IO[Any]:
