@@ -40,7 +40,7 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
     apply, or ``spark.sparkeval.driverRead`` is ``false``."""
     from pyspark import SparkContext
 
-    from sparkeval.engine.plans.spark_engine import direct_buckets
+    from sparkeval.engine.plans.spark_engine import core_bounded, direct_buckets
     from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, EarlyPieces
     from sparkeval.engine.transport.local_handoff import (
         HANDOFF_KEY,
@@ -60,12 +60,13 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
     shuffle_setting = settings.get("spark.sql.shuffle.partitions") or local_shuffle_partitions()
     try:
         shuffle = int(shuffle_setting)
+        cores = int(settings.get("spark.default.parallelism") or cores)
     except ValueError:
         return None  # Spark judges its own settings
 
     return EarlyPieces.start(
         lambda: _direct_plan(None, config, config.plan()),
-        lambda direct: direct_buckets(config.buckets, shuffle, direct),
+        lambda direct: direct_buckets(config.buckets, core_bounded(shuffle, cores), direct),
         cores,
         directory_parent(settings.get("spark.local.dir")),
     )

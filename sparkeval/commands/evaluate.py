@@ -100,7 +100,9 @@ class EvaluateConfig(OutputJobConfig):
         None, metavar="MAP", help="explicit qrels columns, e.g. relevance=rating"
     )
     buckets: int | None = option(
-        None, metavar="B", help="hash buckets of queries (default spark.sql.shuffle.partitions)"
+        None,
+        metavar="B",
+        help="hash buckets of queries (default spark.sql.shuffle.partitions, at most 4 per core)",
     )
     compat: str = option(
         "trec",

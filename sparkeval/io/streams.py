@@ -105,12 +105,14 @@ def readable_paths(value: str | tuple[str, ...]) -> str | tuple[str, ...]:
     return readable_by_name(value)
 
 
+#: ISA-L's inflate error (the isal package's type stub declares an instance, not a class)
+_ISAL_ERROR: type[BaseException] = isal_zlib.error  # type: ignore[assignment]
 #: what reading a damaged compressed file raises (bad header, bad data, cut short)
 DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
     EOFError,
     zlib.error,
-    isal_zlib.error,
+    _ISAL_ERROR,
     lzma.LZMAError,
 )
 

@@ -53,10 +53,15 @@ def test_a_tiny_input_is_one_bucket_whatever_the_shuffle_partitions(spark) -> No
     previous = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", "200")
     try:
+        assert spark.sparkContext.defaultParallelism == 2  # local[2]
         assert default_buckets(spark, 1_000) == 1
         assert default_buckets(spark, 3 * BYTES_PER_BUCKET + 1) == 4
-        assert default_buckets(spark, 10**12) == 200
-        assert default_buckets(spark, None) == 200
+        # 200 shuffle partitions, but no more than 4 buckets per core: 8
+        assert default_buckets(spark, 10**12) == 8
+        assert default_buckets(spark, None) == 8
+        spark.conf.set("spark.sql.shuffle.partitions", "3")
+        assert default_buckets(spark, 10**12) == 3
+        spark.conf.set("spark.sql.shuffle.partitions", "200")
         run, qrels = _frames(spark)
         ev, jobs, tasks = _evaluated(spark, "tiny", run, qrels, "AP,P@5")
     finally:

@@ -25,9 +25,9 @@ Rows are not sorted by key before the UDF (a grouped cogroup would sort them).
 
 Memory: a partition is loaded whole into one Python worker.  With B partitions
 (``buckets``) a worker holds about rows/B rows; raise ``buckets`` (default
-``spark.sql.shuffle.partitions``, fewer for an input under ``B x`` :data:`BYTES_PER_BUCKET`,
-so that a tiny input is one task) for very large inputs, and use ``depth`` to cap
-pathological queries.
+``spark.sql.shuffle.partitions``, at most :data:`BUCKETS_PER_CORE` per core, fewer for an
+input under ``B x`` :data:`BYTES_PER_BUCKET`, so that a tiny input is one task) for very
+large inputs, and use ``depth`` to cap pathological queries.
 """
 
 from __future__ import annotations
@@ -368,7 +368,7 @@ def evaluate(
         depth: keep the first ``depth`` docs of each ranking (trec_eval ``-M``).
         names: ``canonical`` or ``trec`` (trec_eval names wherever trec_eval has the measure).
         run_ids: all run ids, when already known (saves a pass over the run).
-        buckets: number of hash buckets (default: ``spark.sql.shuffle.partitions``).
+        buckets: number of hash buckets (default: :func:`default_buckets`).
         near_duplicates: ``doc_a, doc_b`` pairs; a doc that near-duplicates a higher-ranked
             doc gains nothing, ``NearDup@k`` becomes available and the report gets a
             ``near_duplicates`` entry (see :mod:`sparkeval.engine.plans.near_dup_flags`).
@@ -489,14 +489,32 @@ def _scanned_plan(
     return scanned_parquet_plan(run_df, qrels_df)
 
 
-def default_buckets(spark: SparkSession, estimated_bytes: int | None) -> int:
-    """``spark.sql.shuffle.partitions``, or fewer for a small input: one bucket per
-    :data:`BYTES_PER_BUCKET` of its estimated size, at least one.
+#: buckets per core of the session, at most, when the caller does not set the count
+BUCKETS_PER_CORE = 4
 
-    Example: 50 rows of a unit test are one bucket (one task), not 200.
+
+def default_buckets(spark: SparkSession, estimated_bytes: int | None) -> int:
+    """``spark.sql.shuffle.partitions``, at most :data:`BUCKETS_PER_CORE` per core of the
+    session, or fewer for a small input: one bucket per :data:`BYTES_PER_BUCKET` of its
+    estimated size, at least one.
+
+    Example: 50 rows of a unit test are one bucket (one task), not 200; 10M rows on a
+    cluster of two one-core executors (200 shuffle partitions) are 8 buckets, not 43.
     """
-    default = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
-    return bucket_count(default, estimated_bytes)
+    shuffle = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    return bucket_count(core_bounded(shuffle, parallelism(spark)), estimated_bytes)
+
+
+def core_bounded(shuffle_partitions: int, cores: int) -> int:
+    """The shuffle partitions, at most :data:`BUCKETS_PER_CORE` per core: a bucket is
+    one Spark task, which costs its setup, so more buckets than the cores need for an
+    even load only add time (a larger input also gets one bucket per
+    :data:`~sparkeval.engine.transport.arrow_exchange.BUCKET_BYTES` when the workers
+    read it, which bounds a worker's memory).
+
+    Example: ``core_bounded(200, 2)`` is 8; ``core_bounded(3, 2)`` is 3.
+    """
+    return min(shuffle_partitions, BUCKETS_PER_CORE * max(1, cores))
 
 
 def bucket_count(default: int, estimated_bytes: int | None) -> int:
@@ -534,7 +552,8 @@ def capped_buckets(requested: int, estimated_bytes: int | None) -> int:
 
 def direct_buckets(requested: int | None, default: int, direct: DirectPlan) -> int:
     """The buckets :func:`evaluate` splits ``direct``'s rows into, for ``buckets=requested``
-    in a session whose shuffle partitions are ``default`` (no status line)."""
+    in a session whose :func:`core_bounded` shuffle partitions are ``default`` (no
+    status line)."""
     buckets = requested if requested is not None else bucket_count(default, direct.size)
     return buckets_for(direct, useful_buckets(buckets, direct.size))
 
