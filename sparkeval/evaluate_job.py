@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,14 +41,14 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
     apply, or ``spark.sparkeval.driverRead`` is ``false``."""
     from pyspark import SparkContext
 
-    from sparkeval.engine.plans.spark_engine import core_bounded, direct_buckets
+    from sparkeval.engine.plans.spark_engine import direct_buckets
     from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, EarlyPieces
     from sparkeval.engine.transport.local_handoff import (
         HANDOFF_KEY,
         directory_parent,
         switched_on,
     )
-    from sparkeval.spark import local_session_cores, local_shuffle_partitions
+    from sparkeval.spark import local_session_cores
 
     settings = dict(config.spark)
     cores = local_session_cores(config.master, config.remote)
@@ -57,19 +58,34 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
         return None
     if config.buckets is not None and config.buckets < 1:
         return None
-    shuffle_setting = settings.get("spark.sql.shuffle.partitions") or local_shuffle_partitions()
-    try:
-        shuffle = int(shuffle_setting)
-        cores = int(settings.get("spark.default.parallelism") or cores)
-    except ValueError:
+    default = local_default_buckets(settings, cores)
+    if default is None:
         return None  # Spark judges its own settings
 
     return EarlyPieces.start(
         lambda: _direct_plan(None, config, config.plan()),
-        lambda direct: direct_buckets(config.buckets, core_bounded(shuffle, cores), direct),
+        lambda direct: direct_buckets(config.buckets, default, direct),
         cores,
         directory_parent(settings.get("spark.local.dir")),
     )
+
+
+def local_default_buckets(settings: Mapping[str, str], cores: int) -> int | None:
+    """The default bucket count (before the input's size) of the local session that
+    :func:`~sparkeval.spark.build_session` starts with the config's ``settings`` on
+    ``cores`` cores: what :func:`~sparkeval.engine.plans.spark_engine.default_buckets`
+    will find there; None when a setting is not a whole number.
+
+    Example: ``local_default_buckets({"spark.default.parallelism": "1"}, 2)`` is 4.
+    """
+    from sparkeval.engine.plans.spark_engine import core_bounded
+    from sparkeval.spark import local_shuffle_partitions
+
+    shuffle = settings.get("spark.sql.shuffle.partitions") or local_shuffle_partitions()
+    try:
+        return core_bounded(int(shuffle), int(settings.get("spark.default.parallelism") or cores))
+    except ValueError:
+        return None
 
 
 def run_evaluate(

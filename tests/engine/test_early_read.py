@@ -199,3 +199,23 @@ def test_the_api_reads_scanned_frames_in_the_driver(spark, tmp_path, monkeypatch
     assert driver.report["runs"] == workers.report["runs"]
     driver.unpersist()
     workers.unpersist()
+
+
+def test_the_early_read_predicts_the_sessions_bucket_count(spark) -> None:
+    from sparkeval.engine.plans.spark_engine import default_buckets
+    from sparkeval.evaluate_job import local_default_buckets
+    from sparkeval.spark import local_shuffle_partitions
+
+    # this session (local[2], 2 shuffle partitions): what the engine will find
+    shuffle = spark.conf.get("spark.sql.shuffle.partitions")
+    cores = spark.sparkContext.defaultParallelism
+    predicted = local_default_buckets({"spark.sql.shuffle.partitions": shuffle}, cores)
+    assert predicted == default_buckets(spark, None) == 2
+    # sessions sparkeval starts: 4 shuffle partitions per machine core, 4 buckets per
+    # session core at most
+    assert local_default_buckets({}, 1) == min(local_shuffle_partitions(), 4)
+    assert local_default_buckets({"spark.default.parallelism": "1"}, 2) == 4
+    assert local_default_buckets({"spark.sql.shuffle.partitions": "3"}, 2) == 3
+    assert local_default_buckets({"spark.sql.shuffle.partitions": "200"}, 2) == 8
+    assert local_default_buckets({"spark.default.parallelism": "two"}, 2) is None
+    assert local_default_buckets({"spark.sql.shuffle.partitions": "many"}, 2) is None
