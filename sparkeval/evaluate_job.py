@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,7 +40,7 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
     apply, or ``spark.sparkeval.driverRead`` is ``false``."""
     from pyspark import SparkContext
 
-    from sparkeval.engine.plans.spark_engine import direct_buckets
+    from sparkeval.engine.plans.spark_engine import direct_buckets, local_default_buckets
     from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, EarlyPieces
     from sparkeval.engine.transport.local_handoff import (
         HANDOFF_KEY,
@@ -68,24 +67,6 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
         cores,
         directory_parent(settings.get("spark.local.dir")),
     )
-
-
-def local_default_buckets(settings: Mapping[str, str], cores: int) -> int | None:
-    """The default bucket count (before the input's size) of the local session that
-    :func:`~sparkeval.spark.build_session` starts with the config's ``settings`` on
-    ``cores`` cores: what :func:`~sparkeval.engine.plans.spark_engine.default_buckets`
-    will find there; None when a setting is not a whole number.
-
-    Example: ``local_default_buckets({"spark.default.parallelism": "1"}, 2)`` is 4.
-    """
-    from sparkeval.engine.plans.spark_engine import core_bounded
-    from sparkeval.spark import local_shuffle_partitions
-
-    shuffle = settings.get("spark.sql.shuffle.partitions") or local_shuffle_partitions()
-    try:
-        return core_bounded(int(shuffle), int(settings.get("spark.default.parallelism") or cores))
-    except ValueError:
-        return None
 
 
 def run_evaluate(

@@ -202,8 +202,7 @@ def test_the_api_reads_scanned_frames_in_the_driver(spark, tmp_path, monkeypatch
 
 
 def test_the_early_read_predicts_the_sessions_bucket_count(spark) -> None:
-    from sparkeval.engine.plans.spark_engine import default_buckets
-    from sparkeval.evaluate_job import local_default_buckets
+    from sparkeval.engine.plans.spark_engine import default_buckets, local_default_buckets
     from sparkeval.spark import local_shuffle_partitions
 
     # this session (its shuffle partitions as earlier tests left them): what the

@@ -92,7 +92,12 @@ from sparkeval.io.readers import (
     numeric_column,
 )
 from sparkeval.measures import Measure
-from sparkeval.spark import arrow_batches_bounded_by_rows, is_connect, parallelism
+from sparkeval.spark import (
+    arrow_batches_bounded_by_rows,
+    is_connect,
+    local_shuffle_partitions,
+    parallelism,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -515,6 +520,22 @@ def core_bounded(shuffle_partitions: int, cores: int) -> int:
     Example: ``core_bounded(200, 2)`` is 8; ``core_bounded(3, 2)`` is 3.
     """
     return min(shuffle_partitions, BUCKETS_PER_CORE * max(1, cores))
+
+
+def local_default_buckets(settings: Mapping[str, str], cores: int) -> int | None:
+    """The default bucket count (before the input's size) of the local session that
+    :func:`~sparkeval.spark.build_session` starts with the config's ``settings`` on
+    ``cores`` cores: what :func:`default_buckets` will find there (the driver's early
+    read, :func:`sparkeval.evaluate_job.start_early_read`, splits the rows by it);
+    None when a setting is not a whole number.
+
+    Example: ``local_default_buckets({"spark.default.parallelism": "1"}, 2)`` is 4.
+    """
+    shuffle = settings.get("spark.sql.shuffle.partitions") or local_shuffle_partitions()
+    try:
+        return core_bounded(int(shuffle), int(settings.get("spark.default.parallelism") or cores))
+    except ValueError:
+        return None
 
 
 def bucket_count(default: int, estimated_bytes: int | None) -> int:
