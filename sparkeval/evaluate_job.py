@@ -38,8 +38,6 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
     would read the inputs without a Spark job first (no ``--where``, no run id
     column): :mod:`sparkeval.engine.transport.early_pieces`.  None when it does not
     apply, or ``spark.sparkeval.driverRead`` is ``false``."""
-    from pyspark import SparkContext
-
     from sparkeval.engine.plans.spark_engine import direct_buckets, local_default_buckets
     from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, EarlyPieces
     from sparkeval.engine.transport.local_handoff import (
@@ -47,11 +45,11 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
         directory_parent,
         switched_on,
     )
-    from sparkeval.spark import local_session_cores
+    from sparkeval.spark import local_session_cores, session_running
 
     settings = dict(config.spark)
     cores = local_session_cores(config.master, config.remote)
-    if cores is None or SparkContext._active_spark_context is not None:
+    if cores is None or session_running():
         return None  # no local session to start: nothing to read beside
     if not all(switched_on(settings.get(key)) for key in (HANDOFF_KEY, DRIVER_READ_KEY)):
         return None

@@ -1,4 +1,4 @@
-"""The one place that builds SparkSessions."""
+"""The one place that builds SparkSessions, and the helpers that adjust how they run."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import sys
+import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +14,8 @@ from typing import TYPE_CHECKING
 from sparkeval.errors import ConfigError, EnvironmentProblem
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    import pandas as pd
+    from pyspark.sql import DataFrame, SparkSession
 
 #: settings every sparkeval session gets unless the caller overrides them
 DEFAULT_CONF: dict[str, str] = {
@@ -95,6 +97,20 @@ def without_call_sites() -> Iterator[None]:
         setattr(utils, "_enable_debugging_cache", saved)  # noqa: B010
 
 
+def to_pandas(df: DataFrame) -> pd.DataFrame:
+    """``df.toPandas()`` without pyspark's ``UserWarning`` when the job fails.
+
+    When a job collected through Arrow fails (a bad value found in a task), pyspark
+    warns that it "attempted Arrow optimization" and repeats the whole error before
+    raising it. The error still propagates, and sparkeval reports it in one line.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="toPandas attempted Arrow optimization", category=UserWarning
+        )
+        return df.toPandas()
+
+
 #: the Spark setting naming the module that runs the Python worker daemon
 PYTHON_DAEMON_KEY = "spark.python.daemon.module"
 #: sparkeval's daemon for local sessions (:mod:`sparkeval.worker_daemon`)
@@ -130,6 +146,10 @@ def build_session(
 ):
     """Get or create the SparkSession with sparkeval's defaults.
 
+    A session that already runs in this process (a notebook's, a test suite's, the
+    one ``spark-submit`` started) is returned with its own settings: sparkeval's
+    defaults are for sessions it starts itself, and only ``conf`` is applied.
+
     Args:
         master: Spark master URL; ``None`` keeps what ``spark-submit`` set, or
             ``local[*]`` when running outside spark-submit.
@@ -160,22 +180,53 @@ def build_session(
     _quiet_accumulator_server()
     builder = SparkSession.builder.appName(app_name)
     submitted = _submitted()
-    # Under spark-submit the submitter's settings stand; only the caller's own win.
-    defaults = {} if submitted else _local_defaults(jvm_profile)
-    if not submitted and (master is None or master.startswith("local")):
+    running = session_running()
+    if running and not submitted:
+        _note_running_session(master)
+    # Under spark-submit, or in a process whose session already runs (a notebook, a
+    # test suite), that session's settings stand; only the caller's own are applied.
+    adopted = submitted or running
+    defaults = {} if adopted else _local_defaults(jvm_profile)
+    if not adopted and (master is None or master.startswith("local")):
         # workers on this machine import the installed sparkeval, so its daemon can
         # start them (a cluster's executors may get sparkeval only from --py-files,
         # which arrive with the first task, after the daemon started)
         defaults[PYTHON_DAEMON_KEY] = PYTHON_DAEMON_MODULE
     settings = {**defaults, **(conf or {})}
-    if master:
+    if master and not running:
         builder = builder.master(master)
-    elif not submitted:
+    elif not adopted:
         builder = builder.master("local[*]")
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     return session
+
+
+def session_running() -> bool:
+    """Whether this process already runs a SparkContext (a notebook's or a test suite's
+    session, or the one ``spark-submit`` started), which ``getOrCreate`` would return."""
+    if "pyspark" not in sys.modules:
+        return False
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
+
+
+def _note_running_session(master: str | None) -> None:
+    """A status line when ``master`` asks for another master than the running session's
+    (Spark runs one context per process, so the running one is used)."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    running_master = context.master if context is not None else None
+    if master and running_master and master != running_master:
+        from sparkeval.status import status
+
+        status(
+            f"a Spark session is already running in this process (master {running_master}); "
+            f"it is used as it is, not a new one on {master}"
+        )
 
 
 #: HotSpot options of a local session's driver JVM, by who does the heavy work.
