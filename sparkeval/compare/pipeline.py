@@ -48,6 +48,7 @@ from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.information import spark_entropy, spark_plogratio
+from sparkeval.spark import to_pandas
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -471,16 +472,14 @@ def comparison_table(
         "run_id", "measure", "query_id", "delta", "value", "baseline_value"
     )
     stats = paired.groupBy("run_id", "measure").applyInPandas(per_group, _STATS_SCHEMA)
-    stats_pdf = stats.toPandas()
-    counts = (
-        deltas.groupBy("run_id", "measure")
-        .agg(
+    stats_pdf = to_pandas(stats)
+    counts = to_pandas(
+        deltas.groupBy("run_id", "measure").agg(
             *[
                 F.sum(F.when(F.col("status") == s, 1).otherwise(0)).alias(f"_n_{s}")
                 for s in STATUSES
             ]
         )
-        .toPandas()
     )
     grid = pd.DataFrame([(r, m) for r in runs for m in measures], columns=["run_id", "measure"])
     table = grid.merge(stats_pdf, on=["run_id", "measure"], how="left").merge(
@@ -759,7 +758,7 @@ def plot_samples(
         keep = F.pmod(F.xxhash64("query_id"), F.lit(modulus)) == 0
         values = values.filter(keep)
         paired = paired.filter(keep)
-    return values.toPandas(), paired.toPandas(), sampled
+    return to_pandas(values), to_pandas(paired), sampled
 
 
 # ----------------------------------------------------------------------------- top level

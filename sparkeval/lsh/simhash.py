@@ -48,7 +48,7 @@ from sparkeval.lsh.permuted_tables import (
     tables_of,
 )
 from sparkeval.lsh.similar import SimilarSets, flat_lists
-from sparkeval.spark import parallelism
+from sparkeval.spark import parallelism, to_pandas
 
 #: tokens x 64 votes held at once while fingerprinting a batch
 _CHUNK_TOKENS = 1 << 16
@@ -211,7 +211,7 @@ def similar_fingerprints(
         identical_groups=int(g["identical_groups"] or 0),
         identical_pairs=int(g["identical_pairs"] or 0),
     )
-    distinct = groups.select("fp").toPandas()["fp"].to_numpy(dtype=np.int64).view(np.uint64)
+    distinct = to_pandas(groups.select("fp"))["fp"].to_numpy(dtype=np.int64).view(np.uint64)
     blocks = choose_blocks(distinct, h)
     stats.update(
         blocks=[list(b) for b in block_layout(blocks)],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import warnings
 from decimal import Decimal
 
 import pyarrow as pa
@@ -19,8 +20,15 @@ pytestmark = pytest.mark.spark
 
 
 def run(capsys, argv: list[str]) -> tuple[int, str]:
-    code = main(argv)
-    return code, capsys.readouterr().err
+    """Exit code and stderr of a command, with the user warnings it raised written
+    there as a command-line run prints them (pytest would keep them apart)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        code = main(argv)
+    shown = "".join(
+        warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in caught
+    )
+    return code, capsys.readouterr().err + shown
 
 
 def evaluate_argv(tmp_path, run_name: str) -> list[str]:
