@@ -157,11 +157,13 @@ def evaluate_plain_in_driver(
         collected = rows.toArrow()
     except Exception:  # the checked path runs it again and reports the failure its way
         return None
+    measure_list, options, run_ids = task
+    if "run_id" not in dict(run_types):
+        collected = with_default_run_id(collected)
+        if run_ids is None:
+            run_ids = [DEFAULT_RUN_ID]
     if not plain_rows_are_valid(collected):
         return None
-    measure_list, options, run_ids = task
-    if run_ids is None and "run_id" not in dict(run_types):
-        run_ids = [DEFAULT_RUN_ID]
     return _evaluate_collected(spark, collected, (measure_list, options, run_ids))
 
 
@@ -186,7 +188,7 @@ def plain_projections(
         >>> run = [("query_id", "string"), ("doc_id", "bigint"), ("score", "float")]
         >>> qrels = [("query_id", "string"), ("doc_id", "bigint"), ("relevance", "int")]
         >>> plain_projections(run, qrels)[0]  # doctest: +NORMALIZE_WHITESPACE
-        ["'run' AS run_id", 'CAST(`query_id` AS STRING) AS query_id',
+        ['CAST(NULL AS STRING) AS run_id', 'CAST(`query_id` AS STRING) AS query_id',
          'CAST(`doc_id` AS STRING) AS doc_id', 'CAST(`score` AS DOUBLE) AS _value',
          'false AS _is_qrels']
         >>> plain_projections(run, [("query_id", "string")]) is None
@@ -201,9 +203,10 @@ def plain_projections(
             return None
         if kinds.get(value) not in _PLAIN_VALUE_TYPES or BAD in kinds:
             return None
-        run_id = "CAST(NULL AS STRING)" if is_qrels else f"'{DEFAULT_RUN_ID}'"
         return [
-            *([] if has_run_id else [f"{run_id} AS run_id"]),
+            # a run without run ids gets DEFAULT_RUN_ID in the driver: a null costs
+            # Spark's Arrow writer a bit, the same text on every row costs it bytes
+            *([] if has_run_id else ["CAST(NULL AS STRING) AS run_id"]),
             *(f"CAST({_quoted(c)} AS STRING) AS {c}" for c in ids),
             f"CAST({_quoted(value)} AS DOUBLE) AS {SHIPPED_VALUE}",
             f"{str(is_qrels).lower()} AS {_IS_QRELS}",
@@ -212,6 +215,22 @@ def plain_projections(
     run = projection(run_types, "score", False)
     qrels = projection(qrels_types, "relevance", True)
     return None if run is None or qrels is None else (run, qrels)
+
+
+def with_default_run_id(rows: pa.Table) -> pa.Table:
+    """Collected plain rows of a run without run ids, with ``DEFAULT_RUN_ID`` on its
+    rows (the qrels rows keep a null run id).
+
+    Example:
+        >>> rows = pa.table({"run_id": pa.array([None, None], pa.string()),
+        ...     "_is_qrels": [False, True]})
+        >>> with_default_run_id(rows).column("run_id").to_pylist()
+        ['run', None]
+    """
+    run_id = pc.if_else(
+        rows.column(_IS_QRELS), pa.scalar(None, pa.string()), pa.scalar(DEFAULT_RUN_ID)
+    )
+    return rows.set_column(rows.schema.get_field_index("run_id"), "run_id", run_id)
 
 
 def plain_rows_are_valid(rows: pa.Table) -> bool:
