@@ -12,8 +12,11 @@ MLlib's lists go through Spark's shuffle as usual.
 
 Systems: ``sparkeval`` (``jobs/evaluate.py``, the package shipped in ``--py-files`` as
 the README says), ``sparkeval_c1`` (the same with :data:`C1_EXECUTORS` as the
-executors' JVM options), ``mllib`` (``RankingEvaluator``, 4 metrics, nothing cached)
-and ``mllib_cached`` (the lists cached once).
+executors' JVM options), ``sparkeval_installed`` (that, plus sparkeval's Python worker
+daemon, :data:`INSTALLED_DAEMON`: on this cluster sparkeval is installed in the
+executors' Python, as it is in an image or a packed environment), ``mllib``
+(``RankingEvaluator``, 4 metrics, nothing cached) and ``mllib_cached`` (the lists cached
+once).
 """
 
 from __future__ import annotations
@@ -38,16 +41,20 @@ from synthetic import generate  # noqa: E402
 
 from tests.cluster import StandaloneCluster, spark_class  # noqa: E402
 
-SYSTEMS = ("sparkeval", "sparkeval_c1", "mllib", "mllib_cached")
+SYSTEMS = ("sparkeval", "sparkeval_c1", "sparkeval_installed", "mllib", "mllib_cached")
 LABELS = {
     "sparkeval": "sparkeval evaluate (10 measures), spark-submit to the cluster",
     "sparkeval_c1": "sparkeval evaluate, executors with C1 only and the parallel collector",
+    "sparkeval_installed": "sparkeval evaluate, C1 executors and sparkeval's worker daemon "
+    "(sparkeval installed on the executors)",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
 }
 #: executor JVM options for when the Python workers do the work (as sparkeval's local
 #: ``workers`` profile): C1 alone leaves C2's CPU to the workers on one-core executors
 C1_EXECUTORS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+#: the Python worker daemon setting for executors whose Python has sparkeval installed
+INSTALLED_DAEMON = ("spark.python.daemon.module", "sparkeval.worker_daemon")
 #: settings of every submission: loopback, no UI, executors of the workers' size
 SUBMIT_CONF = {
     "spark.driver.host": "127.0.0.1",
@@ -74,8 +81,10 @@ def submit_command(
 ) -> list[str]:
     submit = [str(Path(sys.executable).parent / "spark-submit"), "--master", url]
     conf = dict(SUBMIT_CONF)
-    if system == "sparkeval_c1":
+    if system in ("sparkeval_c1", "sparkeval_installed"):
         conf["spark.executor.extraJavaOptions"] = C1_EXECUTORS
+    if system == "sparkeval_installed":
+        conf[INSTALLED_DAEMON[0]] = INSTALLED_DAEMON[1]
     for key, value in conf.items():
         submit += ["--conf", f"{key}={value}"]
     if system.startswith("sparkeval"):

@@ -16,7 +16,10 @@ Here the worker ends the same way (exit code 1) without the traceback, so a comm
 that fails on bad input prints only its own one-line error.
 
 Local sessions sparkeval starts itself select it with ``spark.python.daemon.module``
-(:func:`sparkeval.spark.build_session`).  Nothing else is imported before the daemon
+(:func:`sparkeval.spark.build_session`).  A cluster's executors can use it too when
+sparkeval is installed in their Python (an image, a packed environment), by the same
+setting; it cannot be chosen for them, since a daemon module they cannot import fails
+every task.  Nothing else is imported before the daemon
 forks its workers (pyspark asks for that: numpy, pyarrow and pandas start threads).
 """
 

@@ -75,10 +75,10 @@ def submit(cluster, job, out: Path, *conf: str) -> list[str]:
     ]
 
 
-def submitted(cluster, job, out: Path) -> subprocess.CompletedProcess[str]:
-    """Submit the job to the cluster and wait for it to succeed."""
+def submitted(cluster, job, out: Path, *conf: str) -> subprocess.CompletedProcess[str]:
+    """Submit the job to the cluster (with ``conf`` settings) and wait for it to succeed."""
     proc = subprocess.run(
-        submit(cluster, job, out),
+        submit(cluster, job, out, *conf),
         cwd=out.parent,
         env=cluster_env(),
         capture_output=True,
@@ -106,6 +106,18 @@ def test_submitted_to_the_cluster_equals_local_mode(
     assert_same_results(out, local_result)
     apps = standalone_cluster.status().get("completedapps", [])
     assert any(app.get("name") == "sparkeval-evaluate" for app in apps), "ran elsewhere"
+
+
+def test_executors_with_sparkeval_installed_can_run_its_worker_daemon(
+    standalone_cluster, parquet_job, local_result, tmp_path
+) -> None:
+    """The README's setting for executors whose Python has sparkeval installed (here the
+    test interpreter): their Python workers are forked by sparkeval's daemon (a module
+    they could not import would fail every task), and the results are the same."""
+    out = tmp_path / "out"
+    setting = "spark.python.daemon.module=sparkeval.worker_daemon"
+    submitted(standalone_cluster, parquet_job, out, setting)
+    assert_same_results(out, local_result)
 
 
 @pytest.fixture(scope="module")
