@@ -110,10 +110,29 @@ class StandaloneCluster:
                 str(self.ui_port),
             ],
         )
+        # the workers bind random ports: started only once the master holds its own
+        # two, none of them can take the web UI port this harness reads the status from
+        self.wait_for_master(timeout)
         for _ in range(workers):
             self.start_worker()
         self.wait_for_workers(workers, timeout)
         return self
+
+    def wait_for_master(self, timeout: float) -> None:
+        """Wait until the master's status page answers, as this master's."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                if self.status().get("url") == self.url:
+                    return
+            if self.master is None or self.master.poll() is not None:
+                raise RuntimeError(f"the Spark master exited; see {self.directory}/master.log")
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"the Spark master's status page (port {self.ui_port}) did not answer "
+                    f"within {timeout:.0f} s; see {self.directory}/master.log"
+                )
+            time.sleep(0.25)
 
     def start_worker(self) -> subprocess.Popen:
         """Start one more worker (1 core, ``worker_memory``) with its own work directory."""
