@@ -122,9 +122,16 @@ class StandaloneCluster:
         """Wait until the master's status page answers, as this master's."""
         deadline = time.monotonic() + timeout
         while True:
+            page = None
             with contextlib.suppress(OSError, ValueError):
-                if self.status().get("url") == self.url:
-                    return
+                page = self.status()
+            if page is not None and page.get("url") == self.url:
+                return
+            if page is not None:  # another process holds the port: the UI moved elsewhere
+                raise RuntimeError(
+                    f"port {self.ui_port} answers for {page.get('url') or 'another service'}, "
+                    f"not this master; see {self.directory}/master.log"
+                )
             if self.master is None or self.master.poll() is not None:
                 raise RuntimeError(f"the Spark master exited; see {self.directory}/master.log")
             if time.monotonic() > deadline:
