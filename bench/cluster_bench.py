@@ -13,7 +13,7 @@ MLlib's lists go through Spark's shuffle as usual.
 Systems: ``sparkeval`` (``jobs/evaluate.py``, the package shipped in ``--py-files`` as
 the README says), ``sparkeval_c1`` (the same with :data:`C1_EXECUTORS` as the
 executors' JVM options), ``sparkeval_installed`` (that, plus sparkeval's Python worker
-daemon, :data:`INSTALLED_DAEMON`: on this cluster sparkeval is installed in the
+daemon, ``spark.python.daemon.module``: on this cluster sparkeval is installed in the
 executors' Python, as it is in an image or a packed environment), ``mllib``
 (``RankingEvaluator``, 4 metrics, nothing cached) and ``mllib_cached`` (the lists cached
 once).
@@ -39,6 +39,7 @@ from bench_evaluate import run_measured  # noqa: E402
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate  # noqa: E402
 
+from sparkeval.spark import PYTHON_DAEMON_KEY, PYTHON_DAEMON_MODULE  # noqa: E402
 from tests.cluster import StandaloneCluster, spark_class  # noqa: E402
 
 SYSTEMS = ("sparkeval", "sparkeval_c1", "sparkeval_installed", "mllib", "mllib_cached")
@@ -53,8 +54,6 @@ LABELS = {
 #: executor JVM options for when the Python workers do the work (as sparkeval's local
 #: ``workers`` profile): C1 alone leaves C2's CPU to the workers on one-core executors
 C1_EXECUTORS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
-#: the Python worker daemon setting for executors whose Python has sparkeval installed
-INSTALLED_DAEMON = ("spark.python.daemon.module", "sparkeval.worker_daemon")
 #: settings of every submission: loopback, no UI, executors of the workers' size
 SUBMIT_CONF = {
     "spark.driver.host": "127.0.0.1",
@@ -84,7 +83,7 @@ def submit_command(
     if system in ("sparkeval_c1", "sparkeval_installed"):
         conf["spark.executor.extraJavaOptions"] = C1_EXECUTORS
     if system == "sparkeval_installed":
-        conf[INSTALLED_DAEMON[0]] = INSTALLED_DAEMON[1]
+        conf[PYTHON_DAEMON_KEY] = PYTHON_DAEMON_MODULE  # sparkeval is installed there
     for key, value in conf.items():
         submit += ["--conf", f"{key}={value}"]
     if system.startswith("sparkeval"):

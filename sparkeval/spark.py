@@ -180,9 +180,10 @@ def build_session(
     _quiet_accumulator_server()
     builder = SparkSession.builder.appName(app_name)
     submitted = _submitted()
-    running = session_running()
+    context = _running_context()
+    running = context is not None
     if running and not submitted:
-        _note_running_session(master)
+        _note_running_session(context.master, master)
     # Under spark-submit, or in a process whose session already runs (a notebook, a
     # test suite), that session's settings stand; only the caller's own are applied.
     adopted = submitted or running
@@ -206,21 +207,22 @@ def build_session(
 def session_running() -> bool:
     """Whether this process already runs a SparkContext (a notebook's or a test suite's
     session, or the one ``spark-submit`` started), which ``getOrCreate`` would return."""
+    return _running_context() is not None
+
+
+def _running_context():
+    """This process's active SparkContext, or None (pyspark not even imported)."""
     if "pyspark" not in sys.modules:
-        return False
+        return None
     from pyspark import SparkContext
 
-    return SparkContext._active_spark_context is not None
+    return SparkContext._active_spark_context
 
 
-def _note_running_session(master: str | None) -> None:
+def _note_running_session(running_master: str, master: str | None) -> None:
     """A status line when ``master`` asks for another master than the running session's
     (Spark runs one context per process, so the running one is used)."""
-    from pyspark import SparkContext
-
-    context = SparkContext._active_spark_context
-    running_master = context.master if context is not None else None
-    if master and running_master and master != running_master:
+    if master and master != running_master:
         from sparkeval.status import status
 
         status(

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,29 +119,6 @@ class StandaloneCluster:
         self.wait_for_workers(workers, timeout)
         return self
 
-    def wait_for_master(self, timeout: float) -> None:
-        """Wait until the master's status page answers, as this master's."""
-        deadline = time.monotonic() + timeout
-        while True:
-            page = None
-            with contextlib.suppress(OSError, ValueError):
-                page = self.status()
-            if page is not None and page.get("url") == self.url:
-                return
-            if page is not None:  # another process holds the port: the UI moved elsewhere
-                raise RuntimeError(
-                    f"port {self.ui_port} answers for {page.get('url') or 'another service'}, "
-                    f"not this master; see {self.directory}/master.log"
-                )
-            if self.master is None or self.master.poll() is not None:
-                raise RuntimeError(f"the Spark master exited; see {self.directory}/master.log")
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"the Spark master's status page (port {self.ui_port}) did not answer "
-                    f"within {timeout:.0f} s; see {self.directory}/master.log"
-                )
-            time.sleep(0.25)
-
     def start_worker(self) -> subprocess.Popen:
         """Start one more worker (1 core, ``worker_memory``) with its own work directory."""
         index = len(self.workers) + len(self._stopped)
@@ -178,16 +156,41 @@ class StandaloneCluster:
             return 0
         return sum(1 for w in workers if w.get("state") == "ALIVE")
 
+    def wait_for_master(self, timeout: float) -> None:
+        """Wait until the master's status page answers, as this master's."""
+
+        def answers() -> bool:
+            try:
+                page = self.status()
+            except (OSError, ValueError):
+                return False
+            if page.get("url") != self.url:  # another process holds the port
+                raise RuntimeError(
+                    f"port {self.ui_port} answers for {page.get('url') or 'another service'}, "
+                    f"not this master; see {self.directory}/master.log"
+                )
+            return True
+
+        failure = f"the Spark master's status page (port {self.ui_port}) did not answer"
+        self._wait(answers, timeout, failure)
+
     def wait_for_workers(self, count: int, timeout: float) -> None:
+        self._wait(
+            lambda: self.alive_workers() >= count, timeout, f"{count} workers did not register"
+        )
+
+    def _wait(self, ready: Callable[[], bool], timeout: float, failure: str) -> None:
+        """Poll ``ready()`` until it holds; fail when a daemon exits, or with ``failure``
+        after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        while self.alive_workers() < count:
+        while not ready():
             if self.master is None or self.master.poll() is not None:
                 raise RuntimeError(f"the Spark master exited; see {self.directory}/master.log")
             if any(w.poll() is not None for w in self.workers):
                 raise RuntimeError(f"a Spark worker exited; see {self.directory}/worker-*.log")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{count} workers did not register within {timeout:.0f} s")
-            time.sleep(0.5)
+                raise TimeoutError(f"{failure} within {timeout:.0f} s; see {self.directory}")
+            time.sleep(0.25)
 
     def kill_worker(self, worker: subprocess.Popen) -> None:
         """SIGKILL a worker with everything it launched (a lost machine)."""
