@@ -1,7 +1,8 @@
-"""Local masters hand the read rows to the evaluation as files instead of an exchange.
+"""Local masters hand the read rows to the evaluation as files instead of an exchange,
+and keep the evaluated wide rows in files instead of Spark's cache.
 
-Both ways must give the same files bit for bit, and the handoff directory must be
-gone after the job, whether it succeeded or failed.
+Both ways must give the same files bit for bit, and the handoff and results
+directories must be gone after the job, whether it succeeded or failed.
 """
 
 from __future__ import annotations
@@ -23,8 +24,27 @@ from tests.random_collection import random_collection
 pytestmark = pytest.mark.spark
 
 
+def _sparkeval_dirs(spark) -> set[Path]:
+    local = Path(spark.conf.get("spark.local.dir"))
+    return {*local.glob("sparkeval-handoff-*"), *local.glob("sparkeval-results-*")}
+
+
+#: the directories there before the running test (an earlier test's evaluation that
+#: was never unpersisted keeps its results until the end of the process)
+_before: set[Path] = set()
+
+
+@pytest.fixture(autouse=True)
+def _existing_dirs(spark):
+    _before.clear()
+    _before.update(_sparkeval_dirs(spark))
+    yield
+
+
 def handoff_dirs(spark) -> list[Path]:
-    return sorted(Path(spark.conf.get("spark.local.dir")).glob("sparkeval-handoff-*"))
+    """The handoff and results directories the running test left in the session's
+    local directory."""
+    return sorted(_sparkeval_dirs(spark) - _before)
 
 
 def one_run_argv(directory: Path) -> list[str]:
@@ -97,6 +117,41 @@ def test_no_files_are_left_when_the_evaluation_fails(spark, tmp_path) -> None:
     assert main(one_run_argv(tmp_path)) == EXIT_INPUT
     assert not (tmp_path / "out").exists()
     assert handoff_dirs(spark) == []
+
+
+def test_the_wide_rows_stay_in_local_files_until_unpersist(
+    spark, tmp_path, monkeypatch, exchange
+) -> None:
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # not the driver's small-input path
+    data = write_collection(tmp_path / "data", 5, 53, 2)
+    run_df = spark.read.parquet(str(data / "runs.parquet"))  # a scan: the workers read it
+    qrels_df = spark.read.parquet(str(data / "qrels.parquet")).toDF(
+        "query_id", "doc_id", "relevance"
+    )
+    measures = "AP,nDCG@10,P@5,RR"
+    evaluated = {}
+    for handoff in ("false", "true"):
+        exchange.conf.set(HANDOFF_KEY, handoff)
+        ev = sparkeval.evaluate(spark, run_df, qrels_df, measures, buckets=3)
+        kinds = sorted(r.kind for r in ev._blob_frame.select("kind").collect())
+        evaluated[handoff] = (ev.report, ev.ordered_per_query.toPandas(), kinds)
+        if handoff == "true":
+            (directory,) = handoff_dirs(spark)
+            assert directory.name.startswith("sparkeval-results-")
+            names = sorted(p.name for p in directory.iterdir())
+            assert names == [f"wide-{i:05d}.arrow" for i in range(len(names))]
+            ev.unpersist()
+            assert handoff_dirs(spark) == []
+        else:
+            ev.unpersist()
+    # per partition: its wide rows inline (kind 0) or in a file (kind 2), its partial sums (1)
+    partitions = len(names)
+    assert partitions > 1
+    assert evaluated["false"][2] == [0] * partitions + [1] * partitions
+    assert evaluated["true"][2] == [1] * partitions + [2] * partitions
+    assert evaluated["true"][0] == evaluated["false"][0]
+    assert len(evaluated["true"][1]) > 400  # 2 runs x 62 queries x 4 measures
+    pd.testing.assert_frame_equal(evaluated["true"][1], evaluated["false"][1], check_exact=True)
 
 
 def _counted_frame_writes(monkeypatch) -> list[int]:

@@ -69,6 +69,11 @@ from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
 from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, read_pieces
 from sparkeval.engine.transport.per_query_writer import write_per_query
+from sparkeval.engine.transport.result_files import (
+    ResultFiles,
+    new_results_directory,
+    wide_file_path,
+)
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
     evaluate_tables,
@@ -142,7 +147,7 @@ class Evaluation:
     @property
     def _blob_frame(self):
         """The result blobs as a DataFrame (a driver evaluation creates it now)."""
-        if isinstance(self._blobs, DeferredBlobs):
+        if isinstance(self._blobs, (DeferredBlobs, ResultFiles)):
             return self._blobs.frame
         return self._blobs
 
@@ -715,13 +720,18 @@ def _evaluate_through_files(
     measure_list, options, run_ids = task
     if directory is None:
         directory = local_handoff.new_directory(spark)
+    results = new_results_directory(spark)
     try:
         try:
             pieces = write(directory)
         except Exception as exc:
             raise _task_failure(exc) from exc
         tasks, unpack = bucket_tasks(pieces, directory)
-        return _evaluate_shipped(tasks, unpack, measure_list, options, run_ids)
+        blobs, stats = _evaluate_shipped(tasks, unpack, measure_list, options, run_ids, results)
+        return ResultFiles(blobs, results), stats
+    except BaseException:
+        shutil.rmtree(results, ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
@@ -732,11 +742,12 @@ def _task_failure(exc: BaseException) -> BaseException:
     return NotDirect.found_in(exc) or _recover(exc)
 
 
-def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
+def _evaluate_shipped(rows, unpack, measure_list, options, run_ids, results: Path | None = None):
     """(cached result blobs, summary statistics) of shipped ``rows`` (one partition per bucket).
 
     ``unpack`` turns a partition's Arrow rows into (run table, qrels table).  Each
-    partition emits its wide rows and then its partial sums
+    partition emits its wide rows (to a file in ``results`` when given:
+    :mod:`sparkeval.engine.transport.result_files`) and then its partial sums
     (:func:`~sparkeval.engine.worker.exact_summary.partition_sums`) as blobs
     (:mod:`sparkeval.engine.transport.result_blobs`); the summary reads only the partial sums
     back from the cache.
@@ -747,8 +758,11 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
     from pyspark.sql import functions as F
 
     n_measures = len(measure_list)
+    target = None if results is None else str(results)
 
     def evaluate_partition(batches):
+        from pyspark import TaskContext
+
         from sparkeval.faults import in_task
 
         in_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT is set
@@ -761,7 +775,11 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
             run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
         )
         result = undefined_as_null(result, n_measures)
-        yield from result_blobs.wide_blobs(result)
+        if target is None:
+            yield from result_blobs.wide_blobs(result)
+        else:
+            path = wide_file_path(target, TaskContext.get().partitionId())
+            yield from result_blobs.wide_file_blobs(result, path)
         partials = pa.Table.from_batches([partition_sums(result, measure_list)])
         yield result_blobs.blob_batch(result_blobs.PARTIAL, partials)
 

@@ -159,7 +159,7 @@ def write_per_query(
     files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
     schema = T.StructType([T.StructField("partition", T.IntegerType())])
     if files == 1:  # one task takes every blob: no sampling job, no exchange, no JVM sort
-        one = blobs.where(F.col("kind") == result_blobs.WIDE).coalesce(1)
+        one = blobs.where(F.col("kind").isin(*result_blobs.WIDE_KINDS)).coalesce(1)
         done = one.mapInArrow(write_blobs, schema=schema)
     else:
         evaluated = wide.where("evaluated").select(*kept)

@@ -8,18 +8,24 @@ writer): at a million queries that was several seconds of JVM work.  Instead eac
 partition yields rows ``kind, blob``: its wide rows as Arrow IPC streams of at most
 :data:`WIDE_ROWS_PER_BLOB` rows (kind :data:`WIDE`), then its partial sums (kind
 :data:`PARTIAL`).  Spark caches and moves the blobs as opaque bytes; Python tasks
-decode them with :func:`tables`.
+decode them with :func:`tables`.  On a local master a partition's wide rows go to a
+local file instead, and its blob row names that file (kind :data:`WIDE_FILE`,
+:mod:`sparkeval.engine.transport.result_files`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
-#: ``kind`` of a blob holding wide rows / partial sums
+#: ``kind`` of a blob holding wide rows / partial sums / the path of a wide-row file
 WIDE = 0
 PARTIAL = 1
+WIDE_FILE = 2
+#: the kinds whose blobs give wide rows
+WIDE_KINDS = (WIDE, WIDE_FILE)
 #: wide rows per blob at most (a blob stays far below Arrow's 2 GiB value limit)
 WIDE_ROWS_PER_BLOB = 100_000
 
@@ -50,15 +56,45 @@ def wide_blobs(wide: pa.Table) -> Iterator[pa.RecordBatch]:
         yield blob_batch(WIDE, wide.slice(start, WIDE_ROWS_PER_BLOB))
 
 
+def wide_file_blobs(wide: pa.Table, path: str) -> Iterator[pa.RecordBatch]:
+    """Write ``wide`` to the Arrow IPC file ``path`` and yield one blob row naming it
+    (nothing if ``wide`` is empty).
+
+    The file is written under the task attempt's own name and renamed when complete,
+    so a retried task leaves one whole file.
+    """
+    if not wide.num_rows:
+        return
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    partial = f"{path}.{context.taskAttemptId() if context else 0}.partial"
+    with pa.OSFile(partial, "wb") as sink, pa.ipc.new_file(sink, wide.schema) as writer:
+        writer.write_table(wide)
+    os.replace(partial, path)
+    yield pa.record_batch(
+        {"kind": pa.array([WIDE_FILE], pa.int32()), "blob": pa.array([path.encode()])}
+    )
+
+
 def decode(blob: bytes | bytearray | pa.Buffer) -> pa.Table:
     """The table held by one blob."""
     return pa.ipc.open_stream(blob).read_all()
 
 
+def read_wide_file(blob: bytes | pa.Buffer) -> pa.Table:
+    """The wide rows of the file a :data:`WIDE_FILE` blob names, memory-mapped."""
+    path = (blob.to_pybytes() if isinstance(blob, pa.Buffer) else blob).decode()
+    return pa.ipc.open_file(pa.memory_map(path)).read_all()
+
+
 def tables(batches: Iterable[pa.RecordBatch], kind: int) -> Iterator[pa.Table]:
-    """The tables held by the blob rows of ``kind`` in ``batches``."""
+    """The tables held by the blob rows of ``kind`` in ``batches``; for :data:`WIDE`,
+    also the wide rows of the files that :data:`WIDE_FILE` rows name."""
     for batch in batches:
         kinds = batch.column(0).to_pylist()
         for row, blob in enumerate(batch.column(1)):
             if kinds[row] == kind:
                 yield decode(blob.as_buffer())
+            elif kind == WIDE and kinds[row] == WIDE_FILE:
+                yield read_wide_file(blob.as_buffer())
