@@ -42,8 +42,38 @@ ARROW_BATCH_BYTES_KEY = "spark.sql.execution.arrow.maxBytesPerBatch"
 UNMEASURED_BATCH_BYTES = str(2**31 - 1)
 
 
+#: Spark's switch that lets a union of children partitioned alike keep their partitioning
+UNION_PARTITIONING_KEY = "spark.sql.unionOutputPartitioning"
+
+
 @contextlib.contextmanager
-def arrow_batches_bounded_by_rows(spark: SparkSession) -> Iterator[None]:
+def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, the session runs with ``settings``; on exit each key's own
+    value (or its absence) is put back, also on error.  When the error took the
+    session with it (the JVM gone), that error is what propagates.  Jobs other
+    threads run on the same session meanwhile see the settings too.
+    """
+    saved = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+
+    def restore() -> None:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(Exception):
+            restore()
+        raise
+    restore()
+
+
+def arrow_batches_bounded_by_rows(spark: SparkSession) -> contextlib.AbstractContextManager:
     """Within the block, Arrow batches of rows sent to the Python workers end at
     ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows only, with no byte bound.
 
@@ -53,27 +83,9 @@ def arrow_batches_bounded_by_rows(spark: SparkSession) -> Iterator[None]:
     handing those rows to a Python function that only counts them took 3.2 s instead
     of 2.0 s (second runs in one session).  Evaluation rows hold a few ids and a
     number, so a batch of ``maxRecordsPerBatch`` rows is megabytes, not hundreds.
-
-    The session's own value (or its absence) is put back on exit, also on error; when
-    the error took the session with it (the JVM gone), that error is what propagates.
-    Jobs other threads run on the same session meanwhile see the setting too.
+    The session's own value is put back on exit (:func:`session_settings`).
     """
-    saved = spark.conf.get(ARROW_BATCH_BYTES_KEY, None)
-    spark.conf.set(ARROW_BATCH_BYTES_KEY, UNMEASURED_BATCH_BYTES)
-
-    def restore() -> None:
-        if saved is None:
-            spark.conf.unset(ARROW_BATCH_BYTES_KEY)
-        else:
-            spark.conf.set(ARROW_BATCH_BYTES_KEY, saved)
-
-    try:
-        yield
-    except BaseException:
-        with contextlib.suppress(Exception):
-            restore()
-        raise
-    restore()
+    return session_settings(spark, {ARROW_BATCH_BYTES_KEY: UNMEASURED_BATCH_BYTES})
 
 
 @contextlib.contextmanager

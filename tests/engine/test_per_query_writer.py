@@ -10,8 +10,10 @@ from sparkeval.engine.transport import per_query_writer
 from sparkeval.engine.transport.per_query_writer import (
     PER_QUERY_SCHEMA,
     _file_count,
+    _share_count,
     evaluated_order,
     long_rows,
+    share_bounds,
 )
 from tests.random_collection import random_collection
 
@@ -96,10 +98,35 @@ def test_file_count_bounds_the_queries_one_task_sorts() -> None:
     assert _file_count(16_000_000, 2, wide_rows=1_600_000) == 1
 
 
+@pytest.mark.parametrize(
+    ("rows", "cores", "shares"),
+    [(0, 2, 1), (3_999_999, 2, 1), (4_000_000, 2, 2), (10_000_000, 2, 2), (10_000_000, 8, 5)],
+)
+def test_share_count(rows, cores, shares) -> None:
+    assert _share_count(rows, cores) == shares
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 100_001])
+@pytest.mark.parametrize("shares", [1, 2, 3, 8])
+def test_shares_cover_every_row_once_in_order(rows, shares) -> None:
+    bounds = [share_bounds(rows, i, shares) for i in range(shares)]
+    covered = [row for start, stop in bounds for row in range(start, stop)]
+    assert covered == list(range(rows))
+    sizes = [stop - start for start, stop in bounds]
+    assert max(sizes) - min(sizes) <= 1
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("rows_per_file", [20, per_query_writer.ROWS_PER_FILE])
+@pytest.mark.parametrize(
+    ("rows_per_file", "shared_sort_rows"),
+    [
+        (20, per_query_writer.SHARED_SORT_ROWS),  # many range-sorted files
+        (per_query_writer.ROWS_PER_FILE, per_query_writer.SHARED_SORT_ROWS),  # one file
+        (per_query_writer.ROWS_PER_FILE, 10),  # every blob to each core, one slice each
+    ],
+)
 def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
-    spark, tmp_path, monkeypatch, rows_per_file
+    spark, tmp_path, monkeypatch, rows_per_file, shared_sort_rows
 ) -> None:
     import sparkeval
 
@@ -113,14 +140,19 @@ def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
     )
     try:
         expected = [tuple(r) for r in evaluation.ordered_per_query.collect()]
-        # 20: many range-sorted files; the default: one file sorted by its one task
         monkeypatch.setattr(per_query_writer, "ROWS_PER_FILE", rows_per_file)
+        monkeypatch.setattr(per_query_writer, "SHARED_SORT_ROWS", shared_sort_rows)
         out = tmp_path / "per_query.parquet"
         evaluation.write_per_query(out)
     finally:
         evaluation.unpersist()
     parts = sorted(p.name for p in out.iterdir())
-    assert len(parts) > 3 if rows_per_file == 20 else len(parts) == 1
+    if rows_per_file == 20:
+        assert len(parts) > 3
+    else:  # one file, or one per core (132 long rows, 10 per share at least)
+        assert len(parts) == (
+            1 if shared_sort_rows > 132 else spark.sparkContext.defaultParallelism
+        )
     assert parts == [f"part-{i:05d}.parquet" for i in range(len(parts))]
     written = [
         tuple(row.values()) for name in parts for row in pq.read_table(out / name).to_pylist()

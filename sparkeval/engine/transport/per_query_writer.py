@@ -9,14 +9,21 @@ file with pyarrow, one row group per :data:`WIDE_ROWS_PER_GROUP` wide rows::
     one file:    cached result blobs -> coalesce(1)
                  -> mapInArrow: decode, sort the evaluated rows' keys with
                     pyarrow, take, explode and write part-00000.parquet
+    S shares:    S copies of (cached result blobs -> coalesce(1)), unioned
+                 -> mapInArrow: as one file, but task i writes only the i-th
+                    of S equal slices of the sorted rows, to part-<i>.parquet
     P > 1 files: wide rows (evaluated) -> repartitionByRange(P, run_id, query_id)
                  -> sortWithinPartitions(run_id, query_id)
                  -> mapInArrow: explode each sorted batch and append it to
                     part-<P>.parquet as it arrives
 
-The one-file path (up to :data:`ROWS_PER_FILE` long rows from up to
+The blob path (up to :data:`ROWS_PER_FILE` long rows from up to
 :data:`WIDE_ROWS_PER_FILE` queries) never turns a wide row into a Spark row: the
 blobs (:mod:`sparkeval.engine.transport.result_blobs`) go to the writing task as bytes.
+From :data:`SHARED_SORT_ROWS` long rows on, one task per core takes every blob and
+sorts every key (a small part of the work: 0.08-0.18 s at 1M queries), and each
+writes its own slice of the sorted rows, so expanding and writing them (about 0.5 s
+per 10M long rows) is shared by the cores instead of done by one.
 
 Spark's own writer would convert all the long rows to its row format and back to
 Parquet; here they never exist outside the worker that writes them.  Files are
@@ -31,6 +38,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from functools import reduce
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +63,8 @@ PER_QUERY_SCHEMA = pa.schema(
 ROWS_PER_FILE = 16_000_000
 #: wide rows (queries) per output file at most: the task writing one file sorts them
 WIDE_ROWS_PER_FILE = 4_000_000
+#: long rows from which the blob path writes one file per core, at most one per this many
+SHARED_SORT_ROWS = 2_000_000
 #: wide rows expanded and written as one row group (1M long rows at 10 measures)
 WIDE_ROWS_PER_GROUP = 100_000
 #: the order of the wide rows in the files
@@ -125,25 +135,37 @@ def write_per_query(
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    from sparkeval.spark import (
+        ARROW_BATCH_BYTES_KEY,
+        UNION_PARTITIONING_KEY,
+        UNMEASURED_BATCH_BYTES,
+        session_settings,
+    )
+    from sparkeval.spark import parallelism as default_parallelism
+
     chosen = per_query_indexes(measures)
     columns = [measure_column(i) for i in chosen]
     out_names = [names[i] for i in chosen]
     directory.mkdir(parents=True)
     target = str(directory)
     kept = ["run_id", "query_id", *columns]
+    parallelism = default_parallelism(wide.sparkSession)
+    files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
+    shares = _share_count(queries * len(chosen), parallelism)
 
     def write_blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        # every blob of the evaluation: sort the evaluated rows' keys, then write the
-        # rows in that order, one row group at a time
+        # every blob of the evaluation: sort the evaluated rows' keys, then write this
+        # task's share of the rows in that order, one row group at a time
         tables = list(result_blobs.tables(batches, result_blobs.WIDE))
         if not tables:
             return
         wide = pa.concat_tables(tables)
         order = evaluated_order(wide)
+        start, stop = share_bounds(len(order), _partition_id(), shares)
         rows = wide.select(kept)
         chunks = (
-            rows.take(order.slice(start, WIDE_ROWS_PER_GROUP))
-            for start in range(0, len(order), WIDE_ROWS_PER_GROUP)
+            rows.take(order.slice(first, min(WIDE_ROWS_PER_GROUP, stop - first)))
+            for first in range(start, stop, WIDE_ROWS_PER_GROUP)
         )
         yield from _write_file(target, chunks, columns, out_names)
 
@@ -152,20 +174,21 @@ def write_per_query(
         chunks = (pa.Table.from_batches([b]) for b in batches if b.num_rows)
         yield from _write_file(target, chunks, columns, out_names)
 
-    from sparkeval.spark import arrow_batches_bounded_by_rows
-    from sparkeval.spark import parallelism as default_parallelism
-
-    parallelism = default_parallelism(wide.sparkSession)
-    files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
     schema = T.StructType([T.StructField("partition", T.IntegerType())])
-    if files == 1:  # one task takes every blob: no sampling job, no exchange, no JVM sort
+    if files == 1:  # tasks take every blob: no sampling job, no exchange, no JVM sort
         one = blobs.where(F.col("kind").isin(*result_blobs.WIDE_KINDS)).coalesce(1)
-        done = one.mapInArrow(write_blobs, schema=schema)
+        # partition i is copy i (Spark would otherwise zip copies of one partition)
+        every = reduce(lambda a, b: a.union(b), [one] * shares)
+        done = every.mapInArrow(write_blobs, schema=schema)
     else:
         evaluated = wide.where("evaluated").select(*kept)
         ranges = evaluated.repartitionByRange(files, "run_id", "query_id")
         done = ranges.sortWithinPartitions("run_id", "query_id").mapInArrow(write_sorted, schema)
-    with arrow_batches_bounded_by_rows(wide.sparkSession):  # wide rows reach the workers
+    settings = {
+        ARROW_BATCH_BYTES_KEY: UNMEASURED_BATCH_BYTES,  # wide rows reach the workers
+        UNION_PARTITIONING_KEY: "false",
+    }
+    with session_settings(wide.sparkSession, settings):
         written = sorted(r[0] for r in done.collect())
     for path in directory.iterdir():
         if path.name.startswith("."):
@@ -199,6 +222,25 @@ def evaluated_order(wide: pa.Table) -> pa.Array:
     return order.filter(evaluated.take(order))
 
 
+def share_bounds(rows: int, share: int, shares: int) -> tuple[int, int]:
+    """``(start, stop)`` of slice ``share`` of ``shares`` near-equal slices of ``rows``.
+
+    Example: 10 rows in 3 shares are ``(0, 3)``, ``(3, 6)`` and ``(6, 10)``::
+
+        >>> [share_bounds(10, i, 3) for i in range(3)]
+        [(0, 3), (3, 6), (6, 10)]
+    """
+    return rows * share // shares, rows * (share + 1) // shares
+
+
+def _partition_id() -> int:
+    """The running task's partition (0 outside a task)."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.partitionId() if context else 0
+
+
 def _write_file(
     target: str, chunks: Iterator[pa.Table], columns: Sequence[str], names: Sequence[str]
 ) -> Iterator[pa.RecordBatch]:
@@ -227,6 +269,15 @@ def _write_file(
     in_write_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
     os.replace(partial, final)
     yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
+
+
+def _share_count(rows: int, parallelism: int) -> int:
+    """Tasks that share the blob path's writing: one per core, each with at least
+    :data:`SHARED_SORT_ROWS` long rows; one below that.
+
+    Example: 10M long rows on 2 cores make 2; 3M make 1; 10M on 8 cores make 5.
+    """
+    return max(1, min(parallelism, rows // SHARED_SORT_ROWS))
 
 
 def _file_count(rows: int, parallelism: int, wide_rows: int = 0) -> int:
