@@ -190,6 +190,12 @@ def write_per_query(
     }
     with session_settings(wide.sparkSession, settings):
         written = sorted(r[0] for r in done.collect())
+    if files == 1 and written and written != list(range(shares)):
+        # a task given two copies would write a slice of doubled rows
+        raise RuntimeError(
+            f"per_query.parquet: {shares} writing tasks expected, partitions {written} "
+            f"wrote (does this Spark honour {UNION_PARTITIONING_KEY}=false?)"
+        )
     for path in directory.iterdir():
         if path.name.startswith("."):
             path.unlink()  # what a failed attempt left
