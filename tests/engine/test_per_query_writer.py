@@ -6,7 +6,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sparkeval.engine.plans import driver_plan
 from sparkeval.engine.transport import per_query_writer
+from sparkeval.engine.transport.local_handoff import HANDOFF_KEY
 from sparkeval.engine.transport.per_query_writer import (
     PER_QUERY_SCHEMA,
     _file_count,
@@ -116,17 +118,27 @@ def test_shares_cover_every_row_once_in_order(rows, shares) -> None:
     assert max(sizes) - min(sizes) <= 1
 
 
+@pytest.fixture(params=["true", "false"], ids=["wide rows in files", "inline blobs"])
+def handoff(request, spark, monkeypatch):
+    """The local handoff on (wide rows in local files) or off (inline blobs), through
+    Spark (not the driver's small-input path)."""
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)
+    spark.conf.set(HANDOFF_KEY, request.param)
+    yield request.param == "true"
+    spark.conf.unset(HANDOFF_KEY)
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize(
     ("rows_per_file", "shared_sort_rows"),
     [
         (20, per_query_writer.SHARED_SORT_ROWS),  # many range-sorted files
         (per_query_writer.ROWS_PER_FILE, per_query_writer.SHARED_SORT_ROWS),  # one file
-        (per_query_writer.ROWS_PER_FILE, 10),  # every blob to each core, one slice each
+        (per_query_writer.ROWS_PER_FILE, 10),  # files: each core maps them, one slice each
     ],
 )
 def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
-    spark, tmp_path, monkeypatch, rows_per_file, shared_sort_rows
+    spark, tmp_path, monkeypatch, handoff, rows_per_file, shared_sort_rows
 ) -> None:
     import sparkeval
 
@@ -149,10 +161,10 @@ def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
     parts = sorted(p.name for p in out.iterdir())
     if rows_per_file == 20:
         assert len(parts) > 3
-    else:  # one file, or one per core (132 long rows, 10 per share at least)
-        assert len(parts) == (
-            1 if shared_sort_rows > 132 else spark.sparkContext.defaultParallelism
-        )
+    elif handoff and shared_sort_rows < 132:  # one per core (132 long rows, 10 per share)
+        assert len(parts) == spark.sparkContext.defaultParallelism > 1
+    else:  # one file (inline blobs are never shared: each task would receive them all)
+        assert len(parts) == 1
     assert parts == [f"part-{i:05d}.parquet" for i in range(len(parts))]
     written = [
         tuple(row.values()) for name in parts for row in pq.read_table(out / name).to_pylist()
@@ -177,6 +189,8 @@ def test_shares_that_spark_merges_into_one_task_stop_the_write(
     # coalesced partition as a single task, which would write doubled rows
     import sparkeval
     import sparkeval.spark
+
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # through Spark: files of wide rows
 
     run, qrels = random_collection(3, queries=20, runs=1)
     evaluation = sparkeval.evaluate(

@@ -196,7 +196,15 @@ class Evaluation:
         """Write the per-query values to the new directory ``directory`` as sorted
         ``part-NNNNN.parquet`` files (:mod:`sparkeval.engine.transport.per_query_writer`)."""
         queries = sum(run["queries"]["evaluated"] for run in self.report["runs"].values())
-        write_per_query(self._blob_frame, self._wide, self.measures, self.names, directory, queries)
+        write_per_query(
+            self._blob_frame,
+            self._wide,
+            self.measures,
+            self.names,
+            directory,
+            queries,
+            wide_rows_in_files=isinstance(self._blobs, ResultFiles),
+        )
 
     def unpersist(self) -> None:
         """Release the cached per-query results."""

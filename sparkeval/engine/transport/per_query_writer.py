@@ -9,7 +9,8 @@ file with pyarrow, one row group per :data:`WIDE_ROWS_PER_GROUP` wide rows::
     one file:    cached result blobs -> coalesce(1)
                  -> mapInArrow: decode, sort the evaluated rows' keys with
                     pyarrow, take, explode and write part-00000.parquet
-    S shares:    S copies of (cached result blobs -> coalesce(1)), unioned
+    S shares:    (wide rows in local files) S copies of (cached result blobs
+                 -> coalesce(1)), unioned
                  -> mapInArrow: as one file, but task i writes only the i-th
                     of S equal slices of the sorted rows, to part-<i>.parquet
     P > 1 files: wide rows (evaluated) -> repartitionByRange(P, run_id, query_id)
@@ -20,10 +21,13 @@ file with pyarrow, one row group per :data:`WIDE_ROWS_PER_GROUP` wide rows::
 The blob path (up to :data:`ROWS_PER_FILE` long rows from up to
 :data:`WIDE_ROWS_PER_FILE` queries) never turns a wide row into a Spark row: the
 blobs (:mod:`sparkeval.engine.transport.result_blobs`) go to the writing task as bytes.
-From :data:`SHARED_SORT_ROWS` long rows on, one task per core takes every blob and
-sorts every key (a small part of the work: 0.08-0.18 s at 1M queries), and each
-writes its own slice of the sorted rows, so expanding and writing them (about 0.5 s
-per 10M long rows) is shared by the cores instead of done by one.
+When the wide rows are in local files (a local master,
+:mod:`sparkeval.engine.transport.result_files`), from :data:`SHARED_SORT_ROWS` long
+rows on, one task per core maps every file and sorts every key (a small part of the
+work: 0.08-0.18 s at 1M queries), and each writes its own slice of the sorted rows, so
+expanding and writing them (about 0.5 s per 10M long rows) is shared by the cores
+instead of done by one.  Inline blobs are not shared: each task would receive every
+blob again (at 1M queries two such tasks took 1.45 s each, as long as one task).
 
 Spark's own writer would convert all the long rows to its row format and back to
 Parquet; here they never exist outside the worker that writes them.  Files are
@@ -119,7 +123,13 @@ def _repeated(strings: pa.ChunkedArray, repeat: pa.Array) -> pa.DictionaryArray:
 
 
 def write_per_query(
-    blobs, wide, measures, names: Sequence[str], directory: Path, queries: int
+    blobs,
+    wide,
+    measures,
+    names: Sequence[str],
+    directory: Path,
+    queries: int,
+    wide_rows_in_files: bool = False,
 ) -> None:
     """Write the evaluated wide rows to ``directory`` as sorted long-row Parquet files.
 
@@ -131,6 +141,9 @@ def write_per_query(
         names: the output name of every measure.
         directory: the new output directory (created here); executors must see its path.
         queries: the number of evaluated (run, query) rows (sets the number of files).
+        wide_rows_in_files: the blobs name local files of wide rows
+            (:mod:`sparkeval.engine.transport.result_files`), which every task can map:
+            only then do several tasks share the blob path's writing.
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -151,7 +164,8 @@ def write_per_query(
     kept = ["run_id", "query_id", *columns]
     parallelism = default_parallelism(wide.sparkSession)
     files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
-    shares = _share_count(queries * len(chosen), parallelism)
+    # tasks that each received every inline blob would only repeat the receiving
+    shares = _share_count(queries * len(chosen), parallelism) if wide_rows_in_files else 1
 
     def write_blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # every blob of the evaluation: sort the evaluated rows' keys, then write this
