@@ -75,11 +75,12 @@ def switched_on(setting: str | None) -> bool:
     return (setting or "true").strip().lower() != "false"
 
 
-def new_directory(spark: SparkSession) -> Path:
-    """A new directory for the files, under the first of ``spark.local.dir`` (or the
-    system's temporary directory)."""
+def new_directory(spark: SparkSession, prefix: str | None = None) -> Path:
+    """A new directory for the files, named ``prefix`` (:data:`DIRECTORY_PREFIX`) and a
+    random part, under the first of ``spark.local.dir`` (or the system's temporary
+    directory)."""
     parent = directory_parent(spark.conf.get("spark.local.dir", ""))
-    return Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX, dir=parent))
+    return Path(tempfile.mkdtemp(prefix=prefix or DIRECTORY_PREFIX, dir=parent))
 
 
 #: the name of every directory of files starts so
@@ -98,7 +99,9 @@ def piece_path(directory: str | Path, unit: int, bucket: int) -> str:
     return os.path.join(directory, f"unit-{unit:06d}-bucket-{bucket:05d}.arrow")
 
 
-def _write_piece(table: pa.Table, path: str) -> None:
+def write_arrow_file(table: pa.Table, path: str) -> None:
+    """Write ``table`` to the Arrow IPC file ``path``, under the task attempt's own name
+    first and renamed when complete, so a retried task leaves one whole file."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
@@ -108,8 +111,8 @@ def _write_piece(table: pa.Table, path: str) -> None:
     os.replace(partial, path)
 
 
-def _read_piece(path: str) -> pa.Table:
-    """The rows of one file, memory-mapped (not copied)."""
+def read_arrow_file(path: str) -> pa.Table:
+    """The rows of one Arrow IPC file, memory-mapped (not copied)."""
     return pa.ipc.open_file(pa.memory_map(path)).read_all()
 
 
@@ -118,7 +121,7 @@ def write_buckets(table: pa.Table, unit: int, buckets: int, target: str) -> list
     returns the buckets written, in order."""
     written = []
     for bucket, rows in bucket_slices(table, buckets):
-        _write_piece(rows, piece_path(target, unit, bucket))
+        write_arrow_file(rows, piece_path(target, unit, bucket))
         written.append(bucket)
     return written
 
@@ -224,7 +227,7 @@ def frame_bucket_tasks(
 
     def rows_of(task: pa.Table) -> pa.Table:
         bucket, units = order[task.column(0)[0].as_py()]
-        return pa.concat_tables(_read_piece(piece_path(target, unit, bucket)) for unit in units)
+        return pa.concat_tables(read_arrow_file(piece_path(target, unit, bucket)) for unit in units)
 
     return tasks, rows_of
 
@@ -241,7 +244,7 @@ def bucket_tasks(
     def unpack(task: pa.Table) -> tuple[pa.Table, pa.Table]:
         bucket, units = order[task.column(0)[0].as_py()]
         return run_and_qrels(
-            (is_run[unit], _read_piece(piece_path(target, unit, bucket))) for unit in units
+            (is_run[unit], read_arrow_file(piece_path(target, unit, bucket))) for unit in units
         )
 
     return tasks, unpack

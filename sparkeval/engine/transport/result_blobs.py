@@ -15,10 +15,11 @@ local file instead, and its blob row names that file (kind :data:`WIDE_FILE`,
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
+
+from sparkeval.engine.transport.local_handoff import read_arrow_file, write_arrow_file
 
 #: ``kind`` of a blob holding wide rows / partial sums / the path of a wide-row file
 WIDE = 0
@@ -57,21 +58,12 @@ def wide_blobs(wide: pa.Table) -> Iterator[pa.RecordBatch]:
 
 
 def wide_file_blobs(wide: pa.Table, path: str) -> Iterator[pa.RecordBatch]:
-    """Write ``wide`` to the Arrow IPC file ``path`` and yield one blob row naming it
-    (nothing if ``wide`` is empty).
-
-    The file is written under the task attempt's own name and renamed when complete,
-    so a retried task leaves one whole file.
-    """
+    """Write ``wide`` to the Arrow IPC file ``path`` (as the local handoff writes its
+    files: a retried task leaves one whole file) and yield one blob row naming it
+    (nothing if ``wide`` is empty)."""
     if not wide.num_rows:
         return
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    partial = f"{path}.{context.taskAttemptId() if context else 0}.partial"
-    with pa.OSFile(partial, "wb") as sink, pa.ipc.new_file(sink, wide.schema) as writer:
-        writer.write_table(wide)
-    os.replace(partial, path)
+    write_arrow_file(wide, path)
     yield pa.record_batch(
         {"kind": pa.array([WIDE_FILE], pa.int32()), "blob": pa.array([path.encode()])}
     )
@@ -85,7 +77,7 @@ def decode(blob: bytes | bytearray | pa.Buffer) -> pa.Table:
 def read_wide_file(blob: bytes | pa.Buffer) -> pa.Table:
     """The wide rows of the file a :data:`WIDE_FILE` blob names, memory-mapped."""
     path = (blob.to_pybytes() if isinstance(blob, pa.Buffer) else blob).decode()
-    return pa.ipc.open_file(pa.memory_map(path)).read_all()
+    return read_arrow_file(path)
 
 
 def tables(batches: Iterable[pa.RecordBatch], kind: int) -> Iterator[pa.Table]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import atexit
 import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,10 +39,9 @@ def new_results_directory(spark: SparkSession) -> Path:
     """A new directory for an evaluation's wide-row files, under the first of
     ``spark.local.dir`` (or the system's temporary directory); removed at the end of
     the process if nothing removed it before."""
-    from sparkeval.engine.transport.local_handoff import directory_parent
+    from sparkeval.engine.transport.local_handoff import new_directory
 
-    parent = directory_parent(spark.conf.get("spark.local.dir", ""))
-    directory = Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX, dir=parent))
+    directory = new_directory(spark, prefix=DIRECTORY_PREFIX)
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
     return directory
 
