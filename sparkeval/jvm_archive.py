@@ -38,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 from sparkeval.errors import EnvironmentProblem
-from sparkeval.output import process_alive
+from sparkeval.scratch import process_alive
 
 #: ``auto`` (default), ``use`` or ``off``: see the module text
 SWITCH_ENV = "SPARKEVAL_JVM_ARCHIVE"

@@ -34,6 +34,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from sparkeval import faults
 from sparkeval.errors import ConfigError
+from sparkeval.scratch import host_name, process_alive
 from sparkeval.stable_parquet import sort_footer_encodings
 
 if TYPE_CHECKING:
@@ -173,23 +174,6 @@ def _locked(path: Path, out: str | os.PathLike[str], wait: bool) -> IO[str]:
         handle.close()  # the holder removed the file as it finished: lock the new one
 
 
-def _host() -> str:
-    return re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname()) or "host"
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this host."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # PermissionError: it exists, owned by another user
-        return True
-    return True
-
-
 def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
     """Finish or undo the swap of a dead writer of ``out``, then remove its leftovers.
 
@@ -226,7 +210,7 @@ def _own_entries(target: Path) -> list[tuple[Path, int, str]]:
         + re.escape(target.name)
         + r"\.(?P<kind>staging|old)-(?P<host>.+)-(?P<pid>\d+)-[0-9a-f]+$"
     )
-    host = _host()
+    host = host_name()
     found = []
     for entry in target.parent.iterdir():
         match = pattern.match(entry.name)
@@ -279,7 +263,7 @@ def atomic_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(target)
-    token = f"{_host()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    token = f"{host_name()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     staging = target.parent / f".{target.name}.staging-{token}"
     staging.mkdir()
     try:

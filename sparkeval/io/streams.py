@@ -21,13 +21,14 @@ import lzma
 import os
 import shutil
 import stat
-import tempfile
 import zlib
 from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
 from isal import isal_zlib
+
+from sparkeval.scratch import new_scratch_directory
 
 #: paths that name a descriptor of *this* process, which another process cannot reopen
 _DESCRIPTOR_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
@@ -58,7 +59,7 @@ def is_stream(path: str) -> bool:
 
 @cache
 def _copies_dir() -> Path:
-    directory = Path(tempfile.mkdtemp(prefix="sparkeval-inputs-"))
+    directory = new_scratch_directory("sparkeval-inputs-")
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
     return directory
 

@@ -202,12 +202,14 @@ def test_kill_loop_never_leaves_a_partial_output(clean, tmp_path) -> None:
     expected = tree(clean.out)
     rng = random.Random(20240611)
     runtime = min(max(clean.seconds, 2.0), 90.0)
+    local = tmp_path / "local"  # the jobs' spark.local.dir: where their scratch files go
+    local.mkdir()
     for _ in range(5):
         delay = rng.uniform(0.5, runtime)
         proc = subprocess.Popen(
             evaluate_cmd(clean.config, out, "--overwrite"),
             cwd=tmp_path,
-            env=job_env(),
+            env=job_env(SPARK_LOCAL_DIRS=str(local)),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # the driver, its JVM and Python workers: one group
@@ -224,10 +226,16 @@ def test_kill_loop_never_leaves_a_partial_output(clean, tmp_path) -> None:
     # whatever the kills left, plus the staging directory of a writer known to be dead
     stale = tmp_path / f".out.staging-{_host()}-{_dead_pid()}-0a1b2c3d"
     (stale / "per_query.parquet").mkdir(parents=True)
-    proc = run_job(evaluate_cmd(clean.config, out, "--overwrite"), tmp_path)
+    # and a scratch directory of an evaluation known to be dead
+    (local / f"sparkeval-handoff-{_host()}-{_dead_pid()}-k3j_x9q1").mkdir()
+    proc = run_job(
+        evaluate_cmd(clean.config, out, "--overwrite"), tmp_path, SPARK_LOCAL_DIRS=str(local)
+    )
     assert proc.returncode == EXIT_OK, proc.stderr[-3000:]
     assert tree(out) == expected
     assert leftovers(out) == [], "stale staging directories of killed runs remain"
+    scratch = [p.name for p in local.iterdir() if p.name.startswith("sparkeval-")]
+    assert scratch == [], "scratch directories of killed runs remain"
 
 
 # --- stale staging directories ------------------------------------------------------------

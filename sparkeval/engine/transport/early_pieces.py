@@ -32,7 +32,6 @@ API on DataFrames that scan Parquet files) the read is done on the spot
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 from collections import defaultdict
 from collections.abc import Callable
@@ -42,6 +41,7 @@ from pathlib import Path
 
 from sparkeval.engine.transport.local_handoff import DIRECTORY_PREFIX, write_buckets
 from sparkeval.io.direct import DirectPlan, read_unit
+from sparkeval.scratch import new_scratch_directory
 
 #: the Spark setting that turns the driver's read off (``false``): the read job reads
 DRIVER_READ_KEY = "spark.sparkeval.driverRead"
@@ -75,7 +75,7 @@ def read_pieces(
     ``parent``, by ``threads`` threads of this process, as the local handoff's read job
     writes them; None (and no directory left) when a unit fails or ``cancelled`` is set.
     """
-    directory = Path(tempfile.mkdtemp(prefix=DIRECTORY_PREFIX, dir=parent))
+    directory = new_scratch_directory(DIRECTORY_PREFIX, parent)
     run_ids = list(plan.run_ids)
     units = plan.row_groups
 

@@ -36,7 +36,6 @@ on local masters too; other masters always use the exchange.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -47,6 +46,7 @@ import pyarrow as pa
 from sparkeval.engine.transport.arrow_exchange import bucket_slices, map_units, run_and_qrels
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.io.direct import DirectPlan
+from sparkeval.scratch import new_scratch_directory
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -80,7 +80,7 @@ def new_directory(spark: SparkSession, prefix: str | None = None) -> Path:
     random part, under the first of ``spark.local.dir`` (or the system's temporary
     directory)."""
     parent = directory_parent(spark.conf.get("spark.local.dir", ""))
-    return Path(tempfile.mkdtemp(prefix=prefix or DIRECTORY_PREFIX, dir=parent))
+    return new_scratch_directory(prefix or DIRECTORY_PREFIX, parent)
 
 
 #: the name of every directory of files starts so
