@@ -417,7 +417,9 @@ def evaluate(
     if near_duplicates is None:
         check_flags_available(measure_list)
 
-    estimate = direct.size if direct is not None else plan_bytes(run_df, qrels_df)
+    # a scan's estimate needs no optimizer; other plans get the optimised one below
+    estimate = plan_bytes(run_df, qrels_df, optimized=False) if direct is None else direct.size
+    scanned = None
     if direct is None and near_duplicates is None and run_ids is None:
         # DataFrames that only scan Parquet files: the workers read the files themselves
         scanned = _scanned_plan(spark, run_df, qrels_df, estimate)
@@ -430,6 +432,8 @@ def evaluate(
                 )  # fmt: skip
             except NotDirect:
                 pass  # a value for the DataFrame path's checks
+    if direct is None and scanned is None:
+        estimate = plan_bytes(run_df, qrels_df)
     if buckets is None:
         buckets = default_buckets(spark, estimate)
     if buckets < 1:
@@ -600,15 +604,22 @@ def useful_buckets(requested: int, estimated_bytes: int | None) -> int:
     return min(requested, max(1, -(-estimated_bytes // MIN_BYTES_PER_BUCKET)))
 
 
-def plan_bytes(*frames: DataFrame | None) -> int | None:
+def plan_bytes(*frames: DataFrame | None, optimized: bool = True) -> int | None:
     """Spark's size estimate of the frames (file sizes, in-memory data), without a job;
-    None where the plan is not reachable (Spark Connect) or any frame is missing."""
+    None where the plan is not reachable (Spark Connect) or any frame is missing.
+
+    ``optimized=False`` estimates the analysed plan with cached data in place, without
+    the optimizer (whose first run in a new session takes about 0.2 s): the same
+    figure for a scan under selections and filters, maybe another for other plans.
+    """
     total = 0
     for frame in frames:
         if frame is None:
             return None
         try:
-            stats = frame._jdf.queryExecution().optimizedPlan().stats()
+            execution = frame._jdf.queryExecution()
+            plan = execution.optimizedPlan() if optimized else execution.withCachedData()
+            stats = plan.stats()
             total += int(str(stats.sizeInBytes()))
         except Exception:  # a Connect DataFrame has no JVM handle
             return None
