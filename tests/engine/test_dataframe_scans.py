@@ -96,6 +96,29 @@ def test_only_bare_parquet_scans_are_recognised(spark, files) -> None:
     assert scanned_parquet(spark.read.json(str(files / "x.jsonl"))) is None
 
 
+def test_a_scans_size_estimate_needs_no_optimizer(spark, files) -> None:
+    """The estimate of a scan taken from its analysed plan is the optimiser's own, for
+    every shape the workers read (selections, renamings, filters, a catalog table)."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.engine.plans.spark_engine import plan_bytes
+
+    scan = spark.read.parquet(str(files / "runs"))
+    scan.write.mode("overwrite").saveAsTable("estimated_runs")
+    try:
+        shapes = [
+            scan,
+            scan.select("query_id", F.col("doc_id").alias("docno")),
+            scan.where("score > 0").select(F.col("query_id").alias("q")).where("q <> 'x'"),
+            spark.table("estimated_runs").select("query_id", "score"),
+        ]
+        for frame in shapes:
+            assert scanned_parquet(frame) is not None
+            assert plan_bytes(frame, optimized=False) == plan_bytes(frame) > 0
+    finally:
+        spark.sql("DROP TABLE IF EXISTS estimated_runs")
+
+
 def test_parquet_scans_are_read_by_the_workers_alike(spark, files, distributed) -> None:
     run = spark.read.parquet(str(files / "runs"))
     qrels = spark.read.parquet(str(files / "qrels.parquet"))
