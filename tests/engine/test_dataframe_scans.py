@@ -210,3 +210,49 @@ def test_selected_and_renamed_columns_are_read_by_the_workers(spark, files, dist
         "run1",
     ]
     _same_results(scanned, computed)
+
+
+def test_a_computed_run_with_scanned_qrels_reads_only_the_qrels_files(
+    spark, files, distributed, monkeypatch
+) -> None:
+    """Only the run's rows are converted by Spark; the qrels of a scan are read from
+    their files in the driver, and the results are those of two computed DataFrames."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.engine.plans import spark_engine
+
+    reads = []
+
+    def recorded(*args):
+        reads.append(read_scanned_qrels(*args))
+        return reads[-1]
+
+    read_scanned_qrels = spark_engine._read_scanned_qrels
+    monkeypatch.setattr(spark_engine, "_read_scanned_qrels", recorded)
+    run = spark.read.parquet(str(files / "runs")).withColumn("score", F.col("score") + 0.0)
+    qrels = spark.read.parquet(str(files / "qrels.parquet"))
+    mixed = sparkeval.evaluate(spark, run, qrels, MEASURES, queries="both", buckets=3)
+    assert len(reads) == 1 and reads[0] is not None
+    assert not reads[0].directory.exists()  # removed once the results are in
+    computed = sparkeval.evaluate(
+        spark, run, qrels.where("true"), MEASURES, queries="both", buckets=3
+    )
+    assert len(reads) == 2 and reads[1] is None
+    assert mixed.reader == computed.reader == "spark"
+    _same_results(mixed, computed)
+
+
+def test_scanned_qrels_with_a_bad_value_get_the_dataframe_paths_error(
+    spark, files, distributed
+) -> None:
+    qrels = pd.read_parquet(files / "qrels.parquet")
+    qrels.loc[3, "relevance"] = None
+    qrels.to_parquet(files / "holed_qrels.parquet")
+    run = spark.read.parquet(str(files / "runs")).where("true")
+    scanned = spark.read.parquet(str(files / "holed_qrels.parquet"))
+    messages = []
+    for frame in (scanned, scanned.where("true")):
+        with pytest.raises(InputError) as raised:
+            sparkeval.evaluate(spark, run, frame, "AP")
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1] and "relevance" in messages[0]

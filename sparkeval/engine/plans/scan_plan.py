@@ -14,7 +14,9 @@ evaluation back to the DataFrames.
 
 A joined or computed DataFrame (a new column, a cast, a function in a filter), one
 read from a partitioned directory or a remote filesystem, and every DataFrame of a
-Spark Connect session are evaluated as DataFrames.
+Spark Connect session are evaluated as DataFrames. Scanned qrels beside a computed run
+are still read from their files on a local master (:func:`scanned_input`; see
+``_read_scanned_qrels`` in :mod:`sparkeval.engine.plans.spark_engine`).
 """
 
 from __future__ import annotations
@@ -147,7 +149,9 @@ def _local_paths(uris: Sequence[str]) -> list[str] | None:
     return sorted(paths) or None
 
 
-def _scan_input(frame: DataFrame, kind: str) -> DirectInput | None:
+def scanned_input(frame: DataFrame, kind: str) -> DirectInput | None:
+    """The direct input of ``frame`` (``kind`` ``run`` or ``qrels``) when it is a
+    (filtered) scan of local Parquet files the workers can read, else None."""
     needed = REQUIRED[kind]  # (run_id is optional)
     if not set(needed) <= set(frame.columns):
         return None  # the DataFrame path says what is missing
@@ -174,10 +178,10 @@ def scanned_parquet_plan(run: DataFrame, qrels: DataFrame) -> DirectPlan | None:
     The run ids are those of the run DataFrame's rows (one Spark job over its run id
     column, filters applied), unless it has no run id column.
     """
-    run_input = _scan_input(run, "run")
+    run_input = scanned_input(run, "run")
     if run_input is None:
         return None
-    qrels_input = _scan_input(qrels, "qrels")
+    qrels_input = scanned_input(qrels, "qrels")
     if qrels_input is None:
         return None
     run_id = run_input.run_id

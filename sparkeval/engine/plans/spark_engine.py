@@ -88,7 +88,7 @@ from sparkeval.errors import (
     input_error_from_spark,
     marked_message,
 )
-from sparkeval.io.direct import DirectPlan, NotDirect
+from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan, NotDirect
 from sparkeval.io.readers import (
     check_id_types,
     distinct_values,
@@ -297,8 +297,9 @@ _QRELS_ROW = -1
 #: the one value column of the shipped rows: the score of a run row, the grade of a qrels row
 
 
-def _shipped(run_df: DataFrame, qrels_df: DataFrame, run_ids: Sequence[str]):
-    """Run and qrels rows as one frame, the way the UDF gets them.
+def _shipped(run_df: DataFrame, qrels_df: DataFrame | None, run_ids: Sequence[str]):
+    """Run and qrels rows as one frame, the way the UDF gets them (only the run rows
+    when ``qrels_df`` is None).
 
     Columns ``_run`` (int code into ``run_ids``; -1 marks a qrels row, -2 a run row
     without a run id and null one whose run is not among ``run_ids``),
@@ -323,6 +324,8 @@ def _shipped(run_df: DataFrame, qrels_df: DataFrame, run_ids: Sequence[str]):
         _failing_bad_rows("score").cast("double").alias(SHIPPED_VALUE),
         *([F.col(DUPLICATE_FLAG)] if flags else []),
     )
+    if qrels_df is None:
+        return run_rows
     qrels_rows = qrels_df.select(
         F.lit(_QRELS_ROW).cast("int").alias(RUN_CODE),
         "query_id",
@@ -655,6 +658,7 @@ def _evaluate_spark_read_frames(
     if "run_id" not in run_df.columns:
         run_df = run_df.withColumn("run_id", F.lit(DEFAULT_RUN_ID))
         run_ids = run_ids or [DEFAULT_RUN_ID]  # one run: no job to find the run ids
+    scanned_qrels = qrels_df
     run_df = _normalised(run_df, "run", "score", integer=False)
     qrels_df = _normalised(qrels_df, "qrels", "relevance", integer=True)
     if in_driver:
@@ -670,8 +674,20 @@ def _evaluate_spark_read_frames(
     # Spark's rows reach the workers as Arrow batches: no size measuring after each row
     with arrow_batches_bounded_by_rows(spark):
         try:
-            rows = _shipped(run_df, qrels_df, run_ids)
-            if local_handoff.handoff_enabled(spark):
+            handoff = local_handoff.handoff_enabled(spark)
+            read_qrels = None
+            if handoff and flags is None:
+                read_qrels = _read_scanned_qrels(spark, scanned_qrels, buckets)
+            if read_qrels is not None:
+                wide, stats = _evaluate_with_read_qrels(
+                    spark,
+                    _shipped(run_df, None, run_ids),
+                    read_qrels,
+                    buckets,
+                    (measure_list, options, run_ids),
+                )
+            elif handoff:
+                rows = _shipped(run_df, qrels_df, run_ids)
 
                 def frame_tasks(pieces, target):
                     tasks, rows_of = local_handoff.frame_bucket_tasks(spark, pieces, target)
@@ -686,7 +702,7 @@ def _evaluate_spark_read_frames(
             else:
                 # one exchange: every query's run and qrels rows land in the same partition,
                 # whole (no sort by key, unlike a grouped cogroup)
-                rows = rows.repartition(buckets, "query_id")
+                rows = _shipped(run_df, qrels_df, run_ids).repartition(buckets, "query_id")
                 wide, stats = _evaluate_shipped(
                     rows, _split_shipped, measure_list, options, run_ids
                 )
@@ -702,6 +718,58 @@ def read_in_driver(direct: DirectPlan, buckets: int, spark: SparkSession) -> Rea
     read them)."""
     parent = local_handoff.directory_parent(spark.conf.get("spark.local.dir", ""))
     return read_pieces(direct, buckets, parallelism(spark), parent)
+
+
+def _read_scanned_qrels(
+    spark: SparkSession, qrels_df: DataFrame, buckets: int
+) -> ReadyPieces | None:
+    """The qrels written by bucket in the driver, as the direct read writes them, when
+    ``qrels_df`` (as the caller gave it) is a bare scan of local Parquet files
+    (:mod:`sparkeval.engine.plans.scan_plan`) and every row passes the direct read's
+    checks; None otherwise (Spark then reads them with the run, and reports a bad row).
+
+    Example: a pipeline's computed run DataFrame and ``spark.table("qrels")``: only the
+    run's rows are converted by Spark, the qrels' are read from their files.
+    """
+    if is_connect(spark) or not local_handoff.switched_on(spark.conf.get(DRIVER_READ_KEY, "")):
+        return None
+    from sparkeval.engine.plans.scan_plan import scanned_input
+
+    source = scanned_input(qrels_df, "qrels")
+    if source is None:
+        return None
+    return read_in_driver(DirectPlan((), source, ()), buckets, spark)
+
+
+def _evaluate_with_read_qrels(
+    spark: SparkSession, run_rows: DataFrame, read_qrels: ReadyPieces, buckets: int, task
+):
+    """(cached result blobs, summary statistics) of run rows Spark computes, handed
+    over by job 1 as files, and qrels already written by bucket in the driver
+    (:func:`_read_scanned_qrels`); the qrels' files are removed at the end."""
+    qrels_directory = read_qrels.directory
+
+    def bucket_tasks(pieces, target):
+        tasks, rows_of = local_handoff.frame_and_read_bucket_tasks(
+            spark, (pieces, target), (read_qrels.units_by_bucket, qrels_directory)
+        )
+
+        def unpack(table: pa.Table) -> tuple[pa.Table, pa.Table]:
+            run_rows, qrels = rows_of(table)
+            run = RUN_SCHEMA.empty_table() if run_rows is None else _split_shipped(run_rows)[0]
+            return run, QRELS_SCHEMA.empty_table() if qrels is None else qrels
+
+        return tasks, unpack
+
+    try:
+        return _evaluate_through_files(
+            spark,
+            lambda target: local_handoff.write_frame_pieces(run_rows, buckets, target),
+            bucket_tasks,
+            task,
+        )
+    finally:
+        shutil.rmtree(qrels_directory, ignore_errors=True)
 
 
 def _usable(

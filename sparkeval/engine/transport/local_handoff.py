@@ -39,7 +39,7 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
@@ -82,6 +82,9 @@ def new_directory(spark: SparkSession, prefix: str | None = None) -> Path:
     parent = directory_parent(spark.conf.get("spark.local.dir", ""))
     return new_scratch_directory(prefix or DIRECTORY_PREFIX, parent)
 
+
+#: what a bucket's task reads: its units, or its units in each of two directories
+_Units = TypeVar("_Units")
 
 #: the name of every directory of files starts so
 DIRECTORY_PREFIX = "sparkeval-handoff-"
@@ -156,8 +159,8 @@ def _units_by_bucket(written: DataFrame) -> dict[int, list[int]]:
 
 
 def _bucket_partitions(
-    spark: SparkSession, pieces: dict[int, list[int]]
-) -> tuple[DataFrame, list[tuple[int, list[int]]]]:
+    spark: SparkSession, pieces: dict[int, _Units]
+) -> tuple[DataFrame, list[tuple[int, _Units]]]:
     """Job 2's input, one partition (of one row, its index) per non-empty bucket, and
     the ``(bucket, units)`` each index stands for."""
     order = list(pieces.items())
@@ -228,6 +231,37 @@ def frame_bucket_tasks(
     def rows_of(task: pa.Table) -> pa.Table:
         bucket, units = order[task.column(0)[0].as_py()]
         return pa.concat_tables(read_arrow_file(piece_path(target, unit, bucket)) for unit in units)
+
+    return tasks, rows_of
+
+
+def frame_and_read_bucket_tasks(
+    spark: SparkSession,
+    frame: tuple[dict[int, list[int]], Path],
+    read: tuple[dict[int, list[int]], Path],
+) -> tuple[DataFrame, Callable[[pa.Table], tuple[pa.Table | None, pa.Table | None]]]:
+    """Job 2's input when the rows of one input came from :func:`write_frame_pieces`
+    and those of the other from a read in the driver: each is ``(units of each
+    bucket, directory)``. One partition per bucket either holds, and the function that
+    turns a partition's one row into the bucket's (frame rows, read rows), each its
+    files concatenated in unit order, or None where it has none."""
+    (frame_pieces, frame_directory), (read_pieces, read_directory) = frame, read
+    pieces = {
+        bucket: (frame_pieces.get(bucket, []), read_pieces.get(bucket, []))
+        for bucket in sorted(set(frame_pieces) | set(read_pieces))
+    }
+    tasks, order = _bucket_partitions(spark, pieces)
+    frame_target, read_target = str(frame_directory), str(read_directory)
+
+    def rows_of(task: pa.Table) -> tuple[pa.Table | None, pa.Table | None]:
+        bucket, (frame_units, read_units) = order[task.column(0)[0].as_py()]
+
+        def joined(target: str, units: list[int]) -> pa.Table | None:
+            if not units:
+                return None
+            return pa.concat_tables(read_arrow_file(piece_path(target, u, bucket)) for u in units)
+
+        return joined(frame_target, frame_units), joined(read_target, read_units)
 
     return tasks, rows_of
 
