@@ -117,6 +117,8 @@ def bucket_slices(table: pa.Table, buckets: int) -> Iterator[tuple[int, pa.Table
     """``(bucket, rows)`` for every non-empty bucket of ``table``, in bucket order; the
     rows keep their order within a bucket."""
     bucket = bucket_of_rows(table.column("query_id"), buckets)
+    if buckets <= 1 << 16:  # numpy's stable sort of 16-bit keys is a radix sort: 5x faster
+        bucket = bucket.astype(np.uint16)
     order = np.argsort(bucket, kind="stable")
     bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
     grouped = table.take(pa.array(order))
