@@ -27,6 +27,7 @@ from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import DOC_NAMES, SCORE_NAMES, parse_mapping, resolve_columns
 from sparkeval.io.streams import DECOMPRESS_ERRORS, open_decompressed, suffix_from_content
+from sparkeval.spark import spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -185,7 +186,7 @@ def read_trec_run(spark: SparkSession, path: str):
             "fields 'qid Q0 docno rank score tag'"
         )
     run_id = fields[5]
-    score = F.get(F.col("_f"), 4).try_cast("double")
+    score = F.get(F.col("_f"), 4).try_cast(spark_type("double"))
     bad = _bad_line(
         path,
         (F.size("_f") < 6) | score.isNull(),
@@ -208,7 +209,7 @@ def read_trec_qrels(spark: SparkSession, path: str):
     rows = _trec_lines(spark, path)
     if rows.first() is None:
         raise InputError(f"{path}: no qrels lines (the file is empty or only has comments)")
-    grade = F.get(F.col("_f"), 3).try_cast("double")
+    grade = F.get(F.col("_f"), 3).try_cast(spark_type("double"))
     looks_like_a_run = _bad_line(
         path,
         F.size("_f") == 6,
@@ -228,7 +229,7 @@ def read_trec_qrels(spark: SparkSession, path: str):
     return rows.select(
         F.get(F.col("_f"), 0).alias("query_id"),
         F.get(F.col("_f"), 2).alias("doc_id"),
-        F.when(bad.isNull(), grade.cast("long")).alias("relevance"),
+        F.when(bad.isNull(), grade.cast(spark_type("long"))).alias("relevance"),
         bad.alias(BAD),
     )
 
@@ -438,7 +439,7 @@ def _local_files(path: str) -> list[Path]:
 def id_column(col):
     from pyspark.sql import functions as F
 
-    return F.col(f"`{col}`").cast("string")
+    return F.col(f"`{col}`").cast(spark_type("string"))
 
 
 #: Spark types a score or grade column may have as it is (others are parsed from text)
@@ -539,7 +540,7 @@ def invalid_text_ids(table, columns: Sequence[str], source: str, decoded: bool):
     from pyspark.sql import functions as F
 
     types = dict(table.dtypes)
-    checks = [F.lit(None).cast("string")]
+    checks = [F.lit(None).cast(spark_type("string"))]
     for column in columns:
         if _is_text(types.get(column)):
             broken, message = _utf8_problem(column, source, decoded=decoded)
@@ -586,11 +587,11 @@ def strict_text(table, column: str, key: str, source: str, decoded: bool):
 
     from sparkeval.errors import marked_message
 
-    text = F.col(f"`{column}`").cast("string")
+    text = F.col(f"`{column}`").cast(spark_type("string"))
     broken = _not_utf8(text, decoded)
     message = F.concat(
         F.lit(f"{source}: column {column} of {key} '"),
-        F.col(f"`{key}`").cast("string"),
+        F.col(f"`{key}`").cast(spark_type("string")),
         F.lit("' is not valid UTF-8 (text is read as UTF-8; convert the file, e.g. "),
         F.lit("iconv -f latin1 -t utf-8)"),
     )
@@ -622,7 +623,7 @@ def _utf8_problem(column: str, source: str, label: str | None = None, *, decoded
     text was ``decoded`` by Spark's reader, holds U+FFFD."""
     from pyspark.sql import functions as F
 
-    text = F.col(f"`{column}`").cast("string")
+    text = F.col(f"`{column}`").cast(spark_type("string"))
     broken = _not_utf8(text, decoded)
     message = F.concat(
         F.lit(f"{source}: column {label or column} value '"),
@@ -649,7 +650,11 @@ def numeric_column(
     raw = F.col(f"`{source_col}`")
     source_type = dict(table.dtypes).get(source_col)
     numeric = source_type in NUMERIC_TYPES or str(source_type).startswith("decimal")
-    value = raw.cast("double") if numeric else raw.cast("string").try_cast("double")
+    value = (
+        raw.cast(spark_type("double"))
+        if numeric
+        else raw.cast(spark_type("string")).try_cast(spark_type("double"))
+    )
     cond = raw.isNull() | value.isNull()
     expected = "a number"
     if integer:
@@ -661,7 +666,7 @@ def numeric_column(
         F.lit(" doc "),
         F.coalesce(id_column(key_cols[1]), F.lit("<missing>")),
         F.lit(f": column {source_col} value '"),
-        F.coalesce(raw.cast("string"), F.lit("")),
+        F.coalesce(raw.cast(spark_type("string")), F.lit("")),
         F.lit(f"' is not {expected}"),
     )
     return value, F.when(cond, message)
@@ -730,12 +735,12 @@ def recommendation_shapes(table, columns: str | Mapping[str, str] | None, source
         return exploded.select(
             *others,
             F.col(f"_rec.`{item}`").alias("doc_id"),
-            score.cast("double").alias("score"),
+            score.cast(spark_type("double")).alias("score"),
         )
     has_score = "score" in mapping or any(n in lower for n in SCORE_NAMES)
     rank = next((lower[n] for n in RANK_NAMES if n in lower), None)
     if not has_score and rank is not None:
-        return table.withColumn("score", -F.col(f"`{rank}`").cast("double"))
+        return table.withColumn("score", -F.col(f"`{rank}`").cast(spark_type("double")))
     del source
     return table
 
@@ -808,7 +813,7 @@ def read_qrels(
     df = table.select(
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),
-        F.when(bad.isNull(), grade.cast("long")).alias("relevance"),
+        F.when(bad.isNull(), grade.cast(spark_type("long"))).alias("relevance"),
         bad.alias(BAD),
     )
     if df.first() is None:

@@ -37,6 +37,7 @@ from sparkeval.io.readers import (
     read_qrels,
     read_table,
 )
+from sparkeval.spark import spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -120,10 +121,14 @@ class RelevanceRule:
         from pyspark.sql import functions as F
 
         if self.kind == "all":
-            return F.lit(1).cast("long")
+            return F.lit(1).cast(spark_type("long"))
         if self.kind == "threshold":
-            return F.when(value >= F.lit(float(self.threshold or 0.0)), 1).otherwise(0).cast("long")
-        return value.cast("long")
+            return (
+                F.when(value >= F.lit(float(self.threshold or 0.0)), 1)
+                .otherwise(0)
+                .cast(spark_type("long"))
+            )
+        return value.cast(spark_type("long"))
 
 
 def _has_relevance(columns: list[str], mapping: Mapping[str, str]) -> bool:
@@ -161,7 +166,7 @@ def truth_to_qrels(
         integer=rule.kind == "grade",
     )
     if rule.kind == "all":
-        bad = F.lit(None).cast("string")
+        bad = F.lit(None).cast(spark_type("string"))
     ids = [cols["query_id"], cols["doc_id"]]
     bad = F.coalesce(invalid_text_ids(df, ids, source, decoded), bad)
     qrels = df.select(
@@ -179,7 +184,7 @@ def _read_trec_truth(spark: SparkSession, path: str, rule: RelevanceRule):
     rows = _trec_lines(spark, path)
     if rows.first() is None:
         raise InputError(f"{path}: no qrels lines (the file is empty or only has comments)")
-    rating = F.get(F.col("_f"), 3).try_cast("double")
+    rating = F.get(F.col("_f"), 3).try_cast(spark_type("double"))
     if rule.kind == "all":
         cond = F.size("_f") < 3
         expected = "expected 'qid iter docno [rel]'"

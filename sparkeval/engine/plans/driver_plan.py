@@ -30,6 +30,7 @@ from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.io.readers import GRADE_BOUND, ID_TYPES, NUMERIC_TYPES
 from sparkeval.io.utf8_check import first_invalid_utf8
 from sparkeval.measures import Measure
+from sparkeval.spark import spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -60,10 +61,10 @@ def _driver_rows(run_df: DataFrame, qrels_df: DataFrame, checked_value) -> DataF
 
     def rows(df: DataFrame, run_id: Column, value: str, is_qrels: bool) -> DataFrame:
         return df.select(
-            run_id.cast("string").alias("run_id"),
+            run_id.cast(spark_type("string")).alias("run_id"),
             "query_id",
             "doc_id",
-            checked_value(value).cast("double").alias(SHIPPED_VALUE),
+            checked_value(value).cast(spark_type("double")).alias(SHIPPED_VALUE),
             F.lit(is_qrels).alias(_IS_QRELS),
         )
 

@@ -102,6 +102,7 @@ from sparkeval.spark import (
     is_connect,
     local_shuffle_partitions,
     parallelism,
+    spark_type,
 )
 
 if TYPE_CHECKING:
@@ -274,7 +275,7 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
     check_id_types(df, ids, source)
     number, bad = numeric_column(df, source, value, ("query_id", "doc_id"), integer)
     bad = F.coalesce(invalid_text_ids(df, ids, source, decoded=False), bad)
-    typed = F.when(bad.isNull(), number.cast("long")) if integer else number
+    typed = F.when(bad.isNull(), number.cast(spark_type("long"))) if integer else number
     built = {c: id_column(c) for c in columns if c not in (BAD, value)}
     built.update({value: typed, BAD: bad})
     return df.select(*(built[c].alias(c) for c in columns))
@@ -318,20 +319,20 @@ def _shipped(run_df: DataFrame, qrels_df: DataFrame | None, run_ids: Sequence[st
     code = F.when(F.col("run_id").isNull(), F.lit(EMPTY_RUN_CODE)).otherwise(code)
     flags = DUPLICATE_FLAG in run_df.columns
     run_rows = run_df.select(
-        code.cast("int").alias(RUN_CODE),
+        code.cast(spark_type("int")).alias(RUN_CODE),
         "query_id",
         "doc_id",
-        _failing_bad_rows("score").cast("double").alias(SHIPPED_VALUE),
+        _failing_bad_rows("score").cast(spark_type("double")).alias(SHIPPED_VALUE),
         *([F.col(DUPLICATE_FLAG)] if flags else []),
     )
     if qrels_df is None:
         return run_rows
     qrels_rows = qrels_df.select(
-        F.lit(_QRELS_ROW).cast("int").alias(RUN_CODE),
+        F.lit(_QRELS_ROW).cast(spark_type("int")).alias(RUN_CODE),
         "query_id",
         "doc_id",
-        _failing_bad_rows("relevance").cast("double").alias(SHIPPED_VALUE),
-        *([F.lit(None).cast("boolean").alias(DUPLICATE_FLAG)] if flags else []),
+        _failing_bad_rows("relevance").cast(spark_type("double")).alias(SHIPPED_VALUE),
+        *([F.lit(None).cast(spark_type("boolean")).alias(DUPLICATE_FLAG)] if flags else []),
     )
     return run_rows.unionByName(qrels_rows)
 

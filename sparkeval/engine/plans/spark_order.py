@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from sparkeval.spark import spark_type
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -30,7 +32,7 @@ def with_rank(
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    doc_text = F.col("doc_id").cast("string")
+    doc_text = F.col("doc_id").cast(spark_type("string"))
     order = Window.partitionBy(*keys).orderBy(F.col("score").desc(), doc_text.desc())
     ranked = rows.withColumn(column, F.row_number().over(order))
     return ranked if depth is None else ranked.where(F.col(column) <= depth)
