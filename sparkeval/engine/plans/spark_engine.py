@@ -681,11 +681,7 @@ def _evaluate_spark_read_frames(
                 read_qrels = _read_scanned_qrels(spark, scanned_qrels, buckets)
             if read_qrels is not None:
                 wide, stats = _evaluate_with_read_qrels(
-                    spark,
-                    _shipped(run_df, None, run_ids),
-                    read_qrels,
-                    buckets,
-                    (measure_list, options, run_ids),
+                    spark, run_df, read_qrels, buckets, (measure_list, options, run_ids)
                 )
             elif handoff:
                 rows = _shipped(run_df, qrels_df, run_ids)
@@ -743,11 +739,12 @@ def _read_scanned_qrels(
 
 
 def _evaluate_with_read_qrels(
-    spark: SparkSession, run_rows: DataFrame, read_qrels: ReadyPieces, buckets: int, task
+    spark: SparkSession, run_df: DataFrame, read_qrels: ReadyPieces, buckets: int, task
 ):
-    """(cached result blobs, summary statistics) of run rows Spark computes, handed
-    over by job 1 as files, and qrels already written by bucket in the driver
-    (:func:`_read_scanned_qrels`); the qrels' files are removed at the end."""
+    """(cached result blobs, summary statistics) of the normalised ``run_df``, whose
+    rows Spark computes and job 1 hands over as files, and qrels already written by
+    bucket in the driver (:func:`_read_scanned_qrels`); the qrels' files are removed
+    at the end, whatever happens."""
     qrels_directory = read_qrels.directory
 
     def bucket_tasks(pieces, target):
@@ -763,6 +760,7 @@ def _evaluate_with_read_qrels(
         return tasks, unpack
 
     try:
+        run_rows = _shipped(run_df, None, task[2])
         return _evaluate_through_files(
             spark,
             lambda target: local_handoff.write_frame_pieces(run_rows, buckets, target),

@@ -230,9 +230,14 @@ def frame_bucket_tasks(
 
     def rows_of(task: pa.Table) -> pa.Table:
         bucket, units = order[task.column(0)[0].as_py()]
-        return pa.concat_tables(read_arrow_file(piece_path(target, unit, bucket)) for unit in units)
+        return bucket_rows(target, bucket, units)
 
     return tasks, rows_of
+
+
+def bucket_rows(directory: str, bucket: int, units: list[int]) -> pa.Table:
+    """The rows of ``bucket`` that ``units`` wrote to ``directory``, in unit order."""
+    return pa.concat_tables(read_arrow_file(piece_path(directory, u, bucket)) for u in units)
 
 
 def frame_and_read_bucket_tasks(
@@ -255,13 +260,10 @@ def frame_and_read_bucket_tasks(
 
     def rows_of(task: pa.Table) -> tuple[pa.Table | None, pa.Table | None]:
         bucket, (frame_units, read_units) = order[task.column(0)[0].as_py()]
-
-        def joined(target: str, units: list[int]) -> pa.Table | None:
-            if not units:
-                return None
-            return pa.concat_tables(read_arrow_file(piece_path(target, u, bucket)) for u in units)
-
-        return joined(frame_target, frame_units), joined(read_target, read_units)
+        return (
+            bucket_rows(frame_target, bucket, frame_units) if frame_units else None,
+            bucket_rows(read_target, bucket, read_units) if read_units else None,
+        )
 
     return tasks, rows_of
 
