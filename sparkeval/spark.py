@@ -357,7 +357,8 @@ def is_connect(spark: SparkSession) -> bool:
 
 def spark_type(name: str) -> Any:
     """The Spark data type ``name`` (``"double"``, ``"long"``, ``"int"``, ``"string"``,
-    ``"boolean"``) as an object, for ``Column.cast``.
+    ``"boolean"``, ``"binary"``, or ``"array<...>"`` of one of them) as an object, for
+    ``Column.cast``.
 
     A type given as text goes through Spark's SQL parser on every cast: about 0.17 s
     for the parser's first use in a new session, then 6-11 ms a cast; a type object is
@@ -367,12 +368,15 @@ def spark_type(name: str) -> Any:
     """
     from pyspark.sql import types as T
 
+    if name.startswith("array<") and name.endswith(">"):
+        return T.ArrayType(spark_type(name[len("array<") : -1]))
     kinds = {
         "double": T.DoubleType,
         "long": T.LongType,
         "int": T.IntegerType,
         "string": T.StringType,
         "boolean": T.BooleanType,
+        "binary": T.BinaryType,
     }
     return kinds[name]()
 

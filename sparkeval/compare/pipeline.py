@@ -48,7 +48,7 @@ from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.information import spark_entropy, spark_plogratio
-from sparkeval.spark import to_pandas
+from sparkeval.spark import spark_type, to_pandas
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -246,23 +246,23 @@ def check_per_query(df: DataFrame, where: str = "per-query table") -> Any:
             f"{', '.join(PER_QUERY_COLUMNS)} (found {', '.join(df.columns)})"
         )
     check_id_types(df, ["run_id", "query_id"], where)
-    value = F.col("value").cast("double")
+    value = F.col("value").cast(spark_type("double"))
     message = F.concat(
         F.lit(f"{where}: run "),
-        F.col("run_id").cast("string"),
+        F.col("run_id").cast(spark_type("string")),
         F.lit(" query "),
-        F.col("query_id").cast("string"),
+        F.col("query_id").cast(spark_type("string")),
         F.lit(" measure "),
-        F.col("measure").cast("string"),
+        F.col("measure").cast(spark_type("string")),
         F.lit(": value "),
-        value.cast("string"),
+        value.cast(spark_type("string")),
         F.lit(" is not a finite number (leave an undefined value out, or null)"),
     )
     not_finite = F.isnan(value) | (F.abs(value) == F.lit(float("inf")))
     return df.select(
-        F.col("run_id").cast("string"),
-        F.col("query_id").cast("string"),
-        F.col("measure").cast("string"),
+        F.col("run_id").cast(spark_type("string")),
+        F.col("query_id").cast(spark_type("string")),
+        F.col("measure").cast(spark_type("string")),
         F.when(not_finite, F.raise_error(marked_message(message))).otherwise(value).alias("value"),
     )
 

@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from sparkeval.information import spark_entropy
+from sparkeval.spark import spark_type
 
 
 def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> dict[str, Any]:
@@ -76,7 +77,7 @@ def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
     blocks = blocks.withColumn("s", before)
     g = blocks.agg(
         F.sum(
-            F.col("x").cast("double")
+            F.col("x").cast(spark_type("double"))
             * ((F.col("s") + F.col("c")) * (F.col("s") + F.col("c")) - F.col("s") * F.col("s"))
         ).alias("s"),
         F.sum(F.col("x") * F.col("c")).alias("sx"),

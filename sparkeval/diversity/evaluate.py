@@ -34,6 +34,7 @@ from sparkeval.diversity.intra_list import (
 )
 from sparkeval.errors import ConfigError
 from sparkeval.lsh.minhash import MinHasher
+from sparkeval.spark import spark_type
 
 
 def default_similarity(has_train: bool, has_features: bool) -> str | None:
@@ -123,14 +124,16 @@ def evaluate_diversity(
             "users_with_fewer_than_2_items": short,
         }
     else:
-        per_user = per_user.withColumn("intra_list_diversity", F.lit(None).cast("double"))
+        per_user = per_user.withColumn(
+            "intra_list_diversity", F.lit(None).cast(spark_type("double"))
+        )
         skipped["intra_list_diversity"] = "no item similarity: give --item-features or --train"
     if train is not None:
         nov_user, nov = novelty(lists, train)
         per_user = per_user.join(nov_user, "query_id", "left")
         summary["novelty"] = nov
     else:
-        per_user = per_user.withColumn("novelty", F.lit(None).cast("double"))
+        per_user = per_user.withColumn("novelty", F.lit(None).cast(spark_type("double")))
         skipped["novelty"] = "needs --train (item popularity)"
     if train is not None and sim is not None:
         _per_item, ser_user = serendipity(lists, train, sim_of)
@@ -143,7 +146,7 @@ def evaluate_diversity(
             "relevance": "column relevance" if "relevance" in lists.columns else "1 for every item",
         }
     else:
-        per_user = per_user.withColumn("serendipity", F.lit(None).cast("double"))
+        per_user = per_user.withColumn("serendipity", F.lit(None).cast(spark_type("double")))
         skipped["serendipity"] = "needs --train and an item similarity"
     summary["skipped"] = skipped
     per_user = per_user.select(

@@ -37,6 +37,8 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparkeval.spark import spark_type
+
 #: above this many co-occurring user pairs the mean Jaccard is estimated by sampling
 DEFAULT_EXACT_PAIR_LIMIT = 20_000_000
 DEFAULT_SAMPLE_PAIRS = 20_000
@@ -92,7 +94,7 @@ def hamming_diversity(lists: DataFrame, length: int | None = None) -> InterUser:
             (
                 F.lit(1.0) - F.col("shared") / F.lit(float(denom))
                 if denom > 0
-                else F.lit(None).cast("double")
+                else F.lit(None).cast(spark_type("double"))
             ).alias("inter_user_diversity"),
         )
     )

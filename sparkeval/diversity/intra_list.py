@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.lsh.minhash import MinHasher
 from sparkeval.lsh.similar import flat_lists
+from sparkeval.spark import spark_type
 
 SIMILARITIES: tuple[str, ...] = ("cooccurrence", "cosine", "jaccard", "minhash")
 
@@ -72,9 +73,9 @@ def _feature_sets(features: DataFrame) -> DataFrame:
         fset = F.filter(
             F.transform("features", lambda x, i: F.when(x != 0, i).otherwise(F.lit(-1))),
             lambda y: y >= 0,
-        ).cast("array<string>")
+        ).cast(spark_type("array<string>"))
     else:
-        fset = F.array_distinct(F.col("features").cast("array<string>"))
+        fset = F.array_distinct(F.col("features").cast(spark_type("array<string>")))
     return features.select("doc_id", fset.alias("fset"))
 
 
@@ -131,7 +132,7 @@ def item_similarity(
                 f"{element} values (use --similarity jaccard for label sets)"
             )
         vec = features.select(
-            "doc_id", F.col("features").cast("array<double>").alias("v")
+            "doc_id", F.col("features").cast(spark_type("array<double>")).alias("v")
         ).withColumn("norm", F.sqrt(F.aggregate("v", F.lit(0.0), lambda acc, x: acc + x * x)))
         dot = F.aggregate(
             F.zip_with("vi", "vj", lambda x, y: x * y), F.lit(0.0), lambda a, x: a + x
@@ -203,7 +204,11 @@ def serendipity(lists: DataFrame, train: DataFrame, sim_of) -> tuple[DataFrame, 
         ``(per_item, per_user)``: ``query_id, doc_id, serendipity`` and
         ``query_id, serendipity``. Users without training rows get null.
     """
-    rel = F.col("relevance").cast("double") if "relevance" in lists.columns else F.lit(1.0)
+    rel = (
+        F.col("relevance").cast(spark_type("double"))
+        if "relevance" in lists.columns
+        else F.lit(1.0)
+    )
     reco = lists.select("query_id", F.col("doc_id").alias("i"), rel.alias("rel"))
     hist = train.select("query_id", F.col("doc_id").alias("j")).distinct()
     cross = reco.join(hist, "query_id")

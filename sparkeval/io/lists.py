@@ -28,6 +28,7 @@ from sparkeval.io.readers import (
     read_trec_run,
     strict_text_ids,
 )
+from sparkeval.spark import spark_type
 
 
 def read_typed_table(spark: SparkSession, path: str) -> DataFrame:
@@ -176,9 +177,9 @@ def top_k(run: DataFrame, k: int | None) -> DataFrame:
 
     message = F.concat(
         F.lit("user "),
-        F.col("query_id").cast("string"),
+        F.col("query_id").cast(spark_type("string")),
         F.lit(" item "),
-        F.col("doc_id").cast("string"),
+        F.col("doc_id").cast(spark_type("string")),
         F.lit(": score is missing or NaN (expected a number; the top-k cut needs one)"),
     )
     unscored = F.col("score").isNull() | F.isnan(F.col("score"))

@@ -31,6 +31,7 @@ from sparkeval.io.readers import (
     read_table,
     strict_text_ids,
 )
+from sparkeval.spark import spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -69,7 +70,7 @@ def _value(source: str, raw, user, item, column: str):
     """(value, bad message) columns: the value must be a finite number."""
     from pyspark.sql import functions as F
 
-    value = raw.cast("string").try_cast("double")
+    value = raw.cast(spark_type("string")).try_cast(spark_type("double"))
     bad = raw.isNull() | value.isNull() | F.isnan(value) | (F.abs(value) == float("inf"))
     no_key = F.concat(
         F.lit(f"{source}: a row has an empty user or item (user '"),
@@ -84,7 +85,7 @@ def _value(source: str, raw, user, item, column: str):
         F.lit(" item "),
         F.coalesce(item, F.lit("<missing>")),
         F.lit(f": column {column} value '"),
-        F.coalesce(raw.cast("string"), F.lit("")),
+        F.coalesce(raw.cast(spark_type("string")), F.lit("")),
         F.lit("' is not a finite number"),
     )
     return value, F.when(user.isNull() | item.isNull(), no_key).when(bad, message)
@@ -107,8 +108,8 @@ def canonical_ratings(
     cols = resolve(list(df.columns), kind, mapping or {}, source)
     check_id_types(df, [cols["user_id"], cols["item_id"]], source)
     df = strict_text_ids(df, [cols["user_id"], cols["item_id"]], source, decoded=decoded)
-    user = df[cols["user_id"]].cast("string")
-    item = df[cols["item_id"]].cast("string")
+    user = df[cols["user_id"]].cast(spark_type("string"))
+    item = df[cols["item_id"]].cast(spark_type("string"))
     column = VALUE_COLUMN[kind]
     value, bad = _value(source, df[cols[column]], user, item, cols[column])
     return df.select(

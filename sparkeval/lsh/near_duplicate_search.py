@@ -49,6 +49,7 @@ from sparkeval.lsh.simhash import (
 )
 from sparkeval.lsh.similar import SimilarSets, similar_sets
 from sparkeval.output import atomic_output_dir, write_parquet, write_summary
+from sparkeval.spark import spark_type
 from sparkeval.status import status
 
 if TYPE_CHECKING:
@@ -90,10 +91,13 @@ def doc_shingles(
     """``doc_id, shingles[, weights]`` from a docs table; also whether weights exist."""
     check_shingles(kind, k)
     if "tokens" in docs.columns:
-        cols = [F.col("doc_id"), F.col("tokens").cast("array<string>").alias("shingles")]
+        cols = [
+            F.col("doc_id"),
+            F.col("tokens").cast(spark_type("array<string>")).alias("shingles"),
+        ]
         has_weights = "weights" in docs.columns
         if has_weights:
-            cols.append(F.col("weights").cast("array<double>").alias("weights"))
+            cols.append(F.col("weights").cast(spark_type("array<double>")).alias("weights"))
         return docs.select(*cols), has_weights
     if "text" not in docs.columns:
         raise InputError(f"{source}: needs a text column or a tokens array column")

@@ -18,6 +18,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparkeval.errors import ConfigError
+from sparkeval.spark import spark_type
 
 SHINGLE_KINDS: tuple[str, ...] = ("word", "char")
 
@@ -70,4 +71,4 @@ def _cut(units: Column, kind: str, k: int) -> Column:
             F.sequence(F.lit(0), F.greatest(size - k, F.lit(0))),
             lambda i: F.substring(units, i + 1, F.lit(k)),
         )
-    return F.when(size > 0, cut).otherwise(F.array().cast("array<string>"))
+    return F.when(size > 0, cut).otherwise(F.array().cast(spark_type("array<string>")))

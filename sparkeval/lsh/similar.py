@@ -51,6 +51,7 @@ from sparkeval.lsh.token_hashes import (
     raw_hashes,
     sha1_hash_column,
 )
+from sparkeval.spark import spark_type
 
 
 def threshold_fraction(threshold: float | str) -> Fraction:
@@ -243,7 +244,7 @@ def similar_sets(
         F.col("len").alias("len_b"),
         F.col("members").alias("members_b"),
     )
-    inter = F.size(F.array_intersect("items_a", "items_b")).cast("long")
+    inter = F.size(F.array_intersect("items_a", "items_b")).cast(spark_type("long"))
     verified = (
         cand.join(g_a, "a")
         .join(g_b, "b")

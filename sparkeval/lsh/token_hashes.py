@@ -32,6 +32,8 @@ from pyspark.sql.types import (
     StringType,
 )
 
+from sparkeval.spark import spark_type
+
 _TEXT_LIKE = (StringType, ByteType, ShortType, IntegerType, LongType)
 
 
@@ -47,7 +49,9 @@ def sha1_hash_column(items: Column, width: int) -> Column:
     hex_digits = width // 4
 
     def token_hash(item: Column) -> Column:
-        token = F.coalesce(item.cast("string"), F.lit("None")).cast("binary")
+        token = F.coalesce(item.cast(spark_type("string")), F.lit("None")).cast(
+            spark_type("binary")
+        )
         return F.unhex(F.substring(F.sha1(token), 1, hex_digits))
 
     return F.transform(items, token_hash)

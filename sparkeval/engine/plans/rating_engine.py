@@ -38,6 +38,7 @@ from sparkeval.engine.plans.spark_engine import capped_buckets, plan_bytes
 from sparkeval.errors import InputError
 from sparkeval.io.ratings import canonical_ratings
 from sparkeval.measures.rating_names import RatingRequest, parse_rating_measures
+from sparkeval.spark import spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -133,15 +134,15 @@ def _pair_stats(joined) -> dict[str, Any]:
     err = F.col("t") - F.col("q")
     row = joined.agg(
         F.min(F.coalesce("bad_pred", "bad_truth")).alias("bad"),
-        F.sum((F.col("n_pred") > 1).cast("long")).alias("dup_pred"),
+        F.sum((F.col("n_pred") > 1).cast(spark_type("long"))).alias("dup_pred"),
         _example(F.col("n_pred") > 1).alias("dup_pred_example"),
-        F.sum((F.col("n_truth") > 1).cast("long")).alias("dup_truth"),
+        F.sum((F.col("n_truth") > 1).cast(spark_type("long"))).alias("dup_truth"),
         _example(F.col("n_truth") > 1).alias("dup_truth_example"),
-        F.sum(F.col("n_truth").isNull().cast("long")).alias("pred_only"),
+        F.sum(F.col("n_truth").isNull().cast(spark_type("long"))).alias("pred_only"),
         _example(F.col("n_truth").isNull()).alias("pred_only_example"),
-        F.sum(F.col("n_pred").isNull().cast("long")).alias("truth_only"),
+        F.sum(F.col("n_pred").isNull().cast(spark_type("long"))).alias("truth_only"),
         _example(F.col("n_pred").isNull()).alias("truth_only_example"),
-        F.sum(both.cast("long")).alias("matched"),
+        F.sum(both.cast(spark_type("long"))).alias("matched"),
         F.max(F.when(both, F.abs("t"))).alias("max_t"),
         F.max(F.when(both, F.abs(err))).alias("max_e"),
     ).first()
