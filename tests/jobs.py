@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,19 @@ BIN = Path(sys.executable).parent
 #: the CLI of this checkout, run by the interpreter that runs the tests
 CLI = [sys.executable, "-m", "sparkeval.cli"]
 MEASURES = "AP,nDCG@10,P@5,RR"
+
+
+def host_label() -> str:
+    """This host's name as sparkeval writes it into directory names (letters and
+    digits; anything else ``_``)."""
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended."""
+    proc = subprocess.Popen([sys.executable, "-c", ""])
+    proc.wait()
+    return proc.pid
 
 
 def job_env(**extra: str) -> dict[str, str]:

@@ -173,18 +173,28 @@ def test_a_tag_column_stays_a_plain_column_of_a_dataframe(spark, files, distribu
     _same_results(scanned, computed)
 
 
-def test_a_bad_value_gets_the_dataframe_paths_error(spark, files, distributed) -> None:
-    run = pd.read_parquet(files / "runs")
-    run.loc[5, "doc_id"] = None
-    run.to_parquet(files / "holed.parquet")
-    run_df = spark.read.parquet(str(files / "holed.parquet"))
-    qrels = spark.read.parquet(str(files / "qrels.parquet"))
+@pytest.mark.parametrize(
+    ("kind", "column"), [("run", "doc_id"), ("qrels", "relevance")], ids=["run", "qrels"]
+)
+def test_a_bad_value_gets_the_dataframe_paths_error(spark, files, distributed, kind, column):
+    """A scan with a hole, evaluated with a scanned run (both read from their files) or
+    beside a computed run (the qrels read in the driver), gives the error of the same
+    rows as a computed DataFrame."""
+    source = files / ("runs" if kind == "run" else "qrels.parquet")
+    rows = pd.read_parquet(source)
+    rows.loc[3, column] = None
+    rows.to_parquet(files / "holed.parquet")
+    holed = spark.read.parquet(str(files / "holed.parquet"))
+    run = spark.read.parquet(str(files / "runs"))
     messages = []
-    for frame in (run_df, run_df.where("true")):
+    for frame in (holed, holed.where("true")):
+        inputs = (frame, spark.read.parquet(str(files / "qrels.parquet")))
+        if kind == "qrels":
+            inputs = (run.where("true"), frame)
         with pytest.raises(InputError) as raised:
-            sparkeval.evaluate(spark, frame, qrels, "AP")
+            sparkeval.evaluate(spark, *inputs, "AP")
         messages.append(str(raised.value))
-    assert messages[0] == messages[1] and "doc" in messages[0]
+    assert messages[0] == messages[1] and column.split("_")[0] in messages[0]
 
 
 def test_selected_and_renamed_columns_are_read_by_the_workers(spark, files, distributed):
@@ -240,19 +250,3 @@ def test_a_computed_run_with_scanned_qrels_reads_only_the_qrels_files(
     assert len(reads) == 2 and reads[1] is None
     assert mixed.reader == computed.reader == "spark"
     _same_results(mixed, computed)
-
-
-def test_scanned_qrels_with_a_bad_value_get_the_dataframe_paths_error(
-    spark, files, distributed
-) -> None:
-    qrels = pd.read_parquet(files / "qrels.parquet")
-    qrels.loc[3, "relevance"] = None
-    qrels.to_parquet(files / "holed_qrels.parquet")
-    run = spark.read.parquet(str(files / "runs")).where("true")
-    scanned = spark.read.parquet(str(files / "holed_qrels.parquet"))
-    messages = []
-    for frame in (scanned, scanned.where("true")):
-        with pytest.raises(InputError) as raised:
-            sparkeval.evaluate(spark, run, frame, "AP")
-        messages.append(str(raised.value))
-    assert messages[0] == messages[1] and "relevance" in messages[0]

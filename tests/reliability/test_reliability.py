@@ -13,9 +13,7 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +28,9 @@ from tests.jobs import (
     CLI,
     assert_complete,
     collection,
+    dead_pid,
     evaluate_cmd,
+    host_label,
     job_env,
     leftovers,
     run_job,
@@ -224,10 +224,10 @@ def test_kill_loop_never_leaves_a_partial_output(clean, tmp_path) -> None:
             assert_complete(out)
             assert tree(out) == expected
     # whatever the kills left, plus the staging directory of a writer known to be dead
-    stale = tmp_path / f".out.staging-{_host()}-{_dead_pid()}-0a1b2c3d"
+    stale = tmp_path / f".out.staging-{host_label()}-{dead_pid()}-0a1b2c3d"
     (stale / "per_query.parquet").mkdir(parents=True)
     # and a scratch directory of an evaluation known to be dead
-    (local / f"sparkeval-handoff-{_host()}-{_dead_pid()}-k3j_x9q1").mkdir()
+    (local / f"sparkeval-handoff-{host_label()}-{dead_pid()}-k3j_x9q1").mkdir()
     proc = run_job(
         evaluate_cmd(clean.config, out, "--overwrite"), tmp_path, SPARK_LOCAL_DIRS=str(local)
     )
@@ -241,19 +241,9 @@ def test_kill_loop_never_leaves_a_partial_output(clean, tmp_path) -> None:
 # --- stale staging directories ------------------------------------------------------------
 
 
-def _host() -> str:
-    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())
-
-
-def _dead_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", ""])
-    proc.wait()
-    return proc.pid
-
-
 def test_only_stale_staging_of_dead_local_writers_is_removed(tmp_path) -> None:
-    host = _host()
-    dead, live = _dead_pid(), os.getppid()
+    host = host_label()
+    dead, live = dead_pid(), os.getppid()
     names = {
         f".out.staging-{host}-{dead}-0a1b2c3d": False,  # killed writer on this host
         f".out.old-{host}-{dead}-0a1b2c3d": False,  # retired output of a killed writer

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,26 +14,17 @@ from sparkeval.scratch import (
     process_alive,
     remove_dead_scratch,
 )
-
-
-def _host() -> str:
-    return "".join(c if c.isalnum() else "_" for c in socket.gethostname())
-
-
-def _dead_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", ""])
-    proc.wait()
-    return proc.pid
+from tests.jobs import dead_pid, host_label
 
 
 def test_a_finished_process_is_dead_and_this_one_alive() -> None:
-    assert not process_alive(_dead_pid())
+    assert not process_alive(dead_pid())
     assert process_alive(os.getpid())
     assert process_alive(os.getppid())
 
 
 def test_only_scratch_of_dead_processes_on_this_host_is_removed(tmp_path: Path) -> None:
-    host, dead, live = _host(), _dead_pid(), os.getppid()
+    host, dead, live = host_label(), dead_pid(), os.getppid()
     names = {
         **{f"{prefix}{host}-{dead}-k3j_x9q1": False for prefix in SCRATCH_PREFIXES},
         f"sparkeval-handoff-{host}-{live}-k3j_x9q1": True,  # a live process
@@ -61,14 +49,14 @@ def test_only_scratch_of_dead_processes_on_this_host_is_removed(tmp_path: Path) 
 def test_a_new_scratch_directory_names_its_host_and_process_and_sweeps_its_parent(
     tmp_path: Path,
 ) -> None:
-    stale = tmp_path / f"sparkeval-results-{_host()}-{_dead_pid()}-k3j_x9q1"
+    stale = tmp_path / f"sparkeval-results-{host_label()}-{dead_pid()}-k3j_x9q1"
     (stale / "wide-00000.arrow").parent.mkdir()
     (stale / "wide-00000.arrow").write_bytes(b"rows")
 
     made = new_scratch_directory("sparkeval-handoff-", str(tmp_path))
 
     assert made.parent == tmp_path and made.is_dir()
-    assert re.fullmatch(rf"sparkeval-handoff-{_host()}-{os.getpid()}-[a-z0-9_]+", made.name)
+    assert re.fullmatch(rf"sparkeval-handoff-{host_label()}-{os.getpid()}-[a-z0-9_]+", made.name)
     assert not stale.exists()
     with pytest.raises(ValueError, match="scratch prefix"):
         new_scratch_directory("other-", str(tmp_path))
