@@ -242,15 +242,15 @@ def bucket_rows(directory: str, bucket: int, units: list[int]) -> pa.Table:
 
 def frame_and_read_bucket_tasks(
     spark: SparkSession,
-    frame: tuple[dict[int, list[int]], Path],
+    computed: tuple[dict[int, list[int]], Path],
     read: tuple[dict[int, list[int]], Path],
 ) -> tuple[DataFrame, Callable[[pa.Table], tuple[pa.Table | None, pa.Table | None]]]:
     """Job 2's input when the rows of one input came from :func:`write_frame_pieces`
-    and those of the other from a read in the driver: each is ``(units of each
-    bucket, directory)``. One partition per bucket either holds, and the function that
-    turns a partition's one row into the bucket's (frame rows, read rows), each its
-    files concatenated in unit order, or None where it has none."""
-    (frame_pieces, frame_directory), (read_pieces, read_directory) = frame, read
+    (``computed``) and those of the other from a read in the driver (``read``): each is
+    ``(units of each bucket, directory)``. One partition per bucket either holds, and
+    the function that turns a partition's one row into the bucket's (computed rows,
+    read rows), each its files concatenated in unit order, or None where it has none."""
+    (frame_pieces, frame_directory), (read_pieces, read_directory) = computed, read
     pieces = {
         bucket: (frame_pieces.get(bucket, []), read_pieces.get(bucket, []))
         for bucket in sorted(set(frame_pieces) | set(read_pieces))
