@@ -421,11 +421,12 @@ def evaluate(
     if near_duplicates is None:
         check_flags_available(measure_list)
 
-    # a scan's estimate needs no optimizer; other plans get the optimised one below
-    estimate = plan_bytes(run_df, qrels_df, optimized=False) if direct is None else direct.size
+    estimate = None if direct is None else direct.size
     scanned = None
     if direct is None and near_duplicates is None and run_ids is None:
-        # DataFrames that only scan Parquet files: the workers read the files themselves
+        # DataFrames that only scan Parquet files: the workers read the files themselves;
+        # a scan's estimate needs no optimizer, other plans get the optimised one below
+        estimate = plan_bytes(run_df, qrels_df, optimized=False)
         scanned = _scanned_plan(spark, run_df, qrels_df, estimate)
         if scanned is not None:
             try:
@@ -760,7 +761,8 @@ def _evaluate_with_read_qrels(
         return tasks, unpack
 
     try:
-        run_rows = _shipped(run_df, None, task[2])
+        _, _, run_ids = task
+        run_rows = _shipped(run_df, None, run_ids)
         return _evaluate_through_files(
             spark,
             lambda target: local_handoff.write_frame_pieces(run_rows, buckets, target),
