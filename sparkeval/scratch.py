@@ -24,8 +24,14 @@ import tempfile
 import threading
 from pathlib import Path
 
-#: the prefixes of every scratch directory (handoff buckets, evaluated rows, piped inputs)
-SCRATCH_PREFIXES = ("sparkeval-handoff-", "sparkeval-results-", "sparkeval-inputs-")
+#: directories of the rows handed to the evaluation by bucket
+HANDOFF_PREFIX = "sparkeval-handoff-"
+#: directories of evaluated (wide) rows
+RESULTS_PREFIX = "sparkeval-results-"
+#: directories of copies of piped inputs
+INPUTS_PREFIX = "sparkeval-inputs-"
+#: the prefixes of every scratch directory
+SCRATCH_PREFIXES = (HANDOFF_PREFIX, RESULTS_PREFIX, INPUTS_PREFIX)
 
 _NAME = re.compile(
     r"^(?P<prefix>" + "|".join(re.escape(p) for p in SCRATCH_PREFIXES) + r")"

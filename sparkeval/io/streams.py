@@ -28,7 +28,7 @@ from typing import IO, Any
 
 from isal import isal_zlib
 
-from sparkeval.scratch import new_scratch_directory
+from sparkeval.scratch import INPUTS_PREFIX, new_scratch_directory
 
 #: paths that name a descriptor of *this* process, which another process cannot reopen
 _DESCRIPTOR_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
@@ -59,7 +59,7 @@ def is_stream(path: str) -> bool:
 
 @cache
 def _copies_dir() -> Path:
-    directory = new_scratch_directory("sparkeval-inputs-")
+    directory = new_scratch_directory(INPUTS_PREFIX)
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
     return directory
 

@@ -46,7 +46,7 @@ import pyarrow as pa
 from sparkeval.engine.transport.arrow_exchange import bucket_slices, map_units, run_and_qrels
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.io.direct import DirectPlan
-from sparkeval.scratch import new_scratch_directory
+from sparkeval.scratch import HANDOFF_PREFIX, new_scratch_directory
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -87,7 +87,7 @@ def new_directory(spark: SparkSession, prefix: str | None = None) -> Path:
 _Units = TypeVar("_Units")
 
 #: the name of every directory of files starts so
-DIRECTORY_PREFIX = "sparkeval-handoff-"
+DIRECTORY_PREFIX = HANDOFF_PREFIX
 
 
 def directory_parent(local_dir_setting: str | None) -> str | None:

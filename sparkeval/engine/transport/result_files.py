@@ -28,11 +28,13 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sparkeval.scratch import RESULTS_PREFIX
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 #: the name of every results directory starts so
-DIRECTORY_PREFIX = "sparkeval-results-"
+DIRECTORY_PREFIX = RESULTS_PREFIX
 
 
 def new_results_directory(spark: SparkSession) -> Path:
