@@ -31,27 +31,10 @@ from functools import cached_property
 
 import numpy as np
 
+from sparkeval.measures.cumsum import grouped_cumsum
+
 NONPOOL = -1
 UNJUDGED = -2
-
-
-def grouped_cumsum(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Inclusive cumulative sum restarting at every group (groups are contiguous).
-
-    Each group is accumulated on its own, from zero, so a query's values never
-    depend on which other queries share the batch (a global cumsum minus an offset
-    would round differently with different neighbours).
-
-    Example:
-        >>> grouped_cumsum(np.array([0.1, 0.2, 0.3]), np.array([0, 0, 1])).tolist()
-        [0.1, 0.30000000000000004, 0.3]
-    """
-    import pandas as pd  # here, not at import: the driver only parses measure names
-
-    values = np.asarray(values, dtype=np.float64)
-    if len(values) == 0:
-        return values.copy()
-    return pd.Series(values).groupby(groups, sort=False).cumsum().to_numpy()
 
 
 @dataclass(eq=False)

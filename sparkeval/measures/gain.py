@@ -21,7 +21,8 @@ from typing import TypeAlias
 
 import numpy as np
 
-from sparkeval.measures.batch import RankedBatch, grouped_cumsum
+from sparkeval.measures.batch import RankedBatch
+from sparkeval.measures.cumsum import grouped_cumsum
 from sparkeval.measures.registry import Param
 
 GAINS = ("linear", "exp", "jarvelin")
