@@ -9,8 +9,9 @@ exits, and ``-XX:SharedArchiveFile=F`` maps them on the next start.
 ``sparkeval jvm-archive`` writes such an archive by running two small evaluations (one
 read by the Python workers, one by Spark's readers) in a JVM that dumps its classes at
 exit.  Sessions sparkeval starts itself (not ``spark-submit``) then use it.  The
-archive's name carries a key of the Java installation and the pyspark version and jars,
-so another Java or pyspark never picks up a foreign archive; should the JVM still
+archive's name carries a key of the Java installation, the pyspark version and its jars
+(their directory, sizes and times), so another Java, pyspark or install of it never picks
+up a foreign archive; should the JVM still
 refuse it, it starts as usual (``-Xshare:auto``) with its warnings silenced.
 
 **No separate step is needed**: when a local session sparkeval started finds no archive,
@@ -58,7 +59,14 @@ def cache_dir() -> Path:
 
 
 def archive_key() -> str | None:
-    """A digest of what the archive depends on: the Java build, pyspark and its jars."""
+    """A digest of what the archive depends on: the Java build, pyspark and its jars.
+
+    HotSpot maps an archive only while every jar it was written from is at the same
+    path with the same size and modification time; otherwise it starts without the
+    archive, silently under ``-Xshare:auto``. So the jars' directory and each jar's
+    size and time are in the key: a second install of the same pyspark (another
+    virtual environment) gets its own archive instead of one that is never mapped.
+    """
     from sparkeval.spark import java_binary
 
     java = java_binary()
@@ -75,8 +83,10 @@ def archive_key() -> str | None:
     digest.update(f"\0pyspark {pyspark.__version__}\0".encode())
     jars = Path(pyspark.__file__).parent / "jars"
     if jars.is_dir():
+        digest.update(f"{jars.resolve()}\0".encode())
         for jar in sorted(jars.iterdir()):
-            digest.update(f"{jar.name}:{jar.stat().st_size}\0".encode())
+            stat = jar.stat()
+            digest.update(f"{jar.name}:{stat.st_size}:{stat.st_mtime_ns}\0".encode())
     return digest.hexdigest()[:20]
 
 

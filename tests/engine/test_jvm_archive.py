@@ -179,3 +179,38 @@ def test_one_builder_at_a_time_and_a_stale_lock_is_taken_over(tmp_path):
     lock.write_text(gone.stdout.strip())  # a holder that has exited
     assert jvm_archive._take_lock(lock) is True
     assert lock.read_text() == str(os.getpid())
+
+
+def _pyspark_copy(root: Path, jars: Path) -> Path:
+    """A pyspark package at ``root`` whose jars have the names and sizes of ``jars``
+    (sparse files: nothing is copied) and their modification times."""
+    package = root / "pyspark"
+    (package / "jars").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    for jar in jars.iterdir():
+        copy = package / "jars" / jar.name
+        with copy.open("wb") as handle:
+            handle.truncate(jar.stat().st_size)
+        os.utime(copy, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns))
+    return package
+
+
+def test_another_install_of_the_same_pyspark_has_its_own_archive(tmp_path, monkeypatch):
+    """HotSpot maps an archive only with the very jars it was written from (path, size,
+    time): a second virtual environment with the same pyspark must not take the first
+    one's archive, which its JVM would silently refuse at every start."""
+    import pyspark
+
+    from sparkeval import jvm_archive
+
+    _need_java()
+    installed = Path(pyspark.__file__).parent / "jars"
+    key = jvm_archive.archive_key()
+    other = _pyspark_copy(tmp_path / "other-env", installed)
+    monkeypatch.setattr(pyspark, "__file__", str(other / "__init__.py"))
+    other_key = jvm_archive.archive_key()
+    assert other_key is not None and other_key != key
+    # the same install, one jar rewritten (same name and size): another key again
+    jar = sorted((other / "jars").iterdir())[0]
+    os.utime(jar, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns + 10**9))
+    assert jvm_archive.archive_key() not in (key, other_key)
