@@ -9,17 +9,18 @@ zero: for each value ``v`` of a group, in order,
 with ``s = c = 0`` at the group's start. These are the operations, in this order, of
 pandas' grouped ``cumsum``, so the results are the same bits as
 ``pd.Series(values).groupby(groups, sort=False).cumsum()``; here they come without
-pandas' factorisation of the group labels, and a Python worker that evaluates needs
-no pandas import for them.
+pandas' factorisation of the group labels, which was most of its cost.
 
 * Integer values (counts) whose magnitudes sum below 2**53 have exact partial sums, so
   the compensation stays 0 and one global ``cumsum`` minus each group's offset gives
   the same values.
-* Other values run the recurrence over rank positions: the groups of one length class
-  (lengths in ``(2**(j-1), 2**j]``) are laid out as the columns of a matrix, and each
-  step updates one row, for all those groups at once.
+* Other values run the recurrence over rank positions: the groups, padded with zeros
+  to the longest, are the columns of a table, and each step updates one row for all
+  of them at once. When padding would more than double the values, each length class
+  (lengths in ``(2**(j-1), 2**j]``) gets a table of its own.
 * Groups longer than :data:`LONGEST_LAYERED` (the steps' fixed cost would dominate),
-  labels that are not contiguous, and NaN values go through pandas itself.
+  labels that decrease somewhere (segment and query ids never do) and NaN values go
+  through pandas itself.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _MAX_PADDING = 2
 
 def grouped_cumsum(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """Inclusive compensated cumulative sum restarting at every group (groups are
-    contiguous runs of equal labels, as segment and query ids are).
+    contiguous runs of equal labels, in increasing order, as segment and query ids are).
 
     Each group is accumulated on its own, from zero, so a query's values never
     depend on which other queries share the batch (a global cumsum minus an offset
