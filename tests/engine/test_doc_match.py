@@ -136,3 +136,69 @@ def test_blocks_of_rows_hash_like_one():
     whole = doc_id_hashes(pa.array(values))
     parts = np.concatenate([doc_id_hashes(pa.array([v])) for v in values[-150:]])
     np.testing.assert_array_equal(whole[-150:], parts)
+
+
+def _shuffled_qrels(case, seed: int):
+    """``case`` with its qrels rows in another order (queries no longer in run order)
+    and judgements of queries the run does not have."""
+    run_docs, qrels_docs, run_query, qrels_query, run_ranking = case
+    qrels_docs = [*qrels_docs, "doc-1", "doc-2", "doc-1"]
+    qrels_query = np.concatenate([qrels_query, [40, 40, 41]])
+    order = np.random.default_rng(seed).permutation(len(qrels_docs))
+    return run_docs, [qrels_docs[i] for i in order], run_query, qrels_query[order], run_ranking
+
+
+def _two_runs(case):
+    """``case``'s run twice, as two runs interleaved by query (rankings 2q and 2q + 1)."""
+    run_docs, qrels_docs, run_query, qrels_query, _ = case
+    docs, queries, rankings = [], [], []
+    for q in np.unique(run_query).tolist():
+        mine = [d for d, code in zip(run_docs, run_query.tolist(), strict=True) if code == q]
+        for run in (0, 1):
+            docs += mine if run == 0 else mine[::-1]
+            queries += [q] * len(mine)
+            rankings += [2 * q + run] * len(mine)
+    return docs, qrels_docs, np.array(queries, np.int64), qrels_query, np.array(rankings, np.int64)
+
+
+@pytest.mark.parametrize("shape", ["as given", "qrels shuffled", "two runs"])
+@pytest.mark.parametrize("duplicate", [None, "qrels", "run"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_chunks_of_queries_match_like_one_table(monkeypatch, seed, duplicate, shape):
+    """With chunks of 8 run rows, batches of a few hundred rows are matched chunk by
+    chunk (and a duplicate still sends them to the one table, which names it)."""
+    monkeypatch.setattr(doc_match, "CHUNK_ROWS", 8)
+    case = _case(seed, duplicate)
+    if shape == "qrels shuffled":
+        case = _shuffled_qrels(case, seed)
+    elif shape == "two runs":
+        case = _two_runs(case)
+    one_table = []
+    original = doc_match._match_all_keys
+    monkeypatch.setattr(
+        doc_match, "_match_all_keys", lambda *keys: one_table.append(1) or original(*keys)
+    )
+    _same(match_docs(*_arrays(*case)), _expected(*case))
+    if duplicate is None:
+        assert not one_table, "the chunks were not used"
+
+
+@pytest.mark.parametrize("duplicate", [None, "qrels", "run"])
+def test_chunks_with_colliding_fingerprints_give_the_same_answer(monkeypatch, duplicate):
+    monkeypatch.setattr(doc_match, "CHUNK_ROWS", 8)
+    monkeypatch.setattr(doc_match, "doc_id_hashes", lambda docs: np.zeros(len(docs), np.uint64))
+    case = _shuffled_qrels(_case(7, duplicate), 7)
+    _same(match_docs(*_arrays(*case)), _expected(*case))
+
+
+def test_a_run_out_of_query_order_is_matched_in_one_table(monkeypatch):
+    monkeypatch.setattr(doc_match, "CHUNK_ROWS", 8)
+    run_docs, qrels_docs, run_query, qrels_query, _ = _case(4)
+    order = np.random.default_rng(4).permutation(len(run_docs))
+    case = ([run_docs[i] for i in order], qrels_docs, run_query[order], qrels_query,
+            run_query[order])  # fmt: skip
+    keys = np.arange(20, dtype=np.int64)
+    descending = keys[::-1].copy()
+    assert doc_match._match_keys_by_query(keys, keys, keys, keys, descending) is None
+    assert doc_match._match_keys_by_query(keys, keys, keys, keys, keys) is not None
+    _same(match_docs(*_arrays(*case)), _expected(*case))

@@ -19,6 +19,12 @@ either exact by construction or checked on the strings themselves:
   with exact codes, which also name the offending row.
 
 Results are thus identical whichever way found them.
+
+The keys are looked up in hash tables (pandas' index). When the run rows come in
+query order, as files grouped by query give them, the lookups are made one chunk of
+queries at a time (:func:`_match_keys_by_query`): a key holds its query, so it can only
+meet keys of the same chunk, and tables of about :data:`CHUNK_ROWS` keys stay in the
+processor's cache instead of one table of the whole batch.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from sparkeval.engine.worker.string_codes import joint_codes
 MAX_FINGERPRINT_BYTES = 256
 #: rows hashed per block (a block is padded to its longest doc id)
 _BLOCK_ROWS = 1 << 16
+#: run rows per chunk of queries whose keys are looked up together
+CHUNK_ROWS = 1 << 16
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -154,6 +162,8 @@ def match_docs(
             _combine(qrels_query, qrels_fp),
             _combine(run_ranking, run_fp),
             _combine(run_query, run_fp),
+            qrels_query,
+            run_query,
         )
         if found.qrels_row is not None and _checked(
             found.qrels_row, run_docs, qrels_docs, run_query, qrels_query
@@ -166,12 +176,29 @@ def match_docs(
         qrels_query * n_docs + qrels_doc,
         run_ranking * n_docs + run_doc,
         run_query * n_docs + run_doc,
+        qrels_query,
+        run_query,
     )
 
 
-def _match_keys(qrels_key: np.ndarray, ranking_key: np.ndarray, run_key: np.ndarray) -> DocMatch:
+def _match_keys(
+    qrels_key: np.ndarray,
+    ranking_key: np.ndarray,
+    run_key: np.ndarray,
+    qrels_query: np.ndarray,
+    run_query: np.ndarray,
+) -> DocMatch:
     """The match by (query, doc) keys: ``qrels_key`` per qrels row, ``ranking_key`` and
-    ``run_key`` per run row, keyed by its ranking and by its query."""
+    ``run_key`` per run row, keyed by its ranking and by its query; ``qrels_query`` and
+    ``run_query`` are the rows' query codes, which every key includes."""
+    by_query = _match_keys_by_query(qrels_key, ranking_key, run_key, qrels_query, run_query)
+    return by_query if by_query is not None else _match_all_keys(qrels_key, ranking_key, run_key)
+
+
+def _match_all_keys(
+    qrels_key: np.ndarray, ranking_key: np.ndarray, run_key: np.ndarray
+) -> DocMatch:
+    """:func:`_match_keys` with one table of all the keys (and the duplicates named)."""
     import pandas as pd  # here, not at import: the driver imports this module too
 
     index = pd.Index(qrels_key)
@@ -181,6 +208,49 @@ def _match_keys(qrels_key: np.ndarray, ranking_key: np.ndarray, run_key: np.ndar
     if repeated is not None:
         return DocMatch(None, run_duplicate=repeated)
     return DocMatch(index.get_indexer(run_key))
+
+
+def _match_keys_by_query(
+    qrels_key: np.ndarray,
+    ranking_key: np.ndarray,
+    run_key: np.ndarray,
+    qrels_query: np.ndarray,
+    run_query: np.ndarray,
+) -> DocMatch | None:
+    """:func:`_match_keys` one chunk of queries (about :data:`CHUNK_ROWS` run rows) at a
+    time; None when the run rows are not in query order, the batch is small, or a chunk
+    holds a key twice (:func:`_match_all_keys` then names the duplicate).
+
+    Every key includes its row's query, and a chunk holds all the rows of its queries,
+    so a chunk's keys can only equal keys of the same chunk: the matches, and the
+    absence of duplicates, are those of one table of all the keys.
+    """
+    import pandas as pd
+
+    if len(run_query) < 2 * CHUNK_ROWS or (run_query[1:] < run_query[:-1]).any():
+        return None
+    n_queries = int(max(run_query[-1], qrels_query.max(initial=0))) + 1
+    narrow = np.uint16 if n_queries <= 1 << 16 else np.int64  # uint16: a radix sort
+    qrels_order = np.argsort(qrels_query.astype(narrow), kind="stable")
+    qrels_sorted = qrels_query[qrels_order]
+    keys_sorted = qrels_key[qrels_order]
+    # chunk ends: the query of every CHUNK_ROWS-th run row, then past the last query
+    ends = np.append(np.unique(run_query[CHUNK_ROWS::CHUNK_ROWS]), n_queries)
+    run_ends = np.searchsorted(run_query, ends)
+    qrels_ends = np.searchsorted(qrels_sorted, ends)
+    found = np.empty(len(run_key), dtype=np.int64)
+    run_start = qrels_start = 0
+    for run_end, qrels_end in zip(run_ends.tolist(), qrels_ends.tolist(), strict=True):
+        index = pd.Index(keys_sorted[qrels_start:qrels_end])
+        if not index.is_unique or not pd.Index(ranking_key[run_start:run_end]).is_unique:
+            return None
+        at = index.get_indexer(run_key[run_start:run_end])
+        hit = at >= 0
+        rows = np.full(len(at), -1, dtype=np.int64)
+        rows[hit] = qrels_order[qrels_start + at[hit]]
+        found[run_start:run_end] = rows
+        run_start, qrels_start = run_end, qrels_end
+    return DocMatch(found)
 
 
 def _checked(qrels_row, run_docs, qrels_docs, run_query, qrels_query) -> bool:
