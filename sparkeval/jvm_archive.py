@@ -10,9 +10,11 @@ exits, and ``-XX:SharedArchiveFile=F`` maps them on the next start.
 read by the Python workers, one by Spark's readers) in a JVM that dumps its classes at
 exit.  Sessions sparkeval starts itself (not ``spark-submit``) then use it.  The
 archive's name carries a key of the Java installation, the pyspark version and its jars
-(their directory, sizes and times), so another Java, pyspark or install of it never picks
-up a foreign archive; should the JVM still
-refuse it, it starts as usual (``-Xshare:auto``) with its warnings silenced.
+(their directory, sizes and times), so another Java, pyspark or install of it never
+picks up a foreign archive; should the JVM still refuse it, it starts as usual
+(``-Xshare:auto``) with its warnings silenced.  A file beside each archive names the
+jars directory it was written from, so that writing a new archive deletes those no
+install can map any more (:func:`remove_superseded`).
 
 **No separate step is needed**: when a local session sparkeval started finds no archive,
 the process, as it exits, starts one detached, low-priority builder
@@ -81,13 +83,20 @@ def archive_key() -> str | None:
     if release.exists():
         digest.update(release.read_bytes())
     digest.update(f"\0pyspark {pyspark.__version__}\0".encode())
-    jars = Path(pyspark.__file__).parent / "jars"
+    jars = jars_directory()
     if jars.is_dir():
-        digest.update(f"{jars.resolve()}\0".encode())
+        digest.update(f"{jars}\0".encode())
         for jar in sorted(jars.iterdir()):
             stat = jar.stat()
             digest.update(f"{jar.name}:{stat.st_size}:{stat.st_mtime_ns}\0".encode())
     return digest.hexdigest()[:20]
+
+
+def jars_directory() -> Path:
+    """The resolved directory of the installed pyspark's jars."""
+    import pyspark
+
+    return (Path(pyspark.__file__).parent / "jars").resolve()
 
 
 def archive_path() -> Path | None:
@@ -151,8 +160,37 @@ def build_archive() -> Path:
     for older in directory.glob(f"jvm-classes-{key}-*.jsa"):
         older.unlink()
     path = directory / f"jvm-classes-{key}-{partial.stat().st_size}.jsa"
+    _owner_file(path).write_text(str(jars_directory()))
     os.replace(partial, path)
+    remove_superseded(directory, path)
     return path
+
+
+def _owner_file(archive: Path) -> Path:
+    """The file beside ``archive`` that names the jars directory it was written from."""
+    return archive.with_suffix(".jars")
+
+
+def remove_superseded(directory: Path, current: Path) -> list[Path]:
+    """Delete the archives that no install can map any more; the paths.
+
+    An archive whose owner file names the jars directory of ``current`` was written
+    from this install before its jars changed (an upgrade, a reinstall), and one whose
+    jars directory is gone belongs to a removed install: neither will be mapped again.
+    Archives of other installs, and archives without an owner file (written by an
+    earlier sparkeval), are kept; ``sparkeval jvm-archive --remove`` deletes them all.
+    """
+    owner = _owner_file(current).read_text()
+    removed = []
+    for path in sorted(directory.glob("jvm-classes-*.jsa")):
+        if path == current or not _owner_file(path).is_file():
+            continue
+        jars = _owner_file(path).read_text()
+        if jars == owner or not Path(jars).is_dir():
+            path.unlink(missing_ok=True)
+            _owner_file(path).unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def _lock_path(key: str) -> Path:
@@ -246,6 +284,8 @@ def remove_archives() -> list[Path]:
     removed = sorted(directory.glob("jvm-classes-*.jsa"))
     for path in removed:
         path.unlink()
+    for owner in directory.glob("jvm-classes-*.jars"):
+        owner.unlink()
     return removed
 
 

@@ -45,10 +45,14 @@ def test_no_archive_means_no_options(tmp_path, monkeypatch):
 
 
 def test_archive_is_named_by_key_and_size(archive):
+    from sparkeval.jvm_archive import jars_directory
+
     path = _archive_file(archive)
     size = int(path.stem.rsplit("-", 1)[1])
     assert size == path.stat().st_size > 10_000_000
     assert not list(archive.glob(".*partial")), "the partial file was left behind"
+    # beside it, the jars directory it was written from (see remove_superseded)
+    assert path.with_suffix(".jars").read_text() == str(jars_directory())
 
 
 def test_status_reports_the_archive_and_the_switch(archive):
@@ -214,3 +218,32 @@ def test_another_install_of_the_same_pyspark_has_its_own_archive(tmp_path, monke
     jar = sorted((other / "jars").iterdir())[0]
     os.utime(jar, ns=(jar.stat().st_atime_ns, jar.stat().st_mtime_ns + 10**9))
     assert jvm_archive.archive_key() not in (key, other_key)
+
+
+def test_archives_no_install_can_map_are_removed(tmp_path):
+    """Writing an archive deletes those of the same install's older jars and those of
+    removed installs; other installs' archives, and older ones without an owner file,
+    stay."""
+    from sparkeval.jvm_archive import remove_superseded
+
+    ours, other_install = tmp_path / "env" / "jars", tmp_path / "other" / "jars"
+    ours.mkdir(parents=True)
+    other_install.mkdir(parents=True)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+
+    def archive(key: str, jars: Path | None) -> Path:
+        path = cache / f"jvm-classes-{key}-10.jsa"
+        path.write_bytes(b"0123456789")
+        if jars is not None:
+            path.with_suffix(".jars").write_text(str(jars))
+        return path
+
+    current = archive("new", ours)
+    superseded = archive("old", ours)
+    removed_install = archive("gone", tmp_path / "deleted-env" / "jars")
+    kept = [archive("other", other_install), archive("unowned", None)]
+    assert remove_superseded(cache, current) == sorted([superseded, removed_install])
+    assert sorted(cache.iterdir()) == sorted(
+        [current, current.with_suffix(".jars"), *kept, kept[0].with_suffix(".jars")]
+    )
