@@ -185,11 +185,14 @@ def remove_superseded(directory: Path, current: Path) -> list[Path]:
     for path in sorted(directory.glob("jvm-classes-*.jsa")):
         if path == current or not _owner_file(path).is_file():
             continue
-        jars = _owner_file(path).read_text()
-        if jars == owner or not Path(jars).is_dir():
-            path.unlink(missing_ok=True)
-            _owner_file(path).unlink(missing_ok=True)
-            removed.append(path)
+        try:  # a file another user owns, or one removed meanwhile, is left alone
+            jars = _owner_file(path).read_text()
+            if jars == owner or not Path(jars).is_dir():
+                path.unlink(missing_ok=True)
+                _owner_file(path).unlink(missing_ok=True)
+                removed.append(path)
+        except OSError:
+            continue
     return removed
 
 
