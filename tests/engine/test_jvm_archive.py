@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import textwrap
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.jobs import CLI, collection, evaluate_cmd, run_job, tree
+from tests.jobs import CLI, collection, dead_pid, evaluate_cmd, run_job, tree
 
 
 def _need_java() -> None:
@@ -178,9 +177,7 @@ def test_one_builder_at_a_time_and_a_stale_lock_is_taken_over(tmp_path):
     lock = tmp_path / ".jvm-classes-key.building"
     lock.write_text(str(os.getpid()))  # a live holder
     assert jvm_archive._take_lock(lock) is False
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    lock.write_text(gone.stdout.strip())  # a holder that has exited
+    lock.write_text(str(dead_pid()))  # a holder that has exited
     assert jvm_archive._take_lock(lock) is True
     assert lock.read_text() == str(os.getpid())
 

@@ -250,18 +250,18 @@ def frame_and_read_bucket_tasks(
     ``(units of each bucket, directory)``. One partition per bucket either holds, and
     the function that turns a partition's one row into the bucket's (computed rows,
     read rows), each its files concatenated in unit order, or None where it has none."""
-    (frame_pieces, frame_directory), (read_pieces, read_directory) = computed, read
+    (computed_pieces, computed_directory), (read_pieces, read_directory) = computed, read
     pieces = {
-        bucket: (frame_pieces.get(bucket, []), read_pieces.get(bucket, []))
-        for bucket in sorted(set(frame_pieces) | set(read_pieces))
+        bucket: (computed_pieces.get(bucket, []), read_pieces.get(bucket, []))
+        for bucket in sorted(set(computed_pieces) | set(read_pieces))
     }
     tasks, order = _bucket_partitions(spark, pieces)
-    frame_target, read_target = str(frame_directory), str(read_directory)
+    computed_target, read_target = str(computed_directory), str(read_directory)
 
     def rows_of(task: pa.Table) -> tuple[pa.Table | None, pa.Table | None]:
-        bucket, (frame_units, read_units) = order[task.column(0)[0].as_py()]
+        bucket, (computed_units, read_units) = order[task.column(0)[0].as_py()]
         return (
-            bucket_rows(frame_target, bucket, frame_units) if frame_units else None,
+            bucket_rows(computed_target, bucket, computed_units) if computed_units else None,
             bucket_rows(read_target, bucket, read_units) if read_units else None,
         )
 
