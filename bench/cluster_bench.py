@@ -14,9 +14,13 @@ Systems: ``sparkeval`` (``jobs/evaluate.py``, the package shipped in ``--py-file
 the README says), ``sparkeval_c1`` (the same with :data:`C1_EXECUTORS` as the
 executors' JVM options), ``sparkeval_installed`` (that, plus sparkeval's Python worker
 daemon, ``spark.python.daemon.module``: on this cluster sparkeval is installed in the
-executors' Python, as it is in an image or a packed environment), ``mllib``
-(``RankingEvaluator``, 4 metrics, nothing cached) and ``mllib_cached`` (the lists cached
-once).
+executors' Python, as it is in an image or a packed environment), ``sparkeval_archived``
+(that, plus the driver's and the executors' JVMs mapping sparkeval's class archive, with
+the options ``sparkeval jvm-archive --java-options`` prints, as the README says for
+executors on the driver's install), ``mllib`` (``RankingEvaluator``, 4 metrics, nothing
+cached), ``mllib_cached`` (the lists cached once) and ``mllib_archived`` (the usual way,
+its driver and executors mapping a class archive of MLlib's own driver, written at the
+exit of a small local MLlib run, as ``bench_evaluate.py`` does for MLlib).
 """
 
 from __future__ import annotations
@@ -39,18 +43,33 @@ from bench_evaluate import run_measured  # noqa: E402
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate  # noqa: E402
 
+from sparkeval.jvm_archive import mapping_options  # noqa: E402
 from sparkeval.spark import PYTHON_DAEMON_KEY, PYTHON_DAEMON_MODULE  # noqa: E402
 from tests.cluster import StandaloneCluster, spark_class  # noqa: E402
 
-SYSTEMS = ("sparkeval", "sparkeval_c1", "sparkeval_installed", "mllib", "mllib_cached")
+SYSTEMS = (
+    "sparkeval",
+    "sparkeval_c1",
+    "sparkeval_installed",
+    "sparkeval_archived",
+    "mllib",
+    "mllib_cached",
+    "mllib_archived",
+)
 LABELS = {
     "sparkeval": "sparkeval evaluate (10 measures), spark-submit to the cluster",
     "sparkeval_c1": "sparkeval evaluate, executors with C1 only and the parallel collector",
     "sparkeval_installed": "sparkeval evaluate, C1 executors and sparkeval's worker daemon "
     "(sparkeval installed on the executors)",
+    "sparkeval_archived": "sparkeval evaluate, as above, driver and executor JVMs mapping "
+    "sparkeval's class archive",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
+    "mllib_archived": "Spark MLlib RankingEvaluator, the usual way, driver and executor JVMs "
+    "mapping a class archive of MLlib's driver",
 }
+#: each archived system against the MLlib row it is compared with
+ARCHIVED_PAIRS = {"sparkeval_archived": "mllib_archived"}
 #: executor JVM options for when the Python workers do the work (as sparkeval's local
 #: ``workers`` profile): C1 alone leaves C2's CPU to the workers on one-core executors
 C1_EXECUTORS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
@@ -75,15 +94,54 @@ def environment() -> dict[str, str]:
     return env
 
 
+def archive_options(work: Path) -> dict[str, str]:
+    """JVM options that map a class archive, by system family: sparkeval's (as printed
+    by ``sparkeval jvm-archive --java-options``, which writes it) and MLlib's own."""
+    cache = work / "jvm-cache"
+    env = {**environment(), "SPARKEVAL_CACHE_DIR": str(cache)}
+    printed = subprocess.run(
+        [sys.executable, "-m", "sparkeval.cli", "jvm-archive", "--java-options"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    run, qrels = generate(work / "warm-up", 2000, 10)
+    partial, mllib_archive = cache / "mllib.jsa.partial", cache / "mllib.jsa"
+    subprocess.run(
+        [sys.executable, "-m", "runners.mllib", str(run), str(qrels), "--archive-at-exit", partial],
+        env=env,
+        cwd=BENCH,
+        check=True,
+        capture_output=True,
+    )
+    os.replace(partial, mllib_archive)
+    mllib = " ".join(mapping_options(mllib_archive))
+    return {"sparkeval": printed.stdout.strip(), "mllib": mllib}
+
+
 def submit_command(
-    system: str, url: str, package: Path, run: Path, qrels: Path, out: Path
+    system: str,
+    url: str,
+    package: Path,
+    run: Path,
+    qrels: Path,
+    out: Path,
+    archives: dict[str, str] | None = None,
 ) -> list[str]:
     submit = [str(Path(sys.executable).parent / "spark-submit"), "--master", url]
     conf = dict(SUBMIT_CONF)
-    if system in ("sparkeval_c1", "sparkeval_installed"):
+    if system in ("sparkeval_c1", "sparkeval_installed", "sparkeval_archived"):
         conf["spark.executor.extraJavaOptions"] = C1_EXECUTORS
-    if system == "sparkeval_installed":
+    if system in ("sparkeval_installed", "sparkeval_archived"):
         conf[PYTHON_DAEMON_KEY] = PYTHON_DAEMON_MODULE  # sparkeval is installed there
+    if system.endswith("_archived"):
+        if archives is None:
+            raise ValueError(f"{system} needs the archives' options")
+        options = archives[system.split("_")[0]]
+        submit += ["--driver-java-options", options]
+        executor = conf.get("spark.executor.extraJavaOptions", "")
+        conf["spark.executor.extraJavaOptions"] = f"{executor} {options}".strip()
     for key, value in conf.items():
         submit += ["--conf", f"{key}={value}"]
     if system.startswith("sparkeval"):
@@ -130,6 +188,8 @@ def main() -> None:
     env = environment()
     daemons = work / "cluster"
     daemons.mkdir(exist_ok=True)
+    archived = [system for system in args.systems if system.endswith("_archived")]
+    archives = archive_options(work) if archived else None
     cluster = StandaloneCluster(launcher, daemons, env, worker_memory=args.worker_memory)
     walls: dict[str, list[float]] = {system: [] for system in args.systems}
     peaks: dict[str, list[float]] = {system: [] for system in args.systems}
@@ -138,7 +198,9 @@ def main() -> None:
         print(f"cluster {cluster.url}: 2 workers of 1 core", flush=True)
         for rep in range(args.repeat):
             for system in args.systems:
-                cmd = submit_command(system, cluster.url, package, run, qrels, work / "out")
+                cmd = submit_command(
+                    system, cluster.url, package, run, qrels, work / "out", archives
+                )
                 wall, peak, _, _ = run_measured(cmd, env, BENCH)
                 walls[system].append(wall)
                 peaks[system].append(peak)
@@ -170,6 +232,16 @@ def main() -> None:
         ratio = f"{base / wall:.2f}×" if base else "-"
         spread = f"{min(walls[system]):.1f}–{max(walls[system]):.1f}"
         lines.append(f"| {LABELS[system]} | {wall:.1f} ({spread}) | {rows / wall:,.0f} | {ratio} |")
+    lines += ["", "### Target: sparkeval ≥ 4× MLlib the usual way on the same cluster", ""]
+    for system in args.systems:
+        if not system.startswith("sparkeval"):
+            continue
+        against = ARCHIVED_PAIRS.get(system, "mllib")
+        if not walls.get(against):
+            continue
+        ratio = statistics.median(walls[against]) / statistics.median(walls[system])
+        verdict = "met" if ratio >= 4 else "NOT met"
+        lines.append(f"- {LABELS[system]} vs {LABELS[against]}: {ratio:.2f}× ({verdict})")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.results:

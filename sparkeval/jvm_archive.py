@@ -130,6 +130,13 @@ def java_options() -> list[str]:
     path = archive_path()
     if path is None:
         return []
+    return mapping_options(path)
+
+
+def mapping_options(path: Path) -> list[str]:
+    """HotSpot options that map the archive ``path`` when it fits the JVM's jars, and
+    otherwise start the JVM as usual, without a word (a JVM that cannot find the file,
+    an executor on another machine, say, starts as usual too)."""
     return [f"-XX:SharedArchiveFile={path}", "-Xshare:auto", *_QUIET]
 
 

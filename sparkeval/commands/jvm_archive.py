@@ -17,14 +17,24 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class JvmArchiveConfig(JobConfig):
-    """Write the archive (default), or only show or remove it."""
+    """Write the archive (default), or only show or remove it, or print the JVM options
+    that map it."""
 
     status: bool = option(False, help="only say whether one exists")
     remove: bool = option(False, help="delete every archive")
+    java_options: bool = option(
+        False,
+        help="print only the JVM options that map the archive (written first when there "
+        'is none), for spark-submit: --driver-java-options "$(sparkeval jvm-archive '
+        "--java-options)\", and for executors on this machine's install, "
+        "spark.executor.extraJavaOptions",
+    )
 
     def validate(self) -> Self:
-        if self.status and self.remove:
-            raise ConfigError("--status and --remove exclude each other")
+        chosen = [flag for flag in ("status", "remove", "java_options") if getattr(self, flag)]
+        if len(chosen) > 1:
+            named = " and ".join("--" + flag.replace("_", "-") for flag in chosen)
+            raise ConfigError(f"{named} exclude each other")
         return self
 
 
@@ -36,6 +46,13 @@ def run(spark: SparkSession | None, config: JvmArchiveConfig) -> str:
         removed = jvm_archive.remove_archives()
         return f"sparkeval: removed {len(removed)} JVM archive(s) from {jvm_archive.cache_dir()}"
     path = jvm_archive.archive_path()
+    if config.java_options:
+        if jvm_archive.switch() == "off":
+            raise ConfigError(
+                f"JVM archives are switched off ({jvm_archive.SWITCH_ENV}=off); "
+                "there are no options to print"
+            )
+        return " ".join(jvm_archive.mapping_options(path or jvm_archive.build_archive()))
     if config.status:
         if path is not None:
             in_use = "in use" if jvm_archive.java_options() else "not in use (switched off)"
@@ -65,8 +82,9 @@ COMMAND = Command(
     "pyspark (about 190 MB in the user cache directory, ~45 s to write). Local "
     "sessions started by sparkeval then map Spark's classes from it instead of "
     "loading them, which saves seconds per run. Without this step the first local "
-    "session builds it in the background as its process exits. spark-submit is not "
-    "affected.",
+    "session builds it in the background as its process exits. For spark-submit, "
+    "--java-options prints the options to give its driver JVM (and executors that run "
+    "on this machine's install).",
     config=JvmArchiveConfig,
     run=run,
     show=show,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import textwrap
 import time
@@ -104,6 +105,90 @@ def test_results_are_identical_with_and_without_the_archive(archive, tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         outputs[switch] = tree(out)
     assert outputs["on"] == outputs["off"]
+
+
+def test_java_options_prints_only_the_options_that_map_the_archive(archive, tmp_path):
+    """What ``--driver-java-options "$(sparkeval jvm-archive --java-options)"`` gets."""
+    done = run_job(
+        [*CLI, "jvm-archive", "--java-options"], tmp_path, SPARKEVAL_CACHE_DIR=str(archive)
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    options = done.stdout.strip().split(" ")
+    assert done.stdout.count("\n") == 1
+    assert options[0] == f"-XX:SharedArchiveFile={_archive_file(archive)}"
+    assert "-Xshare:auto" in options
+    off = run_job(
+        [*CLI, "jvm-archive", "--java-options"],
+        tmp_path,
+        SPARKEVAL_CACHE_DIR=str(archive),
+        SPARKEVAL_JVM_ARCHIVE="off",
+    )
+    assert off.returncode == 2 and off.stdout == ""
+    assert "switched off" in off.stderr
+
+
+@pytest.mark.slow
+def test_spark_submit_driver_and_executors_map_the_archive(archive, standalone_cluster, tmp_path):
+    """The README's spark-submit recipe on a standalone cluster whose executors run on
+    this machine's install: HotSpot's class-load logs of the driver and of every
+    executor name the archive as the source of Spark's classes."""
+    from tests.cluster import build_zip, cluster_env
+
+    printed = run_job(
+        [*CLI, "jvm-archive", "--java-options"], tmp_path, SPARKEVAL_CACHE_DIR=str(archive)
+    )
+    options = printed.stdout.strip()
+    logs = tmp_path / "class-logs"
+    logs.mkdir()
+    config = collection(tmp_path / "data")
+    submit = Path(sys.executable).parent / "spark-submit"
+    cmd = [
+        str(submit),
+        "--master",
+        standalone_cluster.url,
+        "--driver-java-options",
+        f"{options} -Xlog:class+load=info:file={logs / 'driver.log'}",
+        "--conf",
+        f"spark.executor.extraJavaOptions={options} "
+        f"-Xlog:class+load=info:file={logs / 'executor-%p.log'}",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        "--conf",
+        "spark.executor.memory=512m",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--py-files",
+        str(build_zip(Path(__file__).resolve().parents[2], tmp_path / "sparkeval.zip")),
+        str(Path(__file__).resolve().parents[2] / "jobs" / "evaluate.py"),
+        "--config",
+        str(config),
+        "--out",
+        str(tmp_path / "out"),
+    ]
+    done = subprocess.run(
+        cmd, cwd=tmp_path, env=cluster_env(), capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "out" / "summary.json").is_file()
+
+    def source_of(log: Path, class_name: str) -> str:
+        lines = [line for line in log.read_text().splitlines() if f"{class_name} " in line]
+        assert lines, f"{class_name} was never loaded according to {log.name}"
+        return lines[0]
+
+    assert "shared objects file (top)" in source_of(
+        logs / "driver.log", "org.apache.spark.SparkContext"
+    )
+    executors = sorted(logs.glob("executor-*.log"))
+    assert executors, "no executor wrote a class-load log"
+    for log in executors:
+        # the archive holds the classes the driver loaded: the executor's own entry
+        # point is not among them, the Spark core both use is
+        assert "shared objects file (top)" in source_of(log, "org.apache.spark.SparkConf")
+        mapped = log.read_text().count("shared objects file (top)")
+        assert mapped > 1000, f"only {mapped} classes mapped from the archive"
 
 
 def test_a_cut_short_archive_is_not_used(archive, tmp_path):
