@@ -8,7 +8,9 @@ exits, and ``-XX:SharedArchiveFile=F`` maps them on the next start.
 
 ``sparkeval jvm-archive`` writes such an archive by running two small evaluations (one
 read by the Python workers, one by Spark's readers) in a JVM that dumps its classes at
-exit.  Sessions sparkeval starts itself (not ``spark-submit``) then use it.  The
+exit.  Sessions sparkeval starts itself then use it; ``spark-submit`` starts its JVMs
+before sparkeval runs, and ``sparkeval jvm-archive --java-options`` prints the options
+(:func:`mapping_options`) to give them by hand.  The
 archive's name carries a key of the Java installation, the pyspark version and its jars
 (their directory, sizes and times), so another Java, pyspark or install of it never
 picks up a foreign archive; should the JVM still refuse it, it starts as usual
