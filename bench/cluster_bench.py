@@ -15,12 +15,13 @@ the README says), ``sparkeval_c1`` (the same with :data:`C1_EXECUTORS` as the
 executors' JVM options), ``sparkeval_installed`` (that, plus sparkeval's Python worker
 daemon, ``spark.python.daemon.module``: on this cluster sparkeval is installed in the
 executors' Python, as it is in an image or a packed environment), ``sparkeval_archived``
-(that, plus the driver's and the executors' JVMs mapping sparkeval's class archive, with
-the options ``sparkeval jvm-archive --java-options`` prints, as the README says for
-executors on the driver's install), ``mllib`` (``RankingEvaluator``, 4 metrics, nothing
-cached), ``mllib_cached`` (the lists cached once) and ``mllib_archived`` (the usual way,
-its driver and executors mapping a class archive of MLlib's own driver, written at the
-exit of a small local MLlib run, as ``bench_evaluate.py`` does for MLlib).
+(that, with the driver's JVM too given the options ``sparkeval jvm-archive --java-options
+--jvm-profile workers`` prints, and the executors' as well: sparkeval's class archive and
+its ``workers`` profile, as the README says for executors on the driver's install),
+``mllib`` (``RankingEvaluator``, 4 metrics, nothing cached), ``mllib_cached`` (the lists
+cached once) and ``mllib_archived`` (the usual way, its driver and executors mapping a
+class archive of MLlib's own driver, written at the exit of a small local MLlib run, with
+the ``spark`` profile, as ``bench_evaluate.py`` gives MLlib).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate  # noqa: E402
 
 from sparkeval.jvm_archive import mapping_options  # noqa: E402
-from sparkeval.spark import PYTHON_DAEMON_KEY, PYTHON_DAEMON_MODULE  # noqa: E402
+from sparkeval.spark import JVM_PROFILES, PYTHON_DAEMON_KEY, PYTHON_DAEMON_MODULE  # noqa: E402
 from tests.cluster import StandaloneCluster, spark_class  # noqa: E402
 
 SYSTEMS = (
@@ -61,18 +62,20 @@ LABELS = {
     "sparkeval_c1": "sparkeval evaluate, executors with C1 only and the parallel collector",
     "sparkeval_installed": "sparkeval evaluate, C1 executors and sparkeval's worker daemon "
     "(sparkeval installed on the executors)",
-    "sparkeval_archived": "sparkeval evaluate, as above, driver and executor JVMs mapping "
-    "sparkeval's class archive",
+    "sparkeval_archived": "sparkeval evaluate, as above, driver and executor JVMs with "
+    "sparkeval's class archive and workers profile",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
     "mllib_archived": "Spark MLlib RankingEvaluator, the usual way, driver and executor JVMs "
-    "mapping a class archive of MLlib's driver",
+    "with a class archive of MLlib's driver and sparkeval's spark profile",
 }
 #: each archived system against the MLlib row it is compared with
 ARCHIVED_PAIRS = {"sparkeval_archived": "mllib_archived"}
 #: executor JVM options for when the Python workers do the work (as sparkeval's local
 #: ``workers`` profile): C1 alone leaves C2's CPU to the workers on one-core executors
 C1_EXECUTORS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+#: sparkeval's command line, run by this interpreter
+SPARKEVAL_CLI = (sys.executable, "-m", "sparkeval.cli")
 #: settings of every submission: loopback, no UI, executors of the workers' size
 SUBMIT_CONF = {
     "spark.driver.host": "127.0.0.1",
@@ -100,7 +103,7 @@ def archive_options(work: Path) -> dict[str, str]:
     cache = work / "jvm-cache"
     env = {**environment(), "SPARKEVAL_CACHE_DIR": str(cache)}
     printed = subprocess.run(
-        [sys.executable, "-m", "sparkeval.cli", "jvm-archive", "--java-options"],
+        [*SPARKEVAL_CLI, "jvm-archive", "--java-options", "--jvm-profile", "workers"],
         env=env,
         capture_output=True,
         text=True,
@@ -116,7 +119,9 @@ def archive_options(work: Path) -> dict[str, str]:
         capture_output=True,
     )
     os.replace(partial, mllib_archive)
-    mllib = " ".join(mapping_options(mllib_archive))
+    # as in bench_evaluate.py: MLlib's work is done by Spark's operators, so its JVMs get
+    # the tuning sparkeval uses when Spark's readers do the work, on top of the archive
+    mllib = " ".join([*mapping_options(mllib_archive), *JVM_PROFILES["spark"]])
     return {"sparkeval": printed.stdout.strip(), "mllib": mllib}
 
 
@@ -138,10 +143,10 @@ def submit_command(
     if system.endswith("_archived"):
         if archives is None:
             raise ValueError(f"{system} needs the archives' options")
+        # the archive and the JVM profile, for the driver and the executors alike
         options = archives[system.split("_")[0]]
         submit += ["--driver-java-options", options]
-        executor = conf.get("spark.executor.extraJavaOptions", "")
-        conf["spark.executor.extraJavaOptions"] = f"{executor} {options}".strip()
+        conf["spark.executor.extraJavaOptions"] = options
     for key, value in conf.items():
         submit += ["--conf", f"{key}={value}"]
     if system.startswith("sparkeval"):

@@ -30,7 +30,17 @@ class JvmArchiveConfig(JobConfig):
         "spark.executor.extraJavaOptions",
     )
 
+    jvm_profile: str | None = option(
+        None,
+        choices=("workers", "spark"),
+        help="with --java-options, add the HotSpot options of sparkeval's JVM profile for "
+        "who does the heavy work: workers (the Python workers read the inputs: C1 only, "
+        "the parallel collector) or spark (Spark's readers do)",
+    )
+
     def validate(self) -> Self:
+        if self.jvm_profile is not None and not self.java_options:
+            raise ConfigError("--jvm-profile goes with --java-options")
         chosen = [flag for flag in ("status", "remove", "java_options") if getattr(self, flag)]
         if len(chosen) > 1:
             named = " and ".join("--" + flag.replace("_", "-") for flag in chosen)
@@ -52,7 +62,11 @@ def run(spark: SparkSession | None, config: JvmArchiveConfig) -> str:
                 f"JVM archives are switched off ({jvm_archive.SWITCH_ENV}=off); "
                 "there are no options to print"
             )
-        return " ".join(jvm_archive.mapping_options(path or jvm_archive.build_archive()))
+        from sparkeval.spark import JVM_PROFILES
+
+        mapping = jvm_archive.mapping_options(path or jvm_archive.build_archive())
+        profile = JVM_PROFILES[config.jvm_profile] if config.jvm_profile else ()
+        return " ".join([*mapping, *profile])
     if config.status:
         if path is not None:
             in_use = "in use" if jvm_archive.java_options() else "not in use (switched off)"

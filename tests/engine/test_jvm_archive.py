@@ -125,6 +125,14 @@ def test_java_options_prints_only_the_options_that_map_the_archive(archive, tmp_
     )
     assert off.returncode == 2 and off.stdout == ""
     assert "switched off" in off.stderr
+    profiled = run_job(
+        [*CLI, "jvm-archive", "--java-options", "--jvm-profile", "workers"],
+        tmp_path,
+        SPARKEVAL_CACHE_DIR=str(archive),
+    )
+    assert profiled.stdout.split() == [*options, "-XX:TieredStopAtLevel=1", "-XX:+UseParallelGC"]
+    alone = run_job([*CLI, "jvm-archive", "--jvm-profile", "workers"], tmp_path)
+    assert alone.returncode == 2 and "--jvm-profile goes with --java-options" in alone.stderr
 
 
 @pytest.mark.slow
@@ -135,7 +143,9 @@ def test_spark_submit_driver_and_executors_map_the_archive(archive, standalone_c
     from tests.cluster import build_zip, cluster_env
 
     printed = run_job(
-        [*CLI, "jvm-archive", "--java-options"], tmp_path, SPARKEVAL_CACHE_DIR=str(archive)
+        [*CLI, "jvm-archive", "--java-options", "--jvm-profile", "workers"],
+        tmp_path,
+        SPARKEVAL_CACHE_DIR=str(archive),
     )
     options = printed.stdout.strip()
     logs = tmp_path / "class-logs"
