@@ -191,8 +191,8 @@ def main() -> None:
         [sys.executable, "-m", "zipfile", "-c", str(package), "sparkeval"], cwd=ROOT, check=True
     )
     env = environment()
-    daemons = work / "cluster"
-    daemons.mkdir(exist_ok=True)
+    # the daemons' directories are new each time, so a --workdir can be used again
+    daemons = Path(tempfile.mkdtemp(prefix="cluster-", dir=work))
     archived = [system for system in args.systems if system.endswith("_archived")]
     archives = archive_options(work) if archived else None
     cluster = StandaloneCluster(launcher, daemons, env, worker_memory=args.worker_memory)
