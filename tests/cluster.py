@@ -50,6 +50,24 @@ def cluster_env(**extra: str) -> dict[str, str]:
     return env
 
 
+#: settings of every test submission to the cluster: loopback, no UI, small executors
+SUBMIT_CONF = (
+    "spark.driver.host=127.0.0.1",
+    "spark.driver.bindAddress=127.0.0.1",
+    "spark.executor.memory=512m",
+    "spark.ui.enabled=false",
+)
+
+
+def spark_submit(url: str, package: Path, *options: str) -> list[str]:
+    """``spark-submit`` to the master ``url`` with the package zip in ``--py-files``,
+    :data:`SUBMIT_CONF` and ``options`` (more spark-submit options); the job file and
+    its arguments follow."""
+    submit = Path(sys.executable).parent / "spark-submit"
+    conf = [item for setting in SUBMIT_CONF for item in ("--conf", setting)]
+    return [str(submit), "--master", url, "--py-files", str(package), *conf, *options]
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -140,7 +140,8 @@ def test_spark_submit_driver_and_executors_map_the_archive(archive, standalone_c
     """The README's spark-submit recipe on a standalone cluster whose executors run on
     this machine's install: HotSpot's class-load logs of the driver and of every
     executor name the archive as the source of Spark's classes."""
-    from tests.cluster import build_zip, cluster_env
+    from tests.cluster import build_zip, cluster_env, spark_submit
+    from tests.conftest import ROOT
 
     printed = run_job(
         [*CLI, "jvm-archive", "--java-options", "--jvm-profile", "workers"],
@@ -151,27 +152,18 @@ def test_spark_submit_driver_and_executors_map_the_archive(archive, standalone_c
     logs = tmp_path / "class-logs"
     logs.mkdir()
     config = collection(tmp_path / "data")
-    submit = Path(sys.executable).parent / "spark-submit"
+    package = build_zip(ROOT, tmp_path / "sparkeval.zip")
     cmd = [
-        str(submit),
-        "--master",
-        standalone_cluster.url,
-        "--driver-java-options",
-        f"{options} -Xlog:class+load=info:file={logs / 'driver.log'}",
-        "--conf",
-        f"spark.executor.extraJavaOptions={options} "
-        f"-Xlog:class+load=info:file={logs / 'executor-%p.log'}",
-        "--conf",
-        "spark.driver.host=127.0.0.1",
-        "--conf",
-        "spark.driver.bindAddress=127.0.0.1",
-        "--conf",
-        "spark.executor.memory=512m",
-        "--conf",
-        "spark.ui.enabled=false",
-        "--py-files",
-        str(build_zip(Path(__file__).resolve().parents[2], tmp_path / "sparkeval.zip")),
-        str(Path(__file__).resolve().parents[2] / "jobs" / "evaluate.py"),
+        *spark_submit(
+            standalone_cluster.url,
+            package,
+            "--driver-java-options",
+            f"{options} -Xlog:class+load=info:file={logs / 'driver.log'}",
+            "--conf",
+            f"spark.executor.extraJavaOptions={options} "
+            f"-Xlog:class+load=info:file={logs / 'executor-%p.log'}",
+        ),
+        str(ROOT / "jobs" / "evaluate.py"),
         "--config",
         str(config),
         "--out",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,13 +17,11 @@ import pytest
 from sparkeval.cli import main
 from sparkeval.errors import EXIT_OK
 from sparkeval.faults import FAULT_ENV
-from tests.cluster import build_zip, cluster_env
+from tests.cluster import build_zip, cluster_env, spark_submit
 from tests.conftest import ROOT
 from tests.jobs import MEASURES, assert_complete, collection
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
-
-SUBMIT = Path(sys.executable).parent / "spark-submit"
 
 
 @pytest.fixture(scope="module")
@@ -53,20 +50,7 @@ def local_result(job, spark, tmp_path_factory) -> Path:
 
 def submit(cluster, job, out: Path, *conf: str) -> list[str]:
     return [
-        str(SUBMIT),
-        "--master",
-        cluster.url,
-        "--py-files",
-        str(job["zip"]),
-        "--conf",
-        "spark.driver.host=127.0.0.1",
-        "--conf",
-        "spark.driver.bindAddress=127.0.0.1",
-        "--conf",
-        "spark.executor.memory=512m",
-        "--conf",
-        "spark.ui.enabled=false",
-        *(item for c in conf for item in ("--conf", c)),
+        *spark_submit(cluster.url, job["zip"], *(item for c in conf for item in ("--conf", c))),
         str(ROOT / "jobs" / "evaluate.py"),
         "--config",
         str(job["config"]),
