@@ -10,6 +10,7 @@ from sparkeval.errors import ConfigError
 from sparkeval.job.command import Command
 from sparkeval.job.config import JobConfig
 from sparkeval.job.options import option
+from sparkeval.spark import JVM_PROFILES
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -29,10 +30,9 @@ class JvmArchiveConfig(JobConfig):
         "--java-options)\", and for executors on this machine's install, "
         "spark.executor.extraJavaOptions",
     )
-
     jvm_profile: str | None = option(
         None,
-        choices=("workers", "spark"),
+        choices=tuple(JVM_PROFILES),
         help="with --java-options, add the HotSpot options of sparkeval's JVM profile for "
         "who does the heavy work: workers (the Python workers read the inputs: C1 only, "
         "the parallel collector) or spark (Spark's readers do)",
@@ -62,8 +62,6 @@ def run(spark: SparkSession | None, config: JvmArchiveConfig) -> str:
                 f"JVM archives are switched off ({jvm_archive.SWITCH_ENV}=off); "
                 "there are no options to print"
             )
-        from sparkeval.spark import JVM_PROFILES
-
         mapping = jvm_archive.mapping_options(path or jvm_archive.build_archive())
         profile = JVM_PROFILES[config.jvm_profile] if config.jvm_profile else ()
         return " ".join([*mapping, *profile])
