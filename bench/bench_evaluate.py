@@ -52,6 +52,7 @@ sys.path[:0] = [str(BENCH), str(BENCH.parent)]
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate, write_variants  # noqa: E402
 
+from sparkeval.jvm_archive import mapping_options  # noqa: E402
 from sparkeval.spark import JVM_PROFILES  # noqa: E402
 
 SYSTEMS = (
@@ -234,9 +235,20 @@ def base_env() -> dict[str, str]:
     return env
 
 
-#: HotSpot options that map a class-data archive (quietly; a refused one is skipped)
-def _archive_options(path: Path) -> str:
-    return f"-XX:SharedArchiveFile={path} -Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
+def mllib_java_options(cache: Path, run: Path, qrels: Path) -> str:
+    """MLlib's JVM options: a class archive of MLlib's own driver, written to ``cache``
+    at the exit of an MLlib run on ``run`` and ``qrels``, and, since Spark's operators do
+    MLlib's work, the JVM tuning sparkeval uses when Spark's readers do the work."""
+    archive, partial = cache / "mllib.jsa", cache / "mllib.jsa.partial"
+    subprocess.run(
+        [sys.executable, "-m", "runners.mllib", str(run), str(qrels), "--archive-at-exit", partial],
+        env=base_env(),
+        cwd=BENCH,
+        check=True,
+        capture_output=True,
+    )
+    os.replace(partial, archive)
+    return " ".join([*mapping_options(archive), *JVM_PROFILES["spark"]])
 
 
 def wait_for_background_archive(cache: Path, timeout: float = 900) -> Path:
@@ -263,27 +275,7 @@ def prepare_jvm_archives(work: Path) -> dict[str, dict[str, str]]:
     first_run = command("sparkeval", run, qrels, work / "first-run")
     subprocess.run(first_run, env=env, cwd=BENCH, check=True, capture_output=True)
     wait_for_background_archive(cache)
-    mllib_archive = cache / "mllib.jsa"
-    partial = cache / "mllib.jsa.partial"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "runners.mllib",
-            str(run),
-            str(qrels),
-            "--archive-at-exit",
-            str(partial),
-        ],
-        env=base_env(),
-        cwd=BENCH,
-        check=True,
-        capture_output=True,
-    )
-    os.replace(partial, mllib_archive)
-    # MLlib's work is done by Spark's operators: it gets the JVM tuning sparkeval uses
-    # when Spark's readers do the work, on top of its own archive
-    mllib_options = " ".join([_archive_options(mllib_archive), *JVM_PROFILES["spark"]])
+    mllib_options = mllib_java_options(cache, run, qrels)
     print(f"JVM archives written in {time.perf_counter() - started:.0f} s", flush=True)
     with_archive = {"SPARKEVAL_CACHE_DIR": str(cache), "SPARKEVAL_JVM_ARCHIVE": "auto"}
     return {

@@ -40,12 +40,11 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(BENCH), str(ROOT)]
 
-from bench_evaluate import run_measured  # noqa: E402
+from bench_evaluate import mllib_java_options, run_measured  # noqa: E402
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate  # noqa: E402
 
-from sparkeval.jvm_archive import mapping_options  # noqa: E402
-from sparkeval.spark import JVM_PROFILES, PYTHON_DAEMON_KEY, PYTHON_DAEMON_MODULE  # noqa: E402
+from sparkeval.spark import PYTHON_DAEMON_KEY, PYTHON_DAEMON_MODULE  # noqa: E402
 from tests.cluster import StandaloneCluster, spark_class  # noqa: E402
 
 SYSTEMS = (
@@ -110,18 +109,7 @@ def archive_options(work: Path) -> dict[str, str]:
         check=True,
     )
     run, qrels = generate(work / "warm-up", 2000, 10)
-    partial, mllib_archive = cache / "mllib.jsa.partial", cache / "mllib.jsa"
-    subprocess.run(
-        [sys.executable, "-m", "runners.mllib", str(run), str(qrels), "--archive-at-exit", partial],
-        env=env,
-        cwd=BENCH,
-        check=True,
-        capture_output=True,
-    )
-    os.replace(partial, mllib_archive)
-    # as in bench_evaluate.py: MLlib's work is done by Spark's operators, so its JVMs get
-    # the tuning sparkeval uses when Spark's readers do the work, on top of the archive
-    mllib = " ".join([*mapping_options(mllib_archive), *JVM_PROFILES["spark"]])
+    mllib = mllib_java_options(cache, run, qrels)
     return {"sparkeval": printed.stdout.strip(), "mllib": mllib}
 
 

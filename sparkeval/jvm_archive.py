@@ -168,6 +168,7 @@ def build_archive() -> Path:
         raise EnvironmentProblem(f"the JVM archive could not be written:\n{tail}")
     for older in directory.glob(f"jvm-classes-{key}-*.jsa"):
         older.unlink()
+        _owner_file(older).unlink(missing_ok=True)
     path = directory / f"jvm-classes-{key}-{partial.stat().st_size}.jsa"
     _owner_file(path).write_text(str(jars_directory()))
     os.replace(partial, path)
