@@ -23,6 +23,14 @@ class InputError(SparkevalError, ValueError):
     exit_code = EXIT_INPUT
 
 
+class EmptyRunError(InputError):
+    """A run id the caller named has no rows (``run_id``: which)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id!r} has no rows")
+        self.run_id = run_id
+
+
 class ConfigError(SparkevalError, ValueError):
     """A bad option or configuration key."""
 

@@ -10,10 +10,11 @@ from sparkeval import faults
 from sparkeval.compat import CompatPlan
 from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
-from sparkeval.errors import InputError
+from sparkeval.errors import EmptyRunError, InputError
 from sparkeval.io import read_runs
 from sparkeval.io.direct import DirectPlan, NotDirect, all_direct_formats, plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
+from sparkeval.io.readers import default_run_id, no_rows_message
 from sparkeval.io.truth import RelevanceRule, read_truth
 from sparkeval.job.runner import log
 from sparkeval.output import atomic_output_dir, check_output_path, write_summary
@@ -90,6 +91,8 @@ def run_evaluate(
             evaluation = _evaluate_direct(spark, config, plan, direct, ready)
         if evaluation is None:
             evaluation = _evaluate_spark_read(spark, config, plan, announce=direct is None)
+    except EmptyRunError as exc:
+        raise _no_rows(exc, config) from None
     except InputError as exc:
         raise _with_partition_hint(exc, config) from None
     finally:
@@ -163,6 +166,15 @@ def _evaluate_spark_read(
     return _evaluate_with_plan(
         spark, config, plan, run_df, qrels_df, run_ids=run_ids, near_duplicates=pairs_df
     )
+
+
+def _no_rows(exc: EmptyRunError, config: EvaluateConfig) -> InputError:
+    """The error naming the input of a run without rows: one without a run id column
+    has the file's default run id (a run id found in the rows has rows)."""
+    owners = {default_run_id(path): path for path in config.run_inputs()}
+    if exc.run_id not in owners:
+        return InputError(str(exc))
+    return InputError(no_rows_message(owners[exc.run_id], "run", config.where))
 
 
 def jvm_profile(config: EvaluateConfig) -> str:

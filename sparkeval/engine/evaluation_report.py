@@ -7,7 +7,7 @@ from typing import Any
 
 from sparkeval.engine.formats import undefined_count_key, value_sum_key
 from sparkeval.engine.worker.assemble import EvalOptions
-from sparkeval.errors import InputError
+from sparkeval.errors import EmptyRunError
 from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
 
@@ -70,13 +70,13 @@ def build_report(
     """The report of an evaluation (``summary.json``) from the combined per-run sums.
 
     Raises:
-        InputError: a run has no rows.
+        EmptyRunError: a run has no rows.
     """
     runs: dict[str, Any] = {}
     for run_id in run_ids:
         s = stats.get(run_id)
         if s is None or not s["rows_read"]:
-            raise InputError(f"run {run_id!r} has no rows")
+            raise EmptyRunError(run_id)
         runs[run_id] = {
             "measures": {out_names[i]: s[value_sum_key(i)] for i in range(len(measures))},
             "undefined": {

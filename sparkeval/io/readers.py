@@ -783,8 +783,16 @@ def read_run(
         run_ids = (default_run_id(path),) if table.first() is not None else ()
     df = run_frame(table, cols, path, run_col, fmt in DECODED_FORMATS)
     if not run_ids:
-        raise InputError(f"{path}: no run rows (the input is empty)")
+        raise InputError(no_rows_message(path, "run", where))
     return RunInput(path, df, run_ids)
+
+
+def no_rows_message(path: str, kind: str, where: str | None = None) -> str:
+    """The error message of an input without rows (``where``: without rows that the
+    condition keeps)."""
+    if where is not None:
+        return f"{path}: no {kind} rows where {where}"
+    return f"{path}: no {kind} rows (the input is empty)"
 
 
 def read_qrels(
@@ -817,7 +825,7 @@ def read_qrels(
         bad.alias(BAD),
     )
     if df.first() is None:
-        raise InputError(f"{path}: no qrels rows (the input is empty)")
+        raise InputError(no_rows_message(path, "qrels", where))
     return df
 
 

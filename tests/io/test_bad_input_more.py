@@ -167,26 +167,38 @@ def test_duplicate_doc_within_one_run_of_a_parquet_table(spark, tmp_path, capsys
     )
 
 
-def test_empty_parquet_run_with_schema(spark, tmp_path, capsys) -> None:
-    run = parquet(
-        tmp_path,
-        "empty.parquet",
+#: both readers: the workers' (an input they find empty goes to Spark's readers; one
+#: that a condition empties is found so by the evaluation) and Spark's
+READERS = pytest.mark.parametrize("reader", ["auto", "spark"])
+
+
+def empty_parquet_run(tmp: Path, name: str = "empty.parquet") -> str:
+    return parquet(
+        tmp,
+        name,
         {
             "query_id": pa.array([], pa.string()),
             "doc_id": pa.array([], pa.string()),
             "score": pa.array([], pa.float64()),
         },
     )
+
+
+@READERS
+def test_empty_parquet_run_with_schema(spark, tmp_path, capsys, reader) -> None:
     assert_fails(
         capsys,
         tmp_path,
-        run,
+        empty_parquet_run(tmp_path),
         write(tmp_path, "qrels.txt", QRELS),
         ["empty.parquet: no run rows (the input is empty)"],
+        "--reader",
+        reader,
     )
 
 
-def test_header_only_csv_run(spark, tmp_path, capsys) -> None:
+@READERS
+def test_header_only_csv_run(spark, tmp_path, capsys, reader) -> None:
     run = write(tmp_path, "run.csv", "qid,docno,score\n")
     assert_fails(
         capsys,
@@ -194,6 +206,51 @@ def test_header_only_csv_run(spark, tmp_path, capsys) -> None:
         run,
         write(tmp_path, "qrels.txt", QRELS),
         ["run.csv: no run rows (the input is empty)"],
+        "--reader",
+        reader,
+    )
+
+
+@READERS
+def test_empty_second_run_is_named(spark, tmp_path, capsys, reader) -> None:
+    full = parquet(
+        tmp_path,
+        "full.parquet",
+        {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]},
+    )
+    code, err, _ = evaluate(
+        capsys,
+        tmp_path,
+        full,
+        write(tmp_path, "qrels.txt", QRELS),
+        "--run",
+        empty_parquet_run(tmp_path, "second.parquet"),
+        "--reader",
+        reader,
+    )
+    assert code == EXIT_INPUT, err
+    assert "second.parquet: no run rows (the input is empty)" in err, err
+    assert "full.parquet: no run rows" not in err, err
+    assert_no_output(tmp_path)
+
+
+@READERS
+def test_where_that_keeps_no_run_row(spark, tmp_path, capsys, reader) -> None:
+    run = parquet(
+        tmp_path,
+        "run.parquet",
+        {"query_id": ["q1", "q2"], "doc_id": ["d1", "d1"], "score": [2.0, 1.0]},
+    )
+    assert_fails(
+        capsys,
+        tmp_path,
+        run,
+        write(tmp_path, "qrels.txt", QRELS),
+        ["run.parquet: no run rows where score > 100"],
+        "--where",
+        "score > 100",
+        "--reader",
+        reader,
     )
 
 
@@ -294,7 +351,8 @@ def test_duplicate_doc_in_parquet_qrels(spark, tmp_path, capsys) -> None:
     )
 
 
-def test_empty_parquet_qrels_with_schema(spark, tmp_path, capsys) -> None:
+@READERS
+def test_empty_parquet_qrels_with_schema(spark, tmp_path, capsys, reader) -> None:
     qrels = parquet(
         tmp_path,
         "qrels.parquet",
@@ -310,6 +368,8 @@ def test_empty_parquet_qrels_with_schema(spark, tmp_path, capsys) -> None:
         write(tmp_path, "run.txt", RUN),
         qrels,
         ["qrels.parquet: no qrels rows (the input is empty)"],
+        "--reader",
+        reader,
     )
 
 
