@@ -119,6 +119,9 @@ class DirectInput:
         where: for Parquet, the rows to keep, as
             :func:`~sparkeval.engine.plans.scan_filter.condition_spec` gives them
             (a filtered DataFrame's); None keeps every row.
+        score: for a Parquet run, the score computed from file columns, as
+            :func:`~sparkeval.engine.plans.scan_values.value_spec` gives it (a
+            DataFrame's computed score); None: the ``score`` of ``columns``.
     """
 
     kind: str
@@ -132,6 +135,7 @@ class DirectInput:
     ranges: tuple[tuple[int, int], ...] = ()
     header: tuple[str, ...] = ()
     where: tuple | None = None
+    score: tuple | None = None
 
 
 def _parquet_files(path: str) -> list[str] | None:
@@ -183,12 +187,14 @@ def plan_direct_files(
     run_id: str | None,
     mapped_only: bool = False,
     where: tuple | None = None,
+    score: tuple | None = None,
 ) -> DirectInput | None:
     """The direct plan of the local Parquet ``files`` of an input named ``path`` (in
     messages), or None when Spark should read them; the arguments as :func:`plan_direct`'s.
     With ``mapped_only`` the columns are exactly ``mapping``'s (no column is found by
     its name, as a DataFrame's columns are not); ``where`` keeps the rows of a filtered
-    DataFrame (:attr:`DirectInput.where`).
+    DataFrame (:attr:`DirectInput.where`), ``score`` computes a run's score
+    (:attr:`DirectInput.score`; with ``mapped_only`` only).
     """
     import pyarrow.parquet as pq
 
@@ -199,6 +205,13 @@ def plan_direct_files(
     schema = metas[0].schema.to_arrow_schema()
     if any(not m.schema.to_arrow_schema().equals(schema) for m in metas[1:]):
         return None  # (metadata, such as pandas' index description, may differ)
+    if score is not None:
+        from sparkeval.engine.plans.scan_values import fits_value_schema, value_columns
+
+        if not mapped_only or kind != "run" or "score" in mapping:
+            return None
+        if not value_columns(score) or not fits_value_schema(score, schema):
+            return None  # a constant score (nothing to read), or other column types
     if mapped_only:
         if not set(mapping.values()) <= set(schema.names):
             return None
@@ -214,7 +227,7 @@ def plan_direct_files(
         return None
     if "run_id" in cols and not _is_text(schema.field(cols["run_id"]).type):
         return None
-    if not any(test(schema.field(cols[value]).type) for test in allowed):
+    if score is None and not any(test(schema.field(cols[value]).type) for test in allowed):
         return None
     if kind == "run" and "run_id" not in cols and run_id is None:
         return None
@@ -227,6 +240,8 @@ def plan_direct_files(
     if not rows:
         return None  # the Spark readers report an empty input
     wanted = set(cols.values())
+    if score is not None:
+        wanted |= set(value_columns(score))
     units, size = [], 0
     for file, meta in zip(files, metas, strict=True):
         for group in range(meta.num_row_groups):
@@ -245,6 +260,7 @@ def plan_direct_files(
         size=size,
         rows=rows,
         where=where,
+        score=score,
     )
 
 
@@ -327,6 +343,10 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         from sparkeval.engine.plans.scan_filter import spec_columns
 
         read |= set(spec_columns(source.where))
+    if source.score is not None:
+        from sparkeval.engine.plans.scan_values import value_columns
+
+        read |= set(value_columns(source.score))
     raw = pq.ParquetFile(file).read_row_group(group, columns=sorted(read))
     if source.where is not None:
         raw = _kept_rows(raw, source)
@@ -341,8 +361,8 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
             raise NotDirect(f"{source.path}: a grade beyond ±{GRADE_BOUND}")
         out["relevance"] = grades.cast(pa.int64())
         return pa.table(out, schema=QRELS_SCHEMA)
-    scores = raw.column(cols["score"])
-    _no_nulls(scores, cols["score"])
+    scores = _scores(raw, source)
+    _no_nulls(scores, cols.get("score", "score"))
     names = _text(raw, cols["run_id"]) if "run_id" in cols else None
     codes = run_codes(source, names, raw.num_rows, run_ids)
     return pa.table(
@@ -354,6 +374,15 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         },
         schema=RUN_SCHEMA,
     )
+
+
+def _scores(raw: pa.Table, source: DirectInput) -> pa.ChunkedArray:
+    """The run's scores: its score column, or the value computed from file columns."""
+    if source.score is None:
+        return raw.column(dict(source.columns)["score"])
+    from sparkeval.engine.plans.scan_values import compute_value
+
+    return compute_value(source.score, raw)
 
 
 def _kept_rows(raw: pa.Table, source: DirectInput) -> pa.Table:

@@ -90,7 +90,15 @@ def test_only_bare_parquet_scans_are_recognised(spark, files) -> None:
     # below use where("true") for a computed DataFrame of the same rows)
     assert scanned_parquet(scan.where("true")) is None
     assert scanned_parquet(scan.where(F.upper("query_id") == "Q1")) is None
-    assert scanned_parquet(scan.select((F.col("score") * 2).alias("score"))) is None
+    assert scanned_parquet(scan.select((F.col("score") / 2).alias("score"))) is None
+    # a double computed with arithmetic is a computed column of the scan
+    doubled = scan.select("query_id", (F.col("score") * 2).alias("score"))
+    assert scanned_parquet(doubled) == ParquetScan(
+        paths,
+        {"query_id": "query_id"},
+        None,
+        {"score": ("multiply", ("col", "score", "double"), ("lit", 2.0))},
+    )
     assert scanned_parquet(spark.createDataFrame([(1,)], "x int")) is None
     pd.DataFrame({"x": [1]}).to_json(files / "x.jsonl", orient="records", lines=True)
     assert scanned_parquet(spark.read.json(str(files / "x.jsonl"))) is None
@@ -239,7 +247,8 @@ def test_a_computed_run_with_scanned_qrels_reads_only_the_qrels_files(
 
     read_scanned_qrels = spark_engine._read_scanned_qrels
     monkeypatch.setattr(spark_engine, "_read_scanned_qrels", recorded)
-    run = spark.read.parquet(str(files / "runs")).withColumn("score", F.col("score") + 0.0)
+    # a division stays with Spark (scan_values)
+    run = spark.read.parquet(str(files / "runs")).withColumn("score", F.col("score") / 1.0)
     qrels = spark.read.parquet(str(files / "qrels.parquet"))
     mixed = sparkeval.evaluate(spark, run, qrels, MEASURES, queries="both", buckets=3)
     assert len(reads) == 1 and reads[0] is not None

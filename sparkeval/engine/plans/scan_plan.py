@@ -8,11 +8,14 @@ string columns to Arrow.  When both inputs are such scans (Spark's analysed plan
 the file relation, maybe under the table's alias, selections and renamings of
 columns, and filters the workers can apply: :mod:`sparkeval.engine.plans.scan_filter`),
 the workers read the same files themselves instead, exactly as the command line's
-direct read (:mod:`sparkeval.io.direct`), keep the rows the filters keep, and apply the
-same checks with the same fallback: a value the direct read does not judge sends the
-evaluation back to the DataFrames.
+direct read (:mod:`sparkeval.io.direct`), keep the rows the filters keep, compute a
+run's score where the DataFrame computes it with arithmetic they give bit for bit
+(:mod:`sparkeval.engine.plans.scan_values`), and apply the same checks with the same
+fallback: a value the direct read does not judge sends the evaluation back to the
+DataFrames.
 
-A joined or computed DataFrame (a new column, a cast, a function in a filter), one
+A joined or otherwise computed DataFrame (a computed id, a function, a division, a
+function in a filter), one
 read from a partitioned directory or a remote filesystem, and every DataFrame of a
 Spark Connect session are evaluated as DataFrames. Scanned qrels beside a computed run
 are still read from their files on a local master (:func:`scanned_input`; see
@@ -22,12 +25,13 @@ are still read from their files on a local master (:func:`scanned_input`; see
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from sparkeval.engine.formats import DEFAULT_RUN_ID
 from sparkeval.engine.plans.scan_filter import Spec, both, condition_spec, node_kind
+from sparkeval.engine.plans.scan_values import value_spec
 from sparkeval.io.columns import REQUIRED
 from sparkeval.io.direct import DirectInput, DirectPlan, plan_direct_files
 from sparkeval.io.readers import distinct_values
@@ -45,11 +49,16 @@ class ParquetScan:
         columns: ``{DataFrame column: file column}``, in the DataFrame's order.
         where: the rows kept, over file columns
             (:func:`~sparkeval.engine.plans.scan_filter.condition_spec`); None keeps all.
+        computed: ``{DataFrame column: value}`` of the ``double`` columns the DataFrame
+            computes from file columns
+            (:func:`~sparkeval.engine.plans.scan_values.value_spec`); ``columns`` holds
+            the others.
     """
 
     files: list[str]
     columns: dict[str, str]
     where: Spec | None = None
+    computed: dict[str, Spec] = field(default_factory=dict)
 
 
 #: plan nodes a scan may sit under
@@ -66,6 +75,8 @@ def scanned_parquet(frame: DataFrame) -> ParquetScan | None:
     nodes (a catalog table's name), ``Project`` nodes of columns, each a column below
     or such a column renamed (``select("q", col("d").alias("doc_id"))``), and
     ``Filter`` nodes whose conditions :mod:`sparkeval.engine.plans.scan_filter` takes.
+    A ``Project`` may also compute ``double`` columns the workers can compute
+    (:mod:`sparkeval.engine.plans.scan_values`); a filter may not read them.
     """
     jdf = getattr(frame, "_jdf", None)
     if jdf is None:  # Spark Connect: no plan in this process
@@ -89,7 +100,7 @@ def scanned_parquet(frame: DataFrame) -> ParquetScan | None:
             return None
         output = plan.output()
         names = [str(output.apply(i).name()) for i in range(output.size())]
-        columns = {name: name for name in names}
+        columns: dict[str, str | Spec] = {name: name for name in names}
         where = None
         for node in reversed(above):  # from the scan up
             moved, where = _through(node, columns, where)
@@ -101,40 +112,49 @@ def scanned_parquet(frame: DataFrame) -> ParquetScan | None:
     files = _local_paths(frame.inputFiles())
     if files is None or list(columns) != list(frame.columns):
         return None
-    return ParquetScan(files, columns, where)
+    plain = {name: source for name, source in columns.items() if isinstance(source, str)}
+    computed = {name: spec for name, spec in columns.items() if not isinstance(spec, str)}
+    return ParquetScan(files, plain, where, computed)
 
 
 def _through(
-    node, columns: dict[str, str], where: Spec | None
-) -> tuple[dict[str, str] | None, Spec | None]:
+    node, columns: dict[str, str | Spec], where: Spec | None
+) -> tuple[dict[str, str | Spec] | None, Spec | None]:
     """``(columns, where)`` above ``node`` given those below it; columns None when the
-    node computes something."""
+    node computes something the workers do not."""
     kind = node_kind(node)
     if kind == "Project":
-        projected = _projected_columns(node.projectList())
-        if projected is None or not set(projected.values()) <= set(columns):
-            return None, where
-        return {name: columns[source] for name, source in projected.items()}, where
+        return _projected_columns(node.projectList(), columns), where
     if kind == "Filter":
-        condition = condition_spec(node.condition(), columns)
+        plain = {name: source for name, source in columns.items() if isinstance(source, str)}
+        condition = condition_spec(node.condition(), plain)
         if condition is None:
             return None, where
         return columns, both(where, condition)
     return columns, where  # an alias
 
 
-def _projected_columns(expressions) -> dict[str, str] | None:
-    """``{output: source}`` of a projection of plain or renamed columns; None when an
-    expression computes anything."""
-    columns: dict[str, str] = {}
+def _projected_columns(expressions, below: dict[str, str | Spec]) -> dict[str, str | Spec] | None:
+    """``{output: file column or computed value}`` of a projection of plain, renamed
+    or computed columns (the values as ``below``); None when an expression computes
+    anything else."""
+    columns: dict[str, str | Spec] = {}
     for i in range(expressions.size()):
         expression = expressions.apply(i)
         name = str(expression.name())
-        if node_kind(expression) == "Alias":
-            expression = expression.child()
-        if node_kind(expression) != "AttributeReference" or name in columns:
+        if name in columns:
             return None
-        columns[name] = str(expression.name())
+        inner = expression.child() if node_kind(expression) == "Alias" else expression
+        if node_kind(inner) == "AttributeReference":
+            source = str(inner.name())
+            if source not in below:
+                return None
+            columns[name] = below[source]
+            continue
+        computed = value_spec(expression, below)
+        if computed is None:
+            return None
+        columns[name] = computed
     return columns
 
 
@@ -159,6 +179,9 @@ def scanned_input(frame: DataFrame, kind: str) -> DirectInput | None:
     if scan is None:
         return None
     wanted = (*needed, "run_id") if kind == "run" else needed
+    score = scan.computed.get("score") if kind == "run" else None
+    if any(name in scan.computed for name in wanted if name != "score" or kind != "run"):
+        return None  # computed ids or grades stay with Spark
     mapping = {name: scan.columns[name] for name in wanted if name in scan.columns}
     files = scan.files
     label = files[0] if len(files) == 1 else f"{files[0]} and {len(files) - 1} more files"
@@ -166,7 +189,7 @@ def scanned_input(frame: DataFrame, kind: str) -> DirectInput | None:
     # only the DataFrame's own columns: a "tag" column names runs in files read by
     # name, not in a DataFrame
     return plan_direct_files(
-        files, label, kind, mapping, run_id, mapped_only=True, where=scan.where
+        files, label, kind, mapping, run_id, mapped_only=True, where=scan.where, score=score
     )
 
 
