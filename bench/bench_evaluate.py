@@ -67,6 +67,7 @@ SYSTEMS = (
     "sparkeval_api_workers_jvm",
     "sparkeval_api_filtered",
     "sparkeval_api_computed",
+    "sparkeval_api_spark_computed",
     "mllib",
     "mllib_cached",
     "pytrec_eval",
@@ -90,8 +91,12 @@ LABELS = {
         'sparkeval.evaluate(spark, ...) on a filtered scan (where("score >= 0"))'
     ),
     "sparkeval_api_computed": (
-        "sparkeval.evaluate(spark, ...) on a computed DataFrame (score + 0.0), "
-        "converted to Arrow by Spark"
+        "sparkeval.evaluate(spark, ...) on a run DataFrame with a computed score "
+        "(score + 0.0), computed by the workers"
+    ),
+    "sparkeval_api_spark_computed": (
+        "sparkeval.evaluate(spark, ...) on a computed DataFrame (score / 1.0, a division "
+        "the workers leave to Spark), converted to Arrow by Spark"
     ),
     "mllib": "Spark MLlib RankingEvaluator (4 metrics, local[2]), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
@@ -183,6 +188,7 @@ def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
             "sparkeval_api_workers_jvm": ["--jvm-profile", "workers"],
             "sparkeval_api_filtered": ["--filtered"],
             "sparkeval_api_computed": ["--computed"],
+            "sparkeval_api_spark_computed": ["--spark-computed"],
         }[system]
         return [py, "-m", "runners.sparkeval_api", str(run), str(qrels), *options]
     if system.startswith("sparkeval"):
@@ -289,6 +295,7 @@ def prepare_jvm_archives(work: Path) -> dict[str, dict[str, str]]:
         "sparkeval_api_workers_jvm": with_archive,
         "sparkeval_api_filtered": with_archive,
         "sparkeval_api_computed": with_archive,
+        "sparkeval_api_spark_computed": with_archive,
         "mllib": {"MLLIB_JAVA_OPTIONS": mllib_options},
         "mllib_cached": {"MLLIB_JAVA_OPTIONS": mllib_options},
     }

@@ -2,12 +2,14 @@
 projection, then ``sparkeval.evaluate(spark, run_df, qrels_df, measures)``.
 
 Usage: python -m runners.sparkeval_api RUN.parquet QRELS.parquet [--filtered]
-[--computed] [--jvm-profile workers]
+[--computed] [--spark-computed] [--jvm-profile workers]
 
 A projection only scans the files, so the workers read them themselves; so does a
 filter they can apply: ``--filtered`` adds one that keeps every row (``score >= 0``).
-``--computed`` replaces the score by ``score + 0.0``, which makes the run a computed
-DataFrame whose rows Spark converts to Arrow for the workers. The session is
+``--computed`` replaces the score by ``score + 0.0``: arithmetic the workers compute
+themselves as they read the files. ``--spark-computed`` replaces it by ``score / 1.0``,
+a division they leave to Spark, which makes the run a computed DataFrame whose rows
+Spark converts to Arrow for the workers. The session is
 ``build_session``'s with HotSpot's defaults, as a pipeline's session would have;
 ``--jvm-profile workers`` gives its driver JVM the options for work done by the
 Python workers (``sparkeval.spark.JVM_PROFILES``).
@@ -26,6 +28,7 @@ def main(
     qrels_path: str,
     filtered: bool = False,
     computed: bool = False,
+    spark_computed: bool = False,
     jvm_profile: str | None = None,
 ) -> None:
     from pyspark.sql import functions as F
@@ -41,6 +44,8 @@ def main(
         run_df = run_df.where("score >= 0")
     if computed:
         run_df = run_df.withColumn("score", F.col("score") + F.lit(0.0))
+    if spark_computed:
+        run_df = run_df.withColumn("score", F.col("score") / F.lit(1.0))
     evaluation = sparkeval.evaluate(spark, run_df, qrels_df, SPARKEVAL_MEASURES)
     values = evaluation.report["runs"]["run"]["measures"]
     evaluation.unpersist()
@@ -55,5 +60,6 @@ if __name__ == "__main__":
         sys.argv[2],
         filtered="--filtered" in flags,
         computed="--computed" in flags,
+        spark_computed="--spark-computed" in flags,
         jvm_profile=profile,
     )
