@@ -64,6 +64,7 @@ EXPRESSIONS = {
     "float * 2.0": lambda F: F.col("f") * 2.0,
     "int - score": lambda F: F.col("i") - F.col("score"),
     "(score - 1.5) * score": lambda F: (F.col("score") - 1.5) * F.col("score"),
+    "(score * 2.0) cast to double": lambda F: (F.col("score") * 2.0).cast("double"),
 }
 
 

@@ -78,6 +78,8 @@ def _double(expression, columns: Mapping[str, str | Spec]) -> Spec | None:
     if kind == "Cast":
         child = expression.child()
         source = str(child.dataType().typeName())
+        if source == "double":  # a double as a double: the value itself
+            return _double(child, columns)
         if node_kind(child) == "AttributeReference" and source in _COLUMN_TYPES:
             column = _column(child, columns, source)
             return None if column is None else ("double", column)
@@ -157,8 +159,8 @@ def compute_value(spec: Spec, table: pa.Table) -> pa.ChunkedArray | pa.Scalar:
         return table.column(spec[1])
     if op == "lit":
         return pa.scalar(spec[1], pa.float64())
-    if op == "double":
-        return table.column(spec[1][1]).cast(pa.float64(), safe=False)
+    if op == "double":  # exact for every integer type and float; IEEE rounding for long
+        return compute_value(spec[1], table).cast(pa.float64(), safe=False)
     if op == "negate":
         return pc.negate(compute_value(spec[1], table))
     function = getattr(pc, op)  # add, subtract, multiply: IEEE, unchecked
