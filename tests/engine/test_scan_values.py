@@ -163,3 +163,36 @@ def test_a_computed_score_is_evaluated_as_spark_computes_it(
     finally:
         read.unpersist()
         computed.unpersist()
+
+
+def test_a_constant_run_id_names_the_run(spark, run_file, distributed) -> None:
+    """``lit("bm25")`` as the run id is every row's run id, with no pass over the rows
+    to find the run ids; a null one stays with Spark."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.engine.plans.scan_plan import scanned_input
+
+    scan = spark.read.parquet(str(run_file / "run.parquet"))
+    named = scan.select(F.lit("bm25").alias("run_id"), "query_id", "doc_id", "score")
+    assert scanned_input(named, "run").run_id == "bm25"
+    renamed = named.select(F.col("run_id").alias("run_id"), "query_id", "doc_id", "score")
+    assert scanned_input(renamed, "run").run_id == "bm25"
+    unnamed = scan.select(F.lit(None).cast("string").alias("run_id"), "query_id", "doc_id", "score")
+    assert scanned_input(unnamed, "run") is None
+    assert scanned_input(scan.withColumn("query_id", F.lit("q1")), "run") is None
+    qrels = spark.read.parquet(str(run_file / "qrels.parquet"))
+    read = sparkeval.evaluate(spark, named, qrels, MEASURES, buckets=3)
+    computed = sparkeval.evaluate(
+        spark, named.where("true"), qrels.where("true"), MEASURES, buckets=3
+    )
+    try:
+        assert read.reader in ("workers", "driver") and computed.reader == "spark"
+        assert list(read.report["runs"]) == ["bm25"]
+        assert read.report == computed.report
+        rows = [
+            ev.ordered_per_query.toPandas().fillna(-1.0).to_dict("list") for ev in (read, computed)
+        ]
+        assert rows[0] == rows[1]
+    finally:
+        read.unpersist()
+        computed.unpersist()

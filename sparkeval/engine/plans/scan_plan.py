@@ -31,7 +31,7 @@ from urllib.parse import unquote, urlparse
 
 from sparkeval.engine.formats import DEFAULT_RUN_ID
 from sparkeval.engine.plans.scan_filter import Spec, both, condition_spec, node_kind
-from sparkeval.engine.plans.scan_values import value_spec
+from sparkeval.engine.plans.scan_values import text_constant, value_spec
 from sparkeval.io.columns import REQUIRED
 from sparkeval.io.direct import DirectInput, DirectPlan, plan_direct_files
 from sparkeval.io.readers import distinct_values
@@ -51,8 +51,9 @@ class ParquetScan:
             (:func:`~sparkeval.engine.plans.scan_filter.condition_spec`); None keeps all.
         computed: ``{DataFrame column: value}`` of the ``double`` columns the DataFrame
             computes from file columns
-            (:func:`~sparkeval.engine.plans.scan_values.value_spec`); ``columns`` holds
-            the others.
+            (:func:`~sparkeval.engine.plans.scan_values.value_spec`) and of its constant
+            strings (:func:`~sparkeval.engine.plans.scan_values.text_constant`);
+            ``columns`` holds the others.
     """
 
     files: list[str]
@@ -151,7 +152,7 @@ def _projected_columns(expressions, below: dict[str, str | Spec]) -> dict[str, s
                 return None
             columns[name] = below[source]
             continue
-        computed = value_spec(expression, below)
+        computed = value_spec(expression, below) or text_constant(expression)
         if computed is None:
             return None
         columns[name] = computed
@@ -179,13 +180,19 @@ def scanned_input(frame: DataFrame, kind: str) -> DirectInput | None:
     if scan is None:
         return None
     wanted = (*needed, "run_id") if kind == "run" else needed
-    score = scan.computed.get("score") if kind == "run" else None
-    if any(name in scan.computed for name in wanted if name != "score" or kind != "run"):
+    computed = dict(scan.computed)
+    score = computed.pop("score", None) if kind == "run" else None
+    name = computed.pop("run_id", None) if kind == "run" else None
+    if any(column in computed for column in wanted):
         return None  # computed ids or grades stay with Spark
-    mapping = {name: scan.columns[name] for name in wanted if name in scan.columns}
+    if (score is not None and score[0] == "text") or (name is not None and name[0] != "text"):
+        return None
+    mapping = {column: scan.columns[column] for column in wanted if column in scan.columns}
     files = scan.files
     label = files[0] if len(files) == 1 else f"{files[0]} and {len(files) - 1} more files"
-    run_id = DEFAULT_RUN_ID if kind == "run" and "run_id" not in mapping else None
+    run_id = None
+    if kind == "run" and "run_id" not in mapping:  # a constant name, or the default one
+        run_id = DEFAULT_RUN_ID if name is None else name[1]
     # only the DataFrame's own columns: a "tag" column names runs in files read by
     # name, not in a DataFrame
     return plan_direct_files(

@@ -23,6 +23,9 @@ the DataFrame to Spark.
 
 A computed column travels to the workers as nested tuples (:func:`value_spec`);
 :func:`compute_value` evaluates it on the rows of a row group.
+
+A constant string column (:func:`text_constant`) is taken too, as the run id of every
+row: ``withColumn("run_id", lit("bm25"))`` names a run without a pass over its rows.
 """
 
 from __future__ import annotations
@@ -121,6 +124,17 @@ def _constant(expression) -> Spec | None:
         return None
     value = float(value)
     return None if value != value else ("lit", value)
+
+
+def text_constant(expression) -> Spec | None:
+    """``("text", value)`` of a constant string column (``lit("bm25")``, a run's name),
+    or None for anything else (a null included)."""
+    if node_kind(expression) == "Alias":
+        expression = expression.child()
+    if str(expression.dataType().typeName()) != "string" or not expression.foldable():
+        return None
+    value = expression.eval(None)
+    return None if value is None else ("text", str(value.toString()))
 
 
 def value_columns(spec: Spec) -> dict[str, str]:
