@@ -148,21 +148,8 @@ def test_a_computed_score_is_evaluated_as_spark_computes_it(
         "query_id", "doc_id", expression(name).alias("score")
     )
     qrels = spark.read.parquet(str(run_file / "qrels.parquet"))
-    read = sparkeval.evaluate(spark, run, qrels, MEASURES, buckets=3)
-    # the same DataFrames through filters that keep every row: Spark computes them
-    computed = sparkeval.evaluate(
-        spark, run.where("true"), qrels.where("true"), MEASURES, buckets=3
-    )
-    try:
-        assert read.reader in ("workers", "driver") and computed.reader == "spark"
-        assert read.report == computed.report
-        rows = [
-            ev.ordered_per_query.toPandas().fillna(-1.0).to_dict("list") for ev in (read, computed)
-        ]
-        assert rows[0] == rows[1] and len(set(rows[0]["query_id"])) == QUERIES
-    finally:
-        read.unpersist()
-        computed.unpersist()
+    report = evaluated_alike(spark, run, qrels)
+    assert sum(entry["queries"]["evaluated"] for entry in report["runs"].values()) == QUERIES
 
 
 def test_a_constant_run_id_names_the_run(spark, run_file, distributed) -> None:
@@ -181,18 +168,25 @@ def test_a_constant_run_id_names_the_run(spark, run_file, distributed) -> None:
     assert scanned_input(unnamed, "run") is None
     assert scanned_input(scan.withColumn("query_id", F.lit("q1")), "run") is None
     qrels = spark.read.parquet(str(run_file / "qrels.parquet"))
-    read = sparkeval.evaluate(spark, named, qrels, MEASURES, buckets=3)
+    assert list(evaluated_alike(spark, named, qrels)["runs"]) == ["bm25"]
+
+
+def evaluated_alike(spark, run, qrels) -> dict:
+    """The report of ``run`` and ``qrels`` read by the workers, after checking that
+    Spark computing the same DataFrames (through filters that keep every row) gives
+    the same report and per-query rows."""
+    read = sparkeval.evaluate(spark, run, qrels, MEASURES, buckets=3)
     computed = sparkeval.evaluate(
-        spark, named.where("true"), qrels.where("true"), MEASURES, buckets=3
+        spark, run.where("true"), qrels.where("true"), MEASURES, buckets=3
     )
     try:
         assert read.reader in ("workers", "driver") and computed.reader == "spark"
-        assert list(read.report["runs"]) == ["bm25"]
         assert read.report == computed.report
         rows = [
             ev.ordered_per_query.toPandas().fillna(-1.0).to_dict("list") for ev in (read, computed)
         ]
-        assert rows[0] == rows[1]
+        assert rows[0] == rows[1] and rows[0]["query_id"]
+        return read.report
     finally:
         read.unpersist()
         computed.unpersist()
