@@ -100,6 +100,10 @@ def run_evaluate(
             shutil.rmtree(ready.directory, ignore_errors=True)
     try:
         report = dict(evaluation.report)
+        if plan.relevance == RelevanceRule("grade") and not report["qrels"]["rows"]:
+            # graded qrels keep every row: none read means none in the input (or none
+            # that --qrels-where keeps), as Spark's readers report before evaluating
+            raise InputError(no_rows_message(config.qrels_input(), "qrels", config.qrels_where))
         log(f"inputs read by {READ_BY[evaluation.reader]}")
         log(_evaluated(report))
         report["inputs"] = {"runs": config.run_inputs(), "qrels": config.qrels_input()}

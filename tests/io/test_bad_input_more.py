@@ -352,6 +352,26 @@ def test_duplicate_doc_in_parquet_qrels(spark, tmp_path, capsys) -> None:
 
 
 @READERS
+def test_qrels_where_that_keeps_no_row(spark, tmp_path, capsys, reader) -> None:
+    qrels = parquet(
+        tmp_path,
+        "qrels.parquet",
+        {"query_id": ["q1", "q2"], "doc_id": ["d1", "d3"], "relevance": [1, 2]},
+    )
+    assert_fails(
+        capsys,
+        tmp_path,
+        write(tmp_path, "run.txt", RUN),
+        qrels,
+        ["qrels.parquet: no qrels rows where relevance > 5"],
+        "--qrels-where",
+        "relevance > 5",
+        "--reader",
+        reader,
+    )
+
+
+@READERS
 def test_empty_parquet_qrels_with_schema(spark, tmp_path, capsys, reader) -> None:
     qrels = parquet(
         tmp_path,
