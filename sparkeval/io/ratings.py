@@ -28,6 +28,7 @@ from sparkeval.io.readers import (
     check_exists,
     check_id_types,
     detect_format,
+    no_rows_message,
     read_table,
     strict_text_ids,
 )
@@ -155,5 +156,5 @@ def read_ratings(
         decoded = fmt in DECODED_FORMATS
         df = canonical_ratings(table, kind, parse_columns(columns), path, decoded)
     if df.first() is None:
-        raise InputError(f"{path}: no {kind} rows (the input is empty)")
+        raise InputError(no_rows_message(path, kind))
     return df

@@ -33,6 +33,7 @@ from sparkeval.io.readers import (
     detect_format,
     id_column,
     invalid_text_ids,
+    no_rows_message,
     numeric_column,
     read_qrels,
     read_table,
@@ -227,7 +228,7 @@ def read_truth(
             table = read_table(spark, path, fmt, where=where)
             df = truth_to_qrels(table, rule, columns, path, fmt in DECODED_FORMATS)
             if df.first() is None:
-                raise InputError(f"{path}: no truth rows (the input is empty)")
+                raise InputError(no_rows_message(path, "truth"))
     return keep_relevant(df, rule) if rule.kind == "grade" else df
 
 
