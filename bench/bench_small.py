@@ -61,16 +61,22 @@ def mllib_lists(spark, run: pd.DataFrame, qrels: pd.DataFrame):
     return spark.createDataFrame(rows, "prediction array<double>, label array<double>").cache()
 
 
-def spark_rows(spark, size: tuple[int, int], repeat: int) -> list[tuple[str, float, float, str]]:
+def spark_rows(
+    spark, size: tuple[int, int], repeat: int, cached: bool = True
+) -> list[tuple[str, float, float, str]]:
+    """One row: sparkeval on the run and qrels frames (cached, or as
+    ``spark.createDataFrame`` makes them of pandas: local data) against MLlib."""
     from pyspark.ml.evaluation import RankingEvaluator
 
     import sparkeval
 
     queries, docs = size
     run, qrels = collection(queries, docs)
-    run_df = spark.createDataFrame(run).cache()
-    qrels_df = spark.createDataFrame(qrels).cache()
-    run_df.count(), qrels_df.count()
+    run_df = spark.createDataFrame(run)
+    qrels_df = spark.createDataFrame(qrels)
+    if cached:
+        run_df, qrels_df = run_df.cache(), qrels_df.cache()
+        run_df.count(), qrels_df.count()
     lists = mllib_lists(spark, run, qrels)
     lists.count()
     if queries <= 10:
@@ -90,9 +96,13 @@ def spark_rows(spark, size: tuple[int, int], repeat: int) -> list[tuple[str, flo
             evaluator.evaluate(lists)
 
     reps = repeat if queries <= 10 else max(3, repeat // 4)
-    label = f"warm Spark, {queries} x {docs}, {len(ours)} measure(s)"
-    return [(label, median_seconds(sparkeval_call, reps), median_seconds(mllib_call, reps),
-             "MLlib RankingEvaluator")]  # fmt: skip
+    frames = "cached frames" if cached else "frames of local data"
+    label = f"warm Spark, {queries} x {docs}, {len(ours)} measure(s), {frames}"
+    row = (label, median_seconds(sparkeval_call, reps), median_seconds(mllib_call, reps),
+           "MLlib RankingEvaluator")  # fmt: skip
+    for frame in (run_df, qrels_df, lists):
+        frame.unpersist()  # a cached frame stands in for equal local data
+    return [row]
 
 
 def in_process_rows(size: tuple[int, int], repeat: int) -> list[tuple[str, float, float, str]]:
@@ -131,7 +141,10 @@ def main() -> None:
 
     conf = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "200"}  # Spark default
     spark = build_session("local[2]", "bench-small", conf)
-    rows = spark_rows(spark, (5, 10), args.repeat) + spark_rows(spark, (1000, 100), args.repeat)
+    rows = []
+    for cached in (True, False):
+        for size in ((5, 10), (1000, 100)):
+            rows += spark_rows(spark, size, args.repeat, cached)
     spark.stop()
     rows += in_process_rows((1000, 100), args.repeat)
     rows += in_process_rows((args.large, 100), args.repeat)

@@ -9,7 +9,7 @@ is made here once.
   it), :data:`DUPLICATE_FLAG` (near-duplicate flag of a run row), :data:`RUN_CODE`
   (the integer code of a row's run; the engine ships codes, not run names) and
   :data:`SHIPPED_VALUE` (score of a run row or grade of a qrels row, in the one frame
-  that ships both).
+  that ships both) and :data:`IS_QRELS` (whether a row of that frame is a qrels row).
 * Results: :func:`measure_column` names the wide rows' per-query value of measure i;
   :func:`value_sum_key` and :func:`undefined_count_key` the per-run partial sums and
   undefined counts of measure i.
@@ -31,6 +31,8 @@ RUN_CODE = "_run"
 EMPTY_RUN_CODE = -2
 #: score (run rows) or grade (qrels rows) in the frame that ships both
 SHIPPED_VALUE = "_value"
+#: true on the qrels rows of the frame that ships run and qrels rows together
+IS_QRELS = "_is_qrels"
 #: the run id of a run without a run id column (a DataFrame, a table or a file)
 DEFAULT_RUN_ID = "run"
 

@@ -1,6 +1,7 @@
 """Small inputs cost little: one Spark job of one task (the rows are evaluated in the
-driver), whatever the shuffle partitions and however many runs; the per-query frame is
-built only when it is asked for; and the values equal the distributed plan's."""
+driver), or none for frames of local data, whatever the shuffle partitions and however
+many runs; the per-query frame is built only when it is asked for; and the values equal
+the distributed plan's."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def test_a_tiny_input_is_one_bucket_whatever_the_shuffle_partitions(spark) -> No
         spark.conf.set("spark.sql.shuffle.partitions", "3")
         assert default_buckets(spark, 10**12) == 3
         spark.conf.set("spark.sql.shuffle.partitions", "200")
-        run, qrels = _frames(spark)
+        run, qrels = (frame.cache() for frame in _frames(spark))
         ev, jobs, tasks = _evaluated(spark, "tiny", run, qrels, "AP,P@5")
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", previous)
@@ -71,8 +72,20 @@ def test_a_tiny_input_is_one_bucket_whatever_the_shuffle_partitions(spark) -> No
         assert ev.report["runs"]["run"]["measures"] == {"AP": (1 / 2 + 2 / 5) / 2, "P@5": 0.4}
     finally:
         ev.unpersist()
-    # one job of one task: the rows collected for the driver (it was 200 buckets)
+        run.unpersist()
+        qrels.unpersist()
+    # one job of one task: the cached rows collected for the driver (it was 200 buckets)
     assert (jobs, tasks) == (1, [1])
+
+
+def test_frames_of_local_data_are_evaluated_without_a_job(spark) -> None:
+    ev, jobs, _ = _evaluated(spark, "local", *_frames(spark), "AP,P@5")
+    try:
+        # by hand, as above
+        assert ev.report["runs"]["run"]["measures"] == {"AP": (1 / 2 + 2 / 5) / 2, "P@5": 0.4}
+    finally:
+        ev.unpersist()
+    assert jobs == 0  # the rows were in the driver already
 
 
 def test_runs_are_found_without_a_job_and_the_per_query_frame_waits(spark) -> None:
@@ -81,8 +94,9 @@ def test_runs_are_found_without_a_job_and_the_per_query_frame_waits(spark) -> No
     ev, three_runs, _ = _evaluated(spark, "three-runs", *_frames(spark, runs=3), "AP")
     try:
         assert sorted(ev.report["runs"]) == ["r0", "r1", "r2"]
-        # the run ids of several runs come with the collected rows: no extra job
-        assert (one_run, three_runs) == (1, 1)
+        # the run ids of several runs come with the collected rows: no extra job (and
+        # frames of local data need none to be collected)
+        assert (one_run, three_runs) == (0, 0)
         _, asked, _ = _counted(spark, "per-query", lambda: ev.per_query.count())
         assert asked >= 1  # the per-query frame is built when asked for, not before
     finally:

@@ -20,7 +20,7 @@ import pytest
 
 import sparkeval
 from sparkeval.cli import main
-from sparkeval.engine.plans import driver_plan
+from sparkeval.engine.plans import driver_plan, local_rows
 from sparkeval.errors import EXIT_INPUT, InputError
 
 REPLACED = "caf\ufffd"
@@ -146,6 +146,46 @@ def test_api_dataframes_with_a_latin1_id_are_refused(spark, tmp_path, plan, comp
 @pytest.mark.parametrize("computed", [False, True], ids=["scan", "computed"])
 def test_api_dataframes_read_a_valid_replacement_character(spark, tmp_path, plan, computed):
     run_df, qrels_df = frames(spark, tmp_path, REPLACED, REPLACED, computed)
+    evaluation = sparkeval.evaluate(spark, run_df, qrels_df, ["P@1", "P@2"])
+    try:
+        assert evaluation.report["runs"]["run"]["measures"] == {"P@1": 1.0, "P@2": 0.5}
+    finally:
+        evaluation.unpersist()
+
+
+def local_frames(spark, run_first: str | bytes, judged: str | bytes):
+    """The inputs as frames of local data (pandas made into Spark local relations): the
+    ids as bytes, cast to text in a projection that Spark folds into the local data."""
+
+    def frame(rows: list[tuple], value: str):
+        table = pd.DataFrame(rows, columns=["query_id", "doc_id", value])
+        kind = "double" if value == "score" else "int"
+        types = f"query_id string, doc_id binary, {value} {kind}"
+        local = spark.createDataFrame(table, types)
+        return local.selectExpr("query_id", "CAST(doc_id AS STRING) AS doc_id", value)
+
+    def raw(value: str | bytes) -> bytes:
+        return value.encode() if isinstance(value, str) else value
+
+    run = frame([("q1", raw(run_first), 2.0), ("q1", b"d2", 1.0)], "score")
+    return run, frame([("q1", raw(judged), 1)], "relevance")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("bad_input", ["run", "qrels"])
+def test_local_frames_with_a_latin1_id_are_refused(spark, bad_input):
+    run_first, judged = (LATIN1, REPLACED) if bad_input == "run" else (REPLACED, LATIN1)
+    run_df, qrels_df = local_frames(spark, run_first, judged)
+    assert local_rows.held_in_driver(run_df, qrels_df)  # collected without a job but for this
+    with pytest.raises(InputError) as caught:
+        sparkeval.evaluate(spark, run_df, qrels_df, ["P@1", "P@2"])
+    expected = f"{bad_input} DataFrame: column doc_id value '{REPLACED}' {NOT_UTF8}"
+    assert expected in str(caught.value)
+
+
+@pytest.mark.spark
+def test_local_frames_read_a_valid_replacement_character(spark):
+    run_df, qrels_df = local_frames(spark, REPLACED, REPLACED)
     evaluation = sparkeval.evaluate(spark, run_df, qrels_df, ["P@1", "P@2"])
     try:
         assert evaluation.report["runs"]["run"]["measures"] == {"P@1": 1.0, "P@2": 0.5}

@@ -11,7 +11,8 @@ values are the same to the bit. The results are handed back as the same blob fra
 the distributed plan caches (a local relation: no job until it is used).
 
 Example: 5 queries x 10 docs evaluated in a warm session is one Spark job of one
-stage.
+stage, or none when the frames hold local data
+(:mod:`sparkeval.engine.plans.local_rows`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import BAD, DEFAULT_RUN_ID, SHIPPED_VALUE
+from sparkeval.engine.formats import BAD, DEFAULT_RUN_ID, IS_QRELS, SHIPPED_VALUE
+from sparkeval.engine.plans.local_rows import LOCAL_ROWS_BYTES, held_in_driver, plain_local_rows
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
@@ -39,8 +41,6 @@ if TYPE_CHECKING:
 DRIVER_BYTES = 16 << 20
 #: largest estimated input collected by a single task
 SINGLE_TASK_BYTES = 1 << 20
-
-_IS_QRELS = "_is_qrels"
 
 
 def fits_in_driver(estimated_bytes: int | None) -> bool:
@@ -65,7 +65,7 @@ def _driver_rows(run_df: DataFrame, qrels_df: DataFrame, checked_value) -> DataF
             "query_id",
             "doc_id",
             checked_value(value).cast(spark_type("double")).alias(SHIPPED_VALUE),
-            F.lit(is_qrels).alias(_IS_QRELS),
+            F.lit(is_qrels).alias(IS_QRELS),
         )
 
     return rows(run_df, F.col("run_id"), "score", False).unionByName(
@@ -75,7 +75,7 @@ def _driver_rows(run_df: DataFrame, qrels_df: DataFrame, checked_value) -> DataF
 
 def _split(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     """(run table, qrels table) of the collected rows."""
-    is_qrels = rows.column(_IS_QRELS)
+    is_qrels = rows.column(IS_QRELS)
     run = rows.filter(pc.invert(is_qrels))
     qrels = rows.filter(is_qrels)
     run_table = pa.table(
@@ -143,29 +143,57 @@ def evaluate_plain_in_driver(
     whole number within ±1e9 (:func:`plain_rows_are_valid`). The casts are those of the
     checked path, so the rows, and the values, are the same to the bit.
 
-    Example: 5 queries x 10 docs in a warm local session is one Spark job, and the
-    plan costs about 20 calls into the JVM instead of about 380.
+    Local relations (frames made from local data, not cached) up to
+    :data:`~sparkeval.engine.plans.local_rows.LOCAL_ROWS_BYTES` are collected without a
+    job (:mod:`sparkeval.engine.plans.local_rows`); other inputs by one job.
+
+    Example: 5 queries x 10 docs in a warm local session, made with
+    ``spark.createDataFrame``, is no Spark job; cached, it is one job, whose plan costs
+    about 20 calls into the JVM instead of about 380.
     """
     run_types = run_df.dtypes
     projections = plain_projections(run_types, qrels_df.dtypes)
     if projections is None:
         return None
-    run_columns, qrels_columns = projections
-    rows = run_df.selectExpr(*run_columns).unionByName(qrels_df.selectExpr(*qrels_columns))
-    if collects_in_one_task(estimated_bytes):
-        rows = rows.coalesce(1)
-    try:
-        collected = rows.toArrow()
-    except Exception:  # the checked path runs it again and reports the failure its way
+    has_run_id = "run_id" in dict(run_types)
+    collected = None
+    if collects_as_local_rows(estimated_bytes) and held_in_driver(run_df, qrels_df):
+        collected = plain_local_rows(run_df, qrels_df, has_run_id)
+    if collected is None:
+        collected = plain_rows_by_a_job(run_df, qrels_df, projections, estimated_bytes)
+    if collected is None:
         return None
     measure_list, options, run_ids = task
-    if "run_id" not in dict(run_types):
+    if not has_run_id:
         collected = with_default_run_id(collected)
         if run_ids is None:
             run_ids = [DEFAULT_RUN_ID]
     if not plain_rows_are_valid(collected):
         return None
     return _evaluate_collected(spark, collected, (measure_list, options, run_ids))
+
+
+def plain_rows_by_a_job(
+    run_df: DataFrame,
+    qrels_df: DataFrame,
+    projections: tuple[list[str], list[str]],
+    estimated_bytes: int | None,
+) -> pa.Table | None:
+    """The plain rows collected as Arrow by one Spark job; None when it fails (the
+    checked path runs it again and reports the failure its way)."""
+    run_columns, qrels_columns = projections
+    rows = run_df.selectExpr(*run_columns).unionByName(qrels_df.selectExpr(*qrels_columns))
+    if collects_in_one_task(estimated_bytes):
+        rows = rows.coalesce(1)
+    try:
+        return rows.toArrow()
+    except Exception:
+        return None
+
+
+def collects_as_local_rows(estimated_bytes: int | None) -> bool:
+    """Whether local relations of this estimated size are collected as Python rows."""
+    return estimated_bytes is not None and estimated_bytes <= LOCAL_ROWS_BYTES
 
 
 #: Spark types of the ids and run ids the plain path collects (as their text)
@@ -210,7 +238,7 @@ def plain_projections(
             *([] if has_run_id else ["CAST(NULL AS STRING) AS run_id"]),
             *(f"CAST({_quoted(c)} AS STRING) AS {c}" for c in ids),
             f"CAST({_quoted(value)} AS DOUBLE) AS {SHIPPED_VALUE}",
-            f"{str(is_qrels).lower()} AS {_IS_QRELS}",
+            f"{str(is_qrels).lower()} AS {IS_QRELS}",
         ]
 
     run = projection(run_types, "score", False)
@@ -229,7 +257,7 @@ def with_default_run_id(rows: pa.Table) -> pa.Table:
         ['run', None]
     """
     run_id = pc.if_else(
-        rows.column(_IS_QRELS), pa.scalar(None, pa.string()), pa.scalar(DEFAULT_RUN_ID)
+        rows.column(IS_QRELS), pa.scalar(None, pa.string()), pa.scalar(DEFAULT_RUN_ID)
     )
     return rows.set_column(rows.schema.get_field_index("run_id"), "run_id", run_id)
 
@@ -247,7 +275,7 @@ def plain_rows_are_valid(rows: pa.Table) -> bool:
         >>> plain_rows_are_valid(rows.set_column(3, "_value", pa.array([0.5, 2.5])))
         False
     """
-    is_qrels = rows.column(_IS_QRELS)
+    is_qrels = rows.column(IS_QRELS)
     run_ids = rows.column("run_id").filter(pc.invert(is_qrels))
     if run_ids.null_count or any(rows.column(c).null_count for c in _PLAIN_CHECKED):
         return False

@@ -1,0 +1,121 @@
+"""Frames of local data (``spark.createDataFrame`` of pandas) are collected without a Spark job,
+and their rows are the rows the job's casts give, to the bit: the same text of every
+id and the same 64 bits of every value, extremes included."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import sparkeval
+from sparkeval.engine.plans import driver_plan, local_rows
+from sparkeval.errors import InputError
+
+pytestmark = pytest.mark.spark
+
+_BIG = 2**53 + 1  # the nearest doubles are 2**53 and 2**53 + 2: a tie, rounded to even
+CASES = {
+    "integer ids and integer scores beyond 2**53": (
+        [(7, -3, "é", _BIG), (7, 2**62, "𝄞", -(2**63)), (-8, 0, "", 2**63 - 1), (0, 5, "d", 3)],
+        "run_id int, query_id bigint, doc_id string, score bigint",
+        [(-3, "é", 1), (2**62, "x", -128), (0, "", 127)],
+        "query_id bigint, doc_id string, relevance tinyint",
+    ),
+    "float scores, small integer ids, no run id": (
+        [(-128, -32768, 0.1), (127, 32767, 1e-45), (0, 1, 3.4e38), (0, 2, -0.0), (1, 3, None)],
+        "query_id tinyint, doc_id smallint, score float",
+        [(-128, -32768, 2**62 + 1), (0, 1, 0)],
+        "query_id tinyint, doc_id smallint, relevance bigint",
+    ),
+    "double scores and grades, text ids": (
+        [("r", "q", "a", 5e-324), ("r", "q", "b", math.inf), ("s", "q", "c", math.nan)],
+        "run_id string, query_id string, doc_id string, score double",
+        [("q", "a", 2.5), ("q", "b", -1e9), ("q", "c", 0.1)],
+        "query_id string, doc_id string, relevance double",
+    ),
+}
+
+
+def _local(spark, rows: list[tuple], types: str):
+    """A frame of local data: what ``spark.createDataFrame`` makes of a pandas frame
+    (a list of rows becomes an RDD, which only a job reads)."""
+    names = [field.split()[0] for field in types.split(",")]
+    return spark.createDataFrame(pd.DataFrame(rows, columns=names), types)
+
+
+def _frames(spark, case: str):
+    run_rows, run_types, qrels_rows, qrels_types = CASES[case]
+    return _local(spark, run_rows, run_types), _local(spark, qrels_rows, qrels_types)
+
+
+def _bits(column: pa.ChunkedArray) -> list[int | None]:
+    """Each double's 64 bits (None for a null)."""
+    values = column.to_pylist()
+    packed = np.array([0.0 if v is None else v for v in values]).view(np.int64)
+    return [None if v is None else int(b) for v, b in zip(values, packed, strict=True)]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_local_rows_are_the_jobs_rows_to_the_bit(spark, case) -> None:
+    run, qrels = _frames(spark, case)
+    assert local_rows.held_in_driver(run, qrels)
+    projections = driver_plan.plain_projections(run.dtypes, qrels.dtypes)
+    assert projections is not None
+    by_job = driver_plan.plain_rows_by_a_job(run, qrels, projections, 0)
+    local = local_rows.plain_local_rows(run, qrels, "run_id" in run.columns)
+    assert by_job is not None and local is not None
+    assert by_job.column_names == local.column_names
+    for name in by_job.column_names:
+        if name == "_value":
+            assert _bits(local.column(name)) == _bits(by_job.column(name))
+        else:
+            assert local.column(name).to_pylist() == by_job.column(name).to_pylist()
+
+
+def test_only_uncached_local_data_is_held_in_the_driver(spark, tmp_path) -> None:
+    run, qrels = _frames(spark, "double scores and grades, text ids")
+    # a projection and a filter over local data are folded into local data
+    assert local_rows.held_in_driver(run.select("query_id", "score").where("score > 0"), qrels)
+    path = str(tmp_path / "qrels.parquet")
+    qrels.write.parquet(path)
+    assert not local_rows.held_in_driver(run, spark.read.parquet(path))
+    cached = _local(spark, [("q", "z", 1)], "query_id string, doc_id string, relevance int")
+    cached.cache()
+    try:
+        assert not local_rows.held_in_driver(cached)
+    finally:
+        cached.unpersist()
+
+
+def test_a_replacement_character_leaves_the_rows_to_the_job(spark) -> None:
+    run = _local(spark, [("q", "caf\ufffd", 1.0)], "query_id string, doc_id string, score double")
+    qrels = _local(spark, [("q", "d", 1)], "query_id string, doc_id string, relevance int")
+    assert local_rows.held_in_driver(run, qrels)
+    # Spark puts U+FFFD where text is not UTF-8: only the job's rows tell the two apart
+    assert local_rows.plain_local_rows(run, qrels, False) is None
+
+
+def test_an_empty_local_run_is_refused_as_an_empty_cached_one(spark) -> None:
+    run = _local(spark, [], "query_id string, doc_id string, score double")
+    qrels = _local(spark, [("q", "d", 1)], "query_id string, doc_id string, relevance int")
+    messages = []
+    for frame in (run, run.cache()):
+        with pytest.raises(InputError) as caught:
+            sparkeval.evaluate(spark, frame, qrels, "AP")
+        messages.append(str(caught.value))
+    run.unpersist()
+    assert messages[0] == messages[1]
+    assert "no rows" in messages[0]
+
+
+def test_bigger_local_data_is_collected_by_the_job(spark, monkeypatch) -> None:
+    run, qrels = _frames(spark, "integer ids and integer scores beyond 2**53")
+    called = []
+    monkeypatch.setattr(driver_plan, "plain_local_rows", lambda *a: called.append(a))
+    monkeypatch.setattr(driver_plan, "LOCAL_ROWS_BYTES", 0)
+    sparkeval.evaluate(spark, run, qrels, "AP").unpersist()
+    assert called == []
