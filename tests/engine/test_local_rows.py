@@ -20,9 +20,15 @@ pytestmark = pytest.mark.spark
 _BIG = 2**53 + 1  # the nearest doubles are 2**53 and 2**53 + 2: a tie, rounded to even
 CASES = {
     "integer ids and integer scores beyond 2**53": (
-        [(7, -3, "é", _BIG), (7, 2**62, "𝄞", -(2**63)), (-8, 0, "", 2**63 - 1), (0, 5, "d", 3)],
+        [
+            (7, -3, "é", _BIG),
+            (7, 2**62, "𝄞", -(2**63)),
+            (-8, 0, "", 2**63 - 1),
+            (0, -(2**63), "d", 3),
+            (0, 1, "e", 2**53 + 3),
+        ],
         "run_id int, query_id bigint, doc_id string, score bigint",
-        [(-3, "é", 1), (2**62, "x", -128), (0, "", 127)],
+        [(-3, "é", 1), (2**62, "x", -128), (0, "", 127), (-(2**63), "d", 0)],
         "query_id bigint, doc_id string, relevance tinyint",
     ),
     "float scores, small integer ids, no run id": (
@@ -59,14 +65,16 @@ def _bits(column: pa.ChunkedArray) -> list[int | None]:
     return [None if v is None else int(b) for v, b in zip(values, packed, strict=True)]
 
 
+@pytest.mark.parametrize("collect", ["plain_local_rows", "plain_local_arrow"])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_local_rows_are_the_jobs_rows_to_the_bit(spark, case) -> None:
+def test_local_rows_are_the_jobs_rows_to_the_bit(spark, case, collect) -> None:
+    """Both ways of collecting local data give the rows of Spark's own casts."""
     run, qrels = _frames(spark, case)
     assert local_rows.held_in_driver(run, qrels)
     projections = driver_plan.plain_projections(run.dtypes, qrels.dtypes)
     assert projections is not None
     by_job = driver_plan.plain_rows_by_a_job(run, qrels, projections, 0)
-    local = local_rows.plain_local_rows(run, qrels, "run_id" in run.columns)
+    local = getattr(local_rows, collect)(run, qrels, "run_id" in run.columns)
     assert by_job is not None and local is not None
     assert by_job.column_names == local.column_names
     for name in by_job.column_names:
@@ -112,10 +120,35 @@ def test_an_empty_local_run_is_refused_as_an_empty_cached_one(spark) -> None:
     assert "no rows" in messages[0]
 
 
-def test_bigger_local_data_is_collected_by_the_job(spark, monkeypatch) -> None:
-    run, qrels = _frames(spark, "integer ids and integer scores beyond 2**53")
-    called = []
-    monkeypatch.setattr(driver_plan, "plain_local_rows", lambda *a: called.append(a))
+def _jobs(spark, group: str, call) -> int:
+    """The Spark jobs ``call`` runs."""
+    spark.sparkContext.setJobGroup(group, group)
+    try:
+        call()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_bigger_local_data_is_collected_as_it_is_with_the_same_values(spark, monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    run_rows = [(f"r{r}", q, f"d{d}", int(rng.integers(0, 3))) for r in range(2) for q in range(4)
+                for d in range(6)]  # fmt: skip
+    run = _local(spark, run_rows, "run_id string, query_id int, doc_id string, score bigint")
+    qrels_rows = [(q, f"d{d}", float(rng.integers(0, 3))) for q in range(5) for d in range(0, 8, 2)]
+    qrels = _local(spark, qrels_rows, "query_id int, doc_id string, relevance double")
+    qrels = qrels.where("relevance >= 0")  # folded into the local data
+    report = {}
+
+    def evaluated(size: str) -> None:
+        evaluation = sparkeval.evaluate(spark, run, qrels, "AP,P@2,nDCG@2", queries="both")
+        report[size] = evaluation.report
+        evaluation.unpersist()
+
+    assert _jobs(spark, "small", lambda: evaluated("small")) == 0
     monkeypatch.setattr(driver_plan, "LOCAL_ROWS_BYTES", 0)
-    sparkeval.evaluate(spark, run, qrels, "AP").unpersist()
-    assert called == []
+    # each frame collected as it is: one job each, no plan of casts over the rows
+    assert _jobs(spark, "bigger", lambda: evaluated("bigger")) == 2
+    monkeypatch.setattr(driver_plan, "held_in_driver", lambda *frames: False)
+    assert _jobs(spark, "by the job", lambda: evaluated("by the job")) == 1
+    assert report["small"] == report["bigger"] == report["by the job"]

@@ -25,7 +25,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.formats import BAD, DEFAULT_RUN_ID, IS_QRELS, SHIPPED_VALUE
-from sparkeval.engine.plans.local_rows import LOCAL_ROWS_BYTES, held_in_driver, plain_local_rows
+from sparkeval.engine.plans.local_rows import (
+    LOCAL_ROWS_BYTES,
+    held_in_driver,
+    plain_local_arrow,
+    plain_local_rows,
+)
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
@@ -145,7 +150,8 @@ def evaluate_plain_in_driver(
 
     Local relations (frames made from local data, not cached) up to
     :data:`~sparkeval.engine.plans.local_rows.LOCAL_ROWS_BYTES` are collected without a
-    job (:mod:`sparkeval.engine.plans.local_rows`); other inputs by one job.
+    job, bigger ones as they are by one job each (:mod:`sparkeval.engine.plans.local_rows`);
+    other inputs by one job.
 
     Example: 5 queries x 10 docs in a warm local session, made with
     ``spark.createDataFrame``, is no Spark job; cached, it is one job, whose plan costs
@@ -157,8 +163,9 @@ def evaluate_plain_in_driver(
         return None
     has_run_id = "run_id" in dict(run_types)
     collected = None
-    if collects_as_local_rows(estimated_bytes) and held_in_driver(run_df, qrels_df):
-        collected = plain_local_rows(run_df, qrels_df, has_run_id)
+    if held_in_driver(run_df, qrels_df):
+        local = plain_local_rows if collects_as_local_rows(estimated_bytes) else plain_local_arrow
+        collected = local(run_df, qrels_df, has_run_id)
     if collected is None:
         collected = plain_rows_by_a_job(run_df, qrels_df, projections, estimated_bytes)
     if collected is None:

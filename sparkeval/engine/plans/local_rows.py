@@ -22,13 +22,16 @@ One thing does not survive the trip: Spark replaces bytes that are not UTF-8 by 
 when it hands text to Python.  Text holding U+FFFD therefore takes the Arrow path,
 whose rows keep their bytes and are checked.
 
-Bigger local relations are left to that path too: Python builds one object per value,
-which costs more than the job from about :data:`LOCAL_ROWS_BYTES` of Spark's estimate.
+Bigger local relations are collected otherwise (:func:`plain_local_arrow`): Python
+builds one object per value, which costs more than a job from about
+:data:`LOCAL_ROWS_BYTES` of Spark's estimate.  Each frame is then collected as Arrow as
+it is, by one job, and cast in Arrow: Spark's casts would cost more than the jobs, since
+its optimiser evaluates a projection of a local relation row by row in the driver.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -101,6 +104,46 @@ def _doubles(values: Sequence[Any]) -> pa.Array:
     return pa.array([None if v is None else float(v) for v in values], pa.float64())
 
 
+#: the id columns of both inputs, in the plain rows' order
+_IDS = ("query_id", "doc_id")
+
+
+def _converted(
+    columns: Sequence[Any] | None,
+    texts: Callable[[Any], pa.Array | None],
+    doubles: Callable[[Any], pa.Array],
+) -> list[pa.Array] | None:
+    """An input's columns (ids first, the value last) as text and doubles; None when
+    a column is missing or text would not survive."""
+    if columns is None:
+        return None
+    converted = [texts(column) for column in columns[:-1]]
+    if any(column is None for column in converted):
+        return None
+    return [*converted, doubles(columns[-1])]
+
+
+def _plain_table(run: list[pa.Array], qrels: list[pa.Array], has_run_id: bool) -> pa.Table:
+    """The plain rows of converted columns (run: ``[run_id], query_id, doc_id, score``;
+    qrels: ``query_id, doc_id, relevance``): run rows, then qrels rows."""
+    n_run, n_qrels = len(run[-1]), len(qrels[-1])
+    if has_run_id:
+        run_id = pa.concat_arrays([run[0], pa.nulls(n_qrels, pa.string())])
+    else:
+        run_id = pa.nulls(n_run + n_qrels, pa.string())
+    columns: dict[str, pa.Array] = {"run_id": run_id}
+    for i, name in enumerate(_IDS):
+        columns[name] = pa.concat_arrays([run[i + has_run_id], qrels[i]])
+    columns[SHIPPED_VALUE] = pa.concat_arrays([run[-1], qrels[-1]])
+    columns[IS_QRELS] = pa.array([False] * n_run + [True] * n_qrels, pa.bool_())
+    return pa.table(columns)
+
+
+def _names(has_run_id: bool) -> tuple[list[str], list[str]]:
+    """The columns the plain rows take from the run and from the qrels."""
+    return ["run_id"] * has_run_id + [*_IDS, "score"], [*_IDS, "relevance"]
+
+
 def plain_local_rows(run_df: DataFrame, qrels_df: DataFrame, has_run_id: bool) -> pa.Table | None:
     """The plain driver plan's rows (``run_id, query_id, doc_id, _value, _is_qrels``;
     a null run id where the run has none) of two local relations, collected without a
@@ -109,25 +152,63 @@ def plain_local_rows(run_df: DataFrame, qrels_df: DataFrame, has_run_id: bool) -
     The caller has checked the columns' Spark types (plain ids and numeric values) and
     checks the rows afterwards, as it does the Arrow path's.
     """
-    ids = ["query_id", "doc_id"]
-    run = _columns(run_df, ["run_id"] * has_run_id + ids + ["score"])
-    qrels = _columns(qrels_df, [*ids, "relevance"])
+    run_names, qrels_names = _names(has_run_id)
+    run = _converted(_columns(run_df, run_names), _texts, _doubles)
+    qrels = _converted(_columns(qrels_df, qrels_names), _texts, _doubles)
     if run is None or qrels is None:
         return None
-    n_run, n_qrels = len(run[-1]), len(qrels[-1])
-    if has_run_id:
-        run_ids = _texts(run[0])
-        if run_ids is None:
-            return None
-        run_id = pa.concat_arrays([run_ids, pa.nulls(n_qrels, pa.string())])
-    else:
-        run_id = pa.nulls(n_run + n_qrels, pa.string())
-    columns: dict[str, pa.Array] = {"run_id": run_id}
-    for i, name in enumerate(ids):
-        texts = _texts(run[i + has_run_id] + qrels[i])
-        if texts is None:
-            return None
-        columns[name] = texts
-    columns[SHIPPED_VALUE] = _doubles(run[-1] + qrels[-1])
-    columns[IS_QRELS] = pa.array([False] * n_run + [True] * n_qrels, pa.bool_())
-    return pa.table(columns)
+    return _plain_table(run, qrels, has_run_id)
+
+
+def _arrow_columns(frame: DataFrame, names: Sequence[str]) -> list[pa.Array] | None:
+    """The named columns of ``frame`` collected as Arrow as the frame is (one job, no
+    new plan), or None when a name is missing or not unique, or the job fails."""
+    columns = frame.columns
+    if any(columns.count(name) != 1 for name in names):
+        return None
+    try:
+        table = frame.toArrow()
+    except Exception:  # the caller's other path runs it again and reports the failure
+        return None
+    return [table.column(name).combine_chunks() for name in names]
+
+
+def _arrow_texts(ids: pa.Array) -> pa.Array:
+    """Ids as Spark's ``CAST(id AS STRING)`` gives them: text as it is (its bytes
+    checked later), an integer as its decimal text (Arrow's cast writes the digits
+    as Java's ``Long.toString``).
+
+    Example:
+        >>> _arrow_texts(pa.array([-(2**63), 7], pa.int64())).to_pylist()
+        ['-9223372036854775808', '7']
+    """
+    return pc.cast(ids, pa.string())
+
+
+def _arrow_doubles(values: pa.Array) -> pa.Array:
+    """Scores or grades as Spark's ``CAST(value AS DOUBLE)`` gives them: an integer
+    rounded to the nearest double, ties to even (unchecked: the cast of a 64-bit
+    integer beyond 2**53 rounds, as Java's does), a ``float`` widened exactly.
+
+    Example:
+        >>> _arrow_doubles(pa.array([2**53 + 1], pa.int64())).to_pylist()
+        [9007199254740992.0]
+    """
+    return pc.cast(values, pa.float64(), safe=False)
+
+
+def plain_local_arrow(run_df: DataFrame, qrels_df: DataFrame, has_run_id: bool) -> pa.Table | None:
+    """What :func:`plain_local_rows` gives, for local relations too big to be built as
+    Python values: each frame is collected as Arrow as it is, by one job, and its
+    columns are cast in Arrow.
+
+    Spark would otherwise analyse and optimise the casts over the local rows (its
+    optimiser evaluates a projection of a local relation row by row, in the driver)
+    and then collect them: at 1,000 queries x 100 docs, about 0.47 s against 0.16 s.
+    """
+    run_names, qrels_names = _names(has_run_id)
+    run = _converted(_arrow_columns(run_df, run_names), _arrow_texts, _arrow_doubles)
+    qrels = _converted(_arrow_columns(qrels_df, qrels_names), _arrow_texts, _arrow_doubles)
+    if run is None or qrels is None:
+        return None
+    return _plain_table(run, qrels, has_run_id)
