@@ -32,7 +32,7 @@ its optimiser evaluates a projection of a local relation row by row in the drive
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -41,6 +41,8 @@ from sparkeval.engine.formats import IS_QRELS, SHIPPED_VALUE
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+T = TypeVar("T")
 
 #: largest estimated input (run and qrels together) collected as Python rows
 LOCAL_ROWS_BYTES = 1 << 20
@@ -197,18 +199,46 @@ def _arrow_doubles(values: pa.Array) -> pa.Array:
     return pc.cast(values, pa.float64(), safe=False)
 
 
+def _side_by_side(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
+    """``(first(), second())``, ``first`` run in a thread that inherits this thread's
+    Spark job properties (job group, description, scheduler pool), so that the jobs of
+    both run together and are still the caller's."""
+    from pyspark import InheritableThread
+
+    results: dict[str, Any] = {}
+
+    def run_first() -> None:
+        try:
+            results["value"] = first()
+        except BaseException as exc:  # raised in the caller's thread below
+            results["error"] = exc
+
+    thread = InheritableThread(target=run_first)
+    thread.start()
+    try:
+        second_value = second()
+    finally:
+        thread.join()
+    if "error" in results:
+        raise results["error"]
+    return results["value"], second_value
+
+
 def plain_local_arrow(run_df: DataFrame, qrels_df: DataFrame, has_run_id: bool) -> pa.Table | None:
     """What :func:`plain_local_rows` gives, for local relations too big to be built as
-    Python values: each frame is collected as Arrow as it is, by one job, and its
-    columns are cast in Arrow.
+    Python values: each frame is collected as Arrow as it is, by one job (the two jobs
+    run together), and its columns are cast in Arrow.
 
     Spark would otherwise analyse and optimise the casts over the local rows (its
     optimiser evaluates a projection of a local relation row by row, in the driver)
-    and then collect them: at 1,000 queries x 100 docs, about 0.47 s against 0.16 s.
+    and then collect them: at 1,000 queries x 100 docs, about 0.47 s against 0.14 s.
     """
     run_names, qrels_names = _names(has_run_id)
-    run = _converted(_arrow_columns(run_df, run_names), _arrow_texts, _arrow_doubles)
-    qrels = _converted(_arrow_columns(qrels_df, qrels_names), _arrow_texts, _arrow_doubles)
+    run_columns, qrels_columns = _side_by_side(
+        lambda: _arrow_columns(run_df, run_names), lambda: _arrow_columns(qrels_df, qrels_names)
+    )
+    run = _converted(run_columns, _arrow_texts, _arrow_doubles)
+    qrels = _converted(qrels_columns, _arrow_texts, _arrow_doubles)
     if run is None or qrels is None:
         return None
     return _plain_table(run, qrels, has_run_id)
