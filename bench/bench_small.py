@@ -5,7 +5,9 @@ The cost a unit test or a notebook pays per call, beside its peers in the same r
 * warm local Spark session (``local[2]``, Spark's default 200 shuffle partitions):
   ``sparkeval.evaluate`` against MLlib's ``RankingEvaluator`` on 5 queries x 10 docs
   (one metric, nDCG@10) and on 1,000 x 100 (MLlib's 4 metrics: P@10, R@10, MAP, nDCG@10,
-  one ``evaluate()`` each, on lists built once);
+  one ``evaluate()`` each, on lists built and cached once); sparkeval's run and qrels
+  frames cached, then as ``spark.createDataFrame`` makes them of pandas frames (local
+  data, what a unit test passes);
 * in process, no JVM: ``sparkeval.evaluate(None, pandas, pandas)`` against pytrec_eval
   on the same 4 measures, at 1,000 x 100 and 100,000 x 100.
 
@@ -13,7 +15,8 @@ Usage::
 
     python bench/bench_small.py [--repeat 20] [--large 100000]
 
-Medians of ``--repeat`` calls (after warm-up calls), printed as a Markdown table with
+Medians of ``--repeat`` calls of each system (half as many at 1,000 x 100 on Spark), the
+two systems called in alternation after warm-up calls, printed as a Markdown table with
 the ratio peer / sparkeval (above 1: sparkeval is faster).
 """
 
@@ -39,15 +42,22 @@ def collection(queries: int, docs: int, seed: int = 1) -> tuple[pd.DataFrame, pd
     return run, qrels[qrels["relevance"] >= 0]
 
 
-def median_seconds(call: Callable[[], object], repeat: int, warmup: int = 2) -> float:
+def alternating_medians(
+    ours: Callable[[], object], theirs: Callable[[], object], repeat: int, warmup: int = 2
+) -> tuple[float, float]:
+    """Medians of ``repeat`` timed calls of each, in alternation (ours, theirs, ours,
+    ...) after ``warmup`` untimed calls of each: a session that warms up as it goes
+    favours neither."""
     for _ in range(warmup):
-        call()
-    times = []
+        ours()
+        theirs()
+    times: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for call, timed in zip((ours, theirs), times, strict=True):
+            start = time.perf_counter()
+            call()
+            timed.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def mllib_lists(spark, run: pd.DataFrame, qrels: pd.DataFrame):
@@ -95,11 +105,10 @@ def spark_rows(
         for evaluator in evaluators:
             evaluator.evaluate(lists)
 
-    reps = repeat if queries <= 10 else max(3, repeat // 4)
+    reps = repeat if queries <= 10 else max(3, repeat // 2)
     frames = "cached frames" if cached else "frames of local data"
     label = f"warm Spark, {queries} x {docs}, {len(ours)} measure(s), {frames}"
-    row = (label, median_seconds(sparkeval_call, reps), median_seconds(mllib_call, reps),
-           "MLlib RankingEvaluator")  # fmt: skip
+    row = (label, *alternating_medians(sparkeval_call, mllib_call, reps), "MLlib RankingEvaluator")
     for frame in (run_df, qrels_df, lists):
         frame.unpersist()  # a cached frame stands in for equal local data
     return [row]
@@ -128,8 +137,8 @@ def in_process_rows(size: tuple[int, int], repeat: int) -> list[tuple[str, float
 
     reps = repeat if queries <= 10_000 else max(1, repeat // 10)
     label = f"no Spark, {queries} x {docs}, 4 measures"
-    return [(label, median_seconds(sparkeval_call, reps, 1), median_seconds(pytrec_call, reps, 1),
-             "pytrec_eval (dicts built inside)")]  # fmt: skip
+    medians = alternating_medians(sparkeval_call, pytrec_call, reps, 1)
+    return [(label, *medians, "pytrec_eval (dicts built inside)")]
 
 
 def main() -> None:

@@ -152,3 +152,35 @@ def test_bigger_local_data_is_collected_as_it_is_with_the_same_values(spark, mon
     monkeypatch.setattr(driver_plan, "held_in_driver", lambda *frames: False)
     assert _jobs(spark, "by the job", lambda: evaluated("by the job")) == 1
     assert report["small"] == report["bigger"] == report["by the job"]
+
+
+def test_frames_of_arrow_tables_and_pandas_need_no_job_and_lists_of_rows_do(spark) -> None:
+    run_rows = [("q1", "d1", 2.0), ("q1", "d2", 1.0)]
+    qrels_rows = [("q1", "d2", 1)]
+    run_types, qrels_types = (
+        "query_id string, doc_id string, score double",
+        ("query_id string, doc_id string, relevance bigint"),
+    )
+    inputs = {
+        "pandas": (_local(spark, run_rows, run_types), _local(spark, qrels_rows, qrels_types)),
+        "arrow": (
+            spark.createDataFrame(_local(spark, run_rows, run_types).toArrow()),
+            spark.createDataFrame(_local(spark, qrels_rows, qrels_types).toArrow()),
+        ),
+        "rows": (
+            spark.createDataFrame(run_rows, run_types),  # an RDD of Python rows
+            spark.createDataFrame(qrels_rows, qrels_types),
+        ),
+    }
+    jobs = {}
+    for kind, (run, qrels) in inputs.items():
+
+        def evaluated(run=run, qrels=qrels) -> None:
+            evaluation = sparkeval.evaluate(spark, run, qrels, "P@1,RR")
+            # by hand: the one relevant doc d2 is ranked second
+            assert evaluation.report["runs"]["run"]["measures"] == {"P@1": 0.0, "RR": 0.5}
+            evaluation.unpersist()
+
+        jobs[kind] = _jobs(spark, kind, evaluated)
+    assert (jobs["pandas"], jobs["arrow"]) == (0, 0)
+    assert jobs["rows"] >= 1  # Spark holds the rows of a list in an RDD: only a job reads it

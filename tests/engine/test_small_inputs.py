@@ -237,3 +237,40 @@ def test_a_bad_value_in_plain_columns_gets_the_checked_error(
         _forced(monkeypatch, path)
     with pytest.raises(InputError, match=message.replace("(", r"\(")):
         sparkeval.evaluate(spark, run, qrels, "AP")
+
+
+def test_rows_of_unknown_size_are_probed_by_one_job(spark, monkeypatch) -> None:
+    """A list of rows made a DataFrame is an RDD of unknown size: one job collecting at
+    most PROBE_ROWS + 1 rows of each input finds it small, and the driver evaluates it
+    (no distributed plan);
+    with more rows than that, the probe gives way to the distributed plan."""
+    from sparkeval.engine.plans import spark_engine
+
+    run, qrels = _random_collection(spark)
+    assert driver_plan.probed(spark_engine.plan_bytes(run, qrels))
+    measures = "AP,nDCG@10,P@5,R@10,RR,bpref,ERR@10,NumRet,Rprec"
+
+    def evaluated(group: str):
+        call = lambda: sparkeval.evaluate(spark, run, qrels, measures, queries="both")  # noqa: E731
+        ev, jobs, _ = _counted(spark, group, call)
+        rows = ev.ordered_per_query.toPandas().fillna(-1.0).to_dict("list")
+        ev.unpersist()
+        return (ev.report, rows), jobs
+
+    def distributed_plan(*args, **kwargs):
+        raise AssertionError("the probed inputs go to the distributed plan")
+
+    with monkeypatch.context() as patched:
+        for plan in ("_evaluate_through_files", "_evaluate_shipped", "_evaluate_with_read_qrels"):
+            patched.setattr(spark_engine, plan, distributed_plan)
+        probed, probe_jobs = evaluated("probed")
+    with monkeypatch.context() as patched:
+        patched.setattr(spark_engine, "PROBE_ROWS", 100)  # the run has 541 rows
+        too_many, too_many_jobs = evaluated("too-many")
+    with monkeypatch.context() as patched:
+        patched.setattr(driver_plan, "DRIVER_BYTES", -1)  # not probed: distributed
+        distributed, distributed_jobs = evaluated("distributed")
+    assert probed == too_many == distributed
+    # the probe's job (with Spark's adaptive execution, a job for each limit's
+    # exchange too), then the distributed plan's
+    assert too_many_jobs == distributed_jobs + probe_jobs

@@ -46,6 +46,18 @@ if TYPE_CHECKING:
 DRIVER_BYTES = 16 << 20
 #: largest estimated input collected by a single task
 SINGLE_TASK_BYTES = 1 << 20
+#: Spark's estimate of an input whose size it does not know (``Long.MaxValue``)
+UNKNOWN_BYTES = (1 << 63) - 1
+#: inputs of unknown size are evaluated in the driver when each has at most this many
+#: rows (a job collecting at most one more finds out) ...
+PROBE_ROWS = 50_000
+#: ... and at most this many partitions (each partition gives the job up to
+#: ``PROBE_ROWS + 1`` rows before they are limited)
+PROBE_PARTITIONS = 8
+#: what the rows of such inputs take at most in the driver (two inputs of
+#: ``PROBE_ROWS`` rows, about 80 bytes each): they are probed only while this fits
+#: in :data:`DRIVER_BYTES`
+PROBE_BYTES = 8 << 20
 
 
 def fits_in_driver(estimated_bytes: int | None) -> bool:
@@ -137,10 +149,12 @@ def evaluate_plain_in_driver(
     qrels_df: DataFrame,
     task: tuple[Sequence[Measure], EvalOptions, Sequence[str] | None],
     estimated_bytes: int | None,
+    row_limit: int | None = None,
 ) -> tuple[DeferredBlobs, dict[str, Any], list[str]] | None:
     """What :func:`evaluate_in_driver` gives, for plain DataFrames at a fraction of the
     plan-building cost; None when the inputs are not plain (the caller then takes the
-    checked path, which gives the error a bad row deserves).
+    checked path, which gives the error a bad row deserves), or when an input has more
+    than ``row_limit`` rows (inputs of unknown size: the caller distributes them).
 
     Plain inputs have canonical column names, ids of Spark type string or integer and
     numeric values (:func:`plain_projections`); they are collected with nothing but
@@ -167,7 +181,7 @@ def evaluate_plain_in_driver(
         local = plain_local_rows if collects_as_local_rows(estimated_bytes) else plain_local_arrow
         collected = local(run_df, qrels_df, has_run_id)
     if collected is None:
-        collected = plain_rows_by_a_job(run_df, qrels_df, projections, estimated_bytes)
+        collected = plain_rows_by_a_job(run_df, qrels_df, projections, estimated_bytes, row_limit)
     if collected is None:
         return None
     measure_list, options, run_ids = task
@@ -185,17 +199,44 @@ def plain_rows_by_a_job(
     qrels_df: DataFrame,
     projections: tuple[list[str], list[str]],
     estimated_bytes: int | None,
+    row_limit: int | None = None,
 ) -> pa.Table | None:
     """The plain rows collected as Arrow by one Spark job; None when it fails (the
-    checked path runs it again and reports the failure its way)."""
+    checked path runs it again and reports the failure its way), or when an input has
+    more than ``row_limit`` rows (at most ``row_limit + 1`` of each are collected)."""
     run_columns, qrels_columns = projections
-    rows = run_df.selectExpr(*run_columns).unionByName(qrels_df.selectExpr(*qrels_columns))
-    if collects_in_one_task(estimated_bytes):
+    run_rows = run_df.selectExpr(*run_columns)
+    qrels_rows = qrels_df.selectExpr(*qrels_columns)
+    if row_limit is not None:
+        run_rows, qrels_rows = run_rows.limit(row_limit + 1), qrels_rows.limit(row_limit + 1)
+    rows = run_rows.unionByName(qrels_rows)
+    if row_limit is None and collects_in_one_task(estimated_bytes):
         rows = rows.coalesce(1)
     try:
-        return rows.toArrow()
+        collected = rows.toArrow()
     except Exception:
         return None
+    if row_limit is not None:
+        qrels_count = pc.sum(collected.column(IS_QRELS)).as_py() or 0
+        if max(qrels_count, collected.num_rows - qrels_count) > row_limit:
+            return None
+    return collected
+
+
+def probed(estimated_bytes: int | None) -> bool:
+    """Whether inputs of this estimated size are probed: Spark does not know their size
+    (an RDD made a DataFrame, such as ``spark.createDataFrame`` of a list of rows),
+    and :data:`PROBE_BYTES` fits in the driver."""
+    unknown = estimated_bytes is not None and estimated_bytes >= UNKNOWN_BYTES
+    return unknown and fits_in_driver(PROBE_BYTES)
+
+
+def few_partitions(*frames: DataFrame) -> bool:
+    """Whether each frame has at most :data:`PROBE_PARTITIONS` partitions (no job)."""
+    try:
+        return all(f._jdf.rdd().getNumPartitions() <= PROBE_PARTITIONS for f in frames)
+    except Exception:  # a Connect DataFrame has no JVM handle
+        return False
 
 
 def collects_as_local_rows(estimated_bytes: int | None) -> bool:

@@ -59,10 +59,13 @@ from sparkeval.engine.formats import (
     measure_column,
 )
 from sparkeval.engine.plans.driver_plan import (
+    PROBE_ROWS,
     DeferredBlobs,
     evaluate_in_driver,
     evaluate_plain_in_driver,
+    few_partitions,
     fits_in_driver,
+    probed,
 )
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
 from sparkeval.engine.transport import local_handoff, result_blobs
@@ -651,9 +654,15 @@ def _evaluate_spark_read_frames(
     from pyspark.sql import functions as F
 
     in_driver = pairs is None and fits_in_driver(estimate)
-    if in_driver:
+    # inputs of unknown size (a list of rows made a DataFrame): maybe small, which one
+    # job collecting at most PROBE_ROWS + 1 rows of each tells
+    probe = (
+        pairs is None and not in_driver and probed(estimate) and few_partitions(run_df, qrels_df)
+    )
+    if in_driver or probe:
         task = (measure_list, options, run_ids)
-        plain = evaluate_plain_in_driver(spark, run_df, qrels_df, task, estimate)
+        limit = PROBE_ROWS if probe else None
+        plain = evaluate_plain_in_driver(spark, run_df, qrels_df, task, estimate, limit)
         if plain is not None:
             wide, stats, run_ids = plain
             return wide, stats, None, run_ids
