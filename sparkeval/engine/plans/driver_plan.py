@@ -50,14 +50,14 @@ SINGLE_TASK_BYTES = 1 << 20
 UNKNOWN_BYTES = (1 << 63) - 1
 #: inputs of unknown size are evaluated in the driver when each has at most this many
 #: rows (a job collecting at most one more finds out) ...
-PROBE_ROWS = 50_000
+PROBE_ROWS = 100_000
 #: ... and at most this many partitions (each partition gives the job up to
 #: ``PROBE_ROWS + 1`` rows before they are limited)
 PROBE_PARTITIONS = 8
 #: what the rows of such inputs take at most in the driver (two inputs of
 #: ``PROBE_ROWS`` rows, about 80 bytes each): they are probed only while this fits
 #: in :data:`DRIVER_BYTES`
-PROBE_BYTES = 8 << 20
+PROBE_BYTES = 16 << 20
 
 
 def fits_in_driver(estimated_bytes: int | None) -> bool:
