@@ -7,7 +7,7 @@ The cost a unit test or a notebook pays per call, beside its peers in the same r
   (one metric, nDCG@10) and on 1,000 x 100 (MLlib's 4 metrics: P@10, R@10, MAP, nDCG@10,
   one ``evaluate()`` each, on lists built and cached once); sparkeval's run and qrels
   frames cached, then as ``spark.createDataFrame`` makes them of pandas frames (local
-  data, what a unit test passes);
+  data) and of lists of rows (an RDD of unknown size), what unit tests pass;
 * in process, no JVM: ``sparkeval.evaluate(None, pandas, pandas)`` against pytrec_eval
   on the same 4 measures, at 1,000 x 100 and 100,000 x 100.
 
@@ -71,22 +71,44 @@ def mllib_lists(spark, run: pd.DataFrame, qrels: pd.DataFrame):
     return spark.createDataFrame(rows, "prediction array<double>, label array<double>").cache()
 
 
+#: how the benchmark makes the run and qrels frames, and the label of its rows
+FRAMES = {
+    "cached": "cached frames",
+    "pandas": "frames of local data",
+    "rows": "frames of lists of rows",
+}
+
+
+def frames_of(spark, run: pd.DataFrame, qrels: pd.DataFrame, kind: str):
+    """The run and qrels frames: ``spark.createDataFrame`` of the pandas frames
+    (``pandas``: local data), the same cached (``cached``), or of lists of tuples
+    (``rows``: an RDD, of a size Spark does not know)."""
+    if kind == "rows":
+        run_types = "query_id string, doc_id string, score bigint"
+        qrels_types = "query_id string, doc_id string, relevance bigint"
+        return (
+            spark.createDataFrame(list(run.itertuples(index=False, name=None)), run_types),
+            spark.createDataFrame(list(qrels.itertuples(index=False, name=None)), qrels_types),
+        )
+    run_df, qrels_df = spark.createDataFrame(run), spark.createDataFrame(qrels)
+    if kind == "cached":
+        run_df, qrels_df = run_df.cache(), qrels_df.cache()
+        run_df.count(), qrels_df.count()
+    return run_df, qrels_df
+
+
 def spark_rows(
-    spark, size: tuple[int, int], repeat: int, cached: bool = True
+    spark, size: tuple[int, int], repeat: int, kind: str = "cached"
 ) -> list[tuple[str, float, float, str]]:
-    """One row: sparkeval on the run and qrels frames (cached, or as
-    ``spark.createDataFrame`` makes them of pandas: local data) against MLlib."""
+    """One row: sparkeval on the run and qrels frames made as :func:`frames_of` makes
+    them against MLlib."""
     from pyspark.ml.evaluation import RankingEvaluator
 
     import sparkeval
 
     queries, docs = size
     run, qrels = collection(queries, docs)
-    run_df = spark.createDataFrame(run)
-    qrels_df = spark.createDataFrame(qrels)
-    if cached:
-        run_df, qrels_df = run_df.cache(), qrels_df.cache()
-        run_df.count(), qrels_df.count()
+    run_df, qrels_df = frames_of(spark, run, qrels, kind)
     lists = mllib_lists(spark, run, qrels)
     lists.count()
     if queries <= 10:
@@ -106,8 +128,7 @@ def spark_rows(
             evaluator.evaluate(lists)
 
     reps = repeat if queries <= 10 else max(3, repeat // 2)
-    frames = "cached frames" if cached else "frames of local data"
-    label = f"warm Spark, {queries} x {docs}, {len(ours)} measure(s), {frames}"
+    label = f"warm Spark, {queries} x {docs}, {len(ours)} measure(s), {FRAMES[kind]}"
     row = (label, *alternating_medians(sparkeval_call, mllib_call, reps), "MLlib RankingEvaluator")
     for frame in (run_df, qrels_df, lists):
         frame.unpersist()  # a cached frame stands in for equal local data
@@ -151,9 +172,9 @@ def main() -> None:
     conf = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "200"}  # Spark default
     spark = build_session("local[2]", "bench-small", conf)
     rows = []
-    for cached in (True, False):
+    for kind in FRAMES:
         for size in ((5, 10), (1000, 100)):
-            rows += spark_rows(spark, size, args.repeat, cached)
+            rows += spark_rows(spark, size, args.repeat, kind)
     spark.stop()
     rows += in_process_rows((1000, 100), args.repeat)
     rows += in_process_rows((args.large, 100), args.repeat)
