@@ -3,8 +3,9 @@
 A DataFrame built from local data (``spark.createDataFrame`` of a pandas DataFrame or
 an Arrow table: what unit tests and notebooks build; a list of rows becomes an RDD
 instead) is a *local relation*: its rows sit in the driver's JVM, and Spark's
-optimizer folds a projection or a filter over it into another local relation.  ``collect()`` of such a plan hands those rows over as they are, with
-no job; ``toArrow()`` always runs one.  In a warm local session, one
+optimizer folds a projection or a filter over it into another local relation.
+``collect()`` of such a plan hands those rows over as they are, with no job;
+``toArrow()`` always runs one.  In a warm local session, one
 ``sparkeval.evaluate`` call on 5 queries x 10 docs made this way takes about a
 quarter of the time it takes with the job.
 
