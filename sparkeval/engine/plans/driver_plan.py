@@ -30,6 +30,7 @@ from sparkeval.engine.plans.local_rows import (
     held_in_driver,
     plain_local_arrow,
     plain_local_rows,
+    side_by_side,
 )
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
@@ -51,8 +52,8 @@ UNKNOWN_BYTES = (1 << 63) - 1
 #: inputs of unknown size are evaluated in the driver when each has at most this many
 #: rows (a job collecting at most one more finds out) ...
 PROBE_ROWS = 100_000
-#: ... and at most this many partitions (each partition gives the job up to
-#: ``PROBE_ROWS + 1`` rows before they are limited)
+#: ... and at most this many partitions (one task reads them, up to
+#: ``PROBE_ROWS + 1`` rows)
 PROBE_PARTITIONS = 8
 #: what the rows of such inputs take at most in the driver (two inputs of
 #: ``PROBE_ROWS`` rows, about 80 bytes each): they are probed only while this fits
@@ -203,24 +204,37 @@ def plain_rows_by_a_job(
 ) -> pa.Table | None:
     """The plain rows collected as Arrow by one Spark job; None when it fails (the
     checked path runs it again and reports the failure its way), or when an input has
-    more than ``row_limit`` rows (at most ``row_limit + 1`` of each are collected)."""
+    more than ``row_limit`` rows.
+
+    With ``row_limit``, each input is collected by a job of its own, the two jobs
+    running together: its partitions read by one task, up to ``row_limit + 1`` rows.
+    """
     run_columns, qrels_columns = projections
     run_rows = run_df.selectExpr(*run_columns)
     qrels_rows = qrels_df.selectExpr(*qrels_columns)
     if row_limit is not None:
-        run_rows, qrels_rows = run_rows.limit(row_limit + 1), qrels_rows.limit(row_limit + 1)
+        return _limited_rows(run_rows, qrels_rows, row_limit)
     rows = run_rows.unionByName(qrels_rows)
-    if row_limit is None and collects_in_one_task(estimated_bytes):
+    if collects_in_one_task(estimated_bytes):
         rows = rows.coalesce(1)
     try:
-        collected = rows.toArrow()
+        return rows.toArrow()
     except Exception:
         return None
-    if row_limit is not None:
-        qrels_count = pc.sum(collected.column(IS_QRELS)).as_py() or 0
-        if max(qrels_count, collected.num_rows - qrels_count) > row_limit:
-            return None
-    return collected
+
+
+def _limited_rows(run_rows: DataFrame, qrels_rows: DataFrame, row_limit: int) -> pa.Table | None:
+    """The rows of both projected inputs, or None when one has more than ``row_limit``
+    rows or a job fails."""
+    limited = [rows.coalesce(1).limit(row_limit + 1) for rows in (run_rows, qrels_rows)]
+    try:
+        tables = side_by_side(limited[0].toArrow, limited[1].toArrow)
+    except Exception:
+        return None
+    if max(table.num_rows for table in tables) > row_limit:
+        return None
+    schema = pa.schema([field.with_nullable(True) for field in tables[0].schema])
+    return pa.concat_tables([table.cast(schema) for table in tables])
 
 
 def probed(estimated_bytes: int | None) -> bool:
