@@ -178,7 +178,8 @@ def evaluate_plain_in_driver(
         return None
     has_run_id = "run_id" in dict(run_types)
     collected = None
-    if held_in_driver(run_df, qrels_df):
+    # a local relation's size is known, so only inputs of unknown size have a row limit
+    if row_limit is None and held_in_driver(run_df, qrels_df):
         local = plain_local_rows if collects_as_local_rows(estimated_bytes) else plain_local_arrow
         collected = local(run_df, qrels_df, has_run_id)
     if collected is None:

@@ -65,11 +65,16 @@ def held_in_driver(*frames: DataFrame) -> bool:
         return False
 
 
+def _each_once(columns: Sequence[str], names: Sequence[str]) -> bool:
+    """Whether each of ``names`` is exactly one of ``columns``."""
+    return all(columns.count(name) == 1 for name in names)
+
+
 def _columns(frame: DataFrame, names: Sequence[str]) -> list[tuple[Any, ...]] | None:
     """The values of the named columns of ``frame``'s rows (collected without a job),
     or None when a name is missing or not unique."""
     columns = frame.columns
-    if any(columns.count(name) != 1 for name in names):
+    if not _each_once(columns, names):
         return None
     positions = [columns.index(name) for name in names]
     rows = frame.collect()
@@ -138,7 +143,8 @@ def _plain_table(run: list[pa.Array], qrels: list[pa.Array], has_run_id: bool) -
     for i, name in enumerate(_IDS):
         columns[name] = pa.concat_arrays([run[i + has_run_id], qrels[i]])
     columns[SHIPPED_VALUE] = pa.concat_arrays([run[-1], qrels[-1]])
-    columns[IS_QRELS] = pa.array([False] * n_run + [True] * n_qrels, pa.bool_())
+    marks = [pa.repeat(pa.scalar(False), n_run), pa.repeat(pa.scalar(True), n_qrels)]
+    columns[IS_QRELS] = pa.concat_arrays(marks)
     return pa.table(columns)
 
 
@@ -166,8 +172,7 @@ def plain_local_rows(run_df: DataFrame, qrels_df: DataFrame, has_run_id: bool) -
 def _arrow_columns(frame: DataFrame, names: Sequence[str]) -> list[pa.Array] | None:
     """The named columns of ``frame`` collected as Arrow as the frame is (one job, no
     new plan), or None when a name is missing or not unique, or the job fails."""
-    columns = frame.columns
-    if any(columns.count(name) != 1 for name in names):
+    if not _each_once(frame.columns, names):
         return None
     try:
         table = frame.toArrow()
