@@ -1,6 +1,7 @@
-"""Frames of local data (``spark.createDataFrame`` of pandas) are collected without a Spark job,
-and their rows are the rows the job's casts give, to the bit: the same text of every
-id and the same 64 bits of every value, extremes included."""
+"""Frames of local data (``spark.createDataFrame`` of pandas) are written as Arrow by the
+driver, without a Spark job, and their rows are the rows the job's casts give, to the
+bit: the same text of every id and the same 64 bits of every value, extremes included.
+Where the driver cannot write them, a job per frame collects them, with the same rows."""
 
 from __future__ import annotations
 
@@ -65,16 +66,20 @@ def _bits(column: pa.ChunkedArray) -> list[int | None]:
     return [None if v is None else int(b) for v, b in zip(values, packed, strict=True)]
 
 
-@pytest.mark.parametrize("collect", ["plain_local_rows", "plain_local_arrow"])
+@pytest.mark.parametrize("collect", ["in the driver", "by a job per frame"])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_local_rows_are_the_jobs_rows_to_the_bit(spark, case, collect) -> None:
+def test_local_rows_are_the_jobs_rows_to_the_bit(spark, case, collect, monkeypatch) -> None:
     """Both ways of collecting local data give the rows of Spark's own casts."""
     run, qrels = _frames(spark, case)
     assert local_rows.held_in_driver(run, qrels)
+    if collect == "in the driver":
+        assert local_rows.arrow_in_driver(run) is not None
+    else:
+        monkeypatch.setattr(local_rows, "arrow_in_driver", lambda frame: None)
     projections = driver_plan.plain_projections(run.dtypes, qrels.dtypes)
     assert projections is not None
     by_job = driver_plan.plain_rows_by_a_job(run, qrels, projections, 0)
-    local = getattr(local_rows, collect)(run, qrels, "run_id" in run.columns)
+    local = local_rows.plain_local_arrow(run, qrels, "run_id" in run.columns)
     assert by_job is not None and local is not None
     assert by_job.column_names == local.column_names
     for name in by_job.column_names:
@@ -82,6 +87,44 @@ def test_local_rows_are_the_jobs_rows_to_the_bit(spark, case, collect) -> None:
             assert _bits(local.column(name)) == _bits(by_job.column(name))
         else:
             assert local.column(name).to_pylist() == by_job.column(name).to_pylist()
+
+
+def test_the_driver_writes_what_toarrow_collects(spark) -> None:
+    """Every column of the frame as it is, text as its bytes (not UTF-8 here), batch
+    after batch."""
+    rows = [("q", bytes([100, 233]), float(i)) for i in range(5)]  # b"d\xe9": Latin-1
+    frame = spark.createDataFrame(
+        pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]),
+        "query_id string, doc_id binary, score double",
+    ).selectExpr("query_id", "CAST(doc_id AS STRING) AS doc_id", "score", "score > 2 AS high")
+    assert local_rows.held_in_driver(frame)
+    written = local_rows.arrow_in_driver(frame)
+    assert written is not None
+    assert written.equals(frame.toArrow())
+    assert written.column("doc_id").cast(pa.binary()).to_pylist() == [b"d\xe9"] * 5
+
+
+def test_a_conversion_cut_short_is_not_taken_for_the_rows(spark, monkeypatch) -> None:
+    from pyspark.serializers import NoOpSerializer
+
+    frame = _local(
+        spark,
+        [("q", f"d{i}", 1.0) for i in range(5)],
+        "query_id string, doc_id string, score double",
+    )
+    monkeypatch.setattr(local_rows, "_BATCH_ROWS", 2)  # three batches
+    assert local_rows.arrow_in_driver(frame).num_rows == 5
+    load_stream = NoOpSerializer.load_stream
+    # the socket closes after two batches, as when the JVM fails while writing
+    monkeypatch.setattr(
+        NoOpSerializer, "load_stream", lambda self, s: list(load_stream(self, s))[:2]
+    )
+    assert local_rows.arrow_in_driver(frame) is None
+
+
+def test_a_frame_not_held_in_the_driver_is_not_written_there(spark) -> None:
+    rows = spark.createDataFrame([("q", "d", 1.0)], "query_id string, doc_id string, score double")
+    assert local_rows.arrow_in_driver(rows) is None  # a list of rows: an RDD
 
 
 def test_only_uncached_local_data_is_held_in_the_driver(spark, tmp_path) -> None:
@@ -97,14 +140,6 @@ def test_only_uncached_local_data_is_held_in_the_driver(spark, tmp_path) -> None
         assert not local_rows.held_in_driver(cached)
     finally:
         cached.unpersist()
-
-
-def test_a_replacement_character_leaves_the_rows_to_the_job(spark) -> None:
-    run = _local(spark, [("q", "caf\ufffd", 1.0)], "query_id string, doc_id string, score double")
-    qrels = _local(spark, [("q", "d", 1)], "query_id string, doc_id string, relevance int")
-    assert local_rows.held_in_driver(run, qrels)
-    # Spark puts U+FFFD where text is not UTF-8: only the job's rows tell the two apart
-    assert local_rows.plain_local_rows(run, qrels, False) is None
 
 
 def test_an_empty_local_run_is_refused_as_an_empty_cached_one(spark) -> None:
@@ -130,7 +165,9 @@ def _jobs(spark, group: str, call) -> int:
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
 
 
-def test_bigger_local_data_is_collected_as_it_is_with_the_same_values(spark, monkeypatch) -> None:
+def test_local_data_the_driver_cannot_write_is_collected_by_jobs_with_the_same_values(
+    spark, monkeypatch
+) -> None:
     rng = np.random.default_rng(7)
     run_rows = [(f"r{r}", q, f"d{d}", int(rng.integers(0, 3))) for r in range(2) for q in range(4)
                 for d in range(6)]  # fmt: skip
@@ -145,13 +182,13 @@ def test_bigger_local_data_is_collected_as_it_is_with_the_same_values(spark, mon
         report[size] = evaluation.report
         evaluation.unpersist()
 
-    assert _jobs(spark, "small", lambda: evaluated("small")) == 0
-    monkeypatch.setattr(driver_plan, "LOCAL_ROWS_BYTES", 0)
+    assert _jobs(spark, "in the driver", lambda: evaluated("in the driver")) == 0
+    monkeypatch.setattr(local_rows, "arrow_in_driver", lambda frame: None)
     # each frame collected as it is: one job each, no plan of casts over the rows
-    assert _jobs(spark, "bigger", lambda: evaluated("bigger")) == 2
+    assert _jobs(spark, "a job each", lambda: evaluated("a job each")) == 2
     monkeypatch.setattr(driver_plan, "held_in_driver", lambda *frames: False)
     assert _jobs(spark, "by the job", lambda: evaluated("by the job")) == 1
-    assert report["small"] == report["bigger"] == report["by the job"]
+    assert report["in the driver"] == report["a job each"] == report["by the job"]
 
 
 def test_frames_of_arrow_tables_and_pandas_need_no_job_and_lists_of_rows_do(spark) -> None:

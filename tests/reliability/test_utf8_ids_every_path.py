@@ -176,7 +176,7 @@ def local_frames(spark, run_first: str | bytes, judged: str | bytes):
 def test_local_frames_with_a_latin1_id_are_refused(spark, bad_input):
     run_first, judged = (LATIN1, REPLACED) if bad_input == "run" else (REPLACED, LATIN1)
     run_df, qrels_df = local_frames(spark, run_first, judged)
-    assert local_rows.held_in_driver(run_df, qrels_df)  # collected without a job but for this
+    assert local_rows.held_in_driver(run_df, qrels_df)  # written by the driver, bytes kept
     with pytest.raises(InputError) as caught:
         sparkeval.evaluate(spark, run_df, qrels_df, ["P@1", "P@2"])
     expected = f"{bad_input} DataFrame: column doc_id value '{REPLACED}' {NOT_UTF8}"

@@ -25,13 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.formats import BAD, DEFAULT_RUN_ID, IS_QRELS, SHIPPED_VALUE
-from sparkeval.engine.plans.local_rows import (
-    LOCAL_ROWS_BYTES,
-    held_in_driver,
-    plain_local_arrow,
-    plain_local_rows,
-    side_by_side,
-)
+from sparkeval.engine.plans.local_rows import held_in_driver, plain_local_arrow, side_by_side
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
@@ -163,10 +157,9 @@ def evaluate_plain_in_driver(
     whole number within ±1e9 (:func:`plain_rows_are_valid`). The casts are those of the
     checked path, so the rows, and the values, are the same to the bit.
 
-    Local relations (frames made from local data, not cached) up to
-    :data:`~sparkeval.engine.plans.local_rows.LOCAL_ROWS_BYTES` are collected without a
-    job, bigger ones as they are by one job each (:mod:`sparkeval.engine.plans.local_rows`);
-    other inputs by one job.
+    Local relations (frames made from local data, not cached) are written as Arrow by
+    the driver's JVM, without a job (:mod:`sparkeval.engine.plans.local_rows`); other
+    inputs are collected by one job.
 
     Example: 5 queries x 10 docs in a warm local session, made with
     ``spark.createDataFrame``, is no Spark job; cached, it is one job, whose plan costs
@@ -180,8 +173,7 @@ def evaluate_plain_in_driver(
     collected = None
     # a local relation's size is known, so only inputs of unknown size have a row limit
     if row_limit is None and held_in_driver(run_df, qrels_df):
-        local = plain_local_rows if collects_as_local_rows(estimated_bytes) else plain_local_arrow
-        collected = local(run_df, qrels_df, has_run_id)
+        collected = plain_local_arrow(run_df, qrels_df, has_run_id)
     if collected is None:
         collected = plain_rows_by_a_job(run_df, qrels_df, projections, estimated_bytes, row_limit)
     if collected is None:
@@ -252,11 +244,6 @@ def few_partitions(*frames: DataFrame) -> bool:
         return all(f._jdf.rdd().getNumPartitions() <= PROBE_PARTITIONS for f in frames)
     except Exception:  # a Connect DataFrame has no JVM handle
         return False
-
-
-def collects_as_local_rows(estimated_bytes: int | None) -> bool:
-    """Whether local relations of this estimated size are collected as Python rows."""
-    return estimated_bytes is not None and estimated_bytes <= LOCAL_ROWS_BYTES
 
 
 #: Spark types of the ids and run ids the plain path collects (as their text)
