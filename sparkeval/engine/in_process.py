@@ -41,11 +41,11 @@ from sparkeval.engine.evaluation_report import (
     output_names,
     summary_rows,
 )
-from sparkeval.engine.formats import DEFAULT_RUN_ID, measure_column
+from sparkeval.engine.formats import DEFAULT_RUN_ID
+from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
     evaluate_tables,
-    per_query_indexes,
     undefined_as_null,
 )
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
@@ -79,23 +79,11 @@ class LocalEvaluation:
     measures: list[Measure]
     names: list[str]
     reader: str = IN_PROCESS
-    _wide: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    _wide: pa.Table = field(default_factory=pa.table, repr=False)
 
     @cached_property
     def per_query(self) -> pd.DataFrame:
-        evaluated = self._wide[self._wide["evaluated"]]
-        indexes = per_query_indexes(self.measures)
-        long = evaluated.melt(
-            id_vars=["run_id", "query_id"],
-            value_vars=[measure_column(i) for i in indexes],
-            var_name="measure",
-            value_name="value",
-        )
-        order = {measure_column(i): n for n, i in enumerate(indexes)}
-        long["_order"] = long["measure"].map(order)
-        long = long.sort_values(["run_id", "query_id", "_order"], kind="stable")
-        long["measure"] = long["measure"].map({measure_column(i): self.names[i] for i in indexes})
-        return long.drop(columns="_order").reset_index(drop=True)
+        return per_query_rows(self._wide, self.measures, self.names, ordered=True).to_pandas()
 
     @property
     def ordered_per_query(self) -> pd.DataFrame:
@@ -144,8 +132,7 @@ def evaluate_in_process(
     wide = undefined_as_null(wide, len(measure_list))
     stats = combine(partition_sums(wide, measure_list).to_pylist(), measure_list)
     report = build_report(stats, measure_list, out_names, run_ids, options, names)
-    frame = wide.to_pandas().sort_values(["run_id", "query_id"], kind="stable")
-    return LocalEvaluation(report, measure_list, out_names, IN_PROCESS, frame)
+    return LocalEvaluation(report, measure_list, out_names, IN_PROCESS, wide)
 
 
 def _canonical(

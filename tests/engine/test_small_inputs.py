@@ -91,14 +91,22 @@ def test_frames_of_local_data_are_evaluated_without_a_job(spark) -> None:
 def test_runs_are_found_without_a_job_and_the_per_query_frame_waits(spark) -> None:
     ev, one_run, _ = _evaluated(spark, "one-run", *_frames(spark), "AP")
     ev.unpersist()
-    ev, three_runs, _ = _evaluated(spark, "three-runs", *_frames(spark, runs=3), "AP")
+    ev, three_runs, _ = _evaluated(spark, "three-runs", *_frames(spark, runs=3), "AP,P@5")
     try:
         assert sorted(ev.report["runs"]) == ["r0", "r1", "r2"]
         # the run ids of several runs come with the collected rows: no extra job (and
         # frames of local data need none to be collected)
         assert (one_run, three_runs) == (0, 0)
-        _, asked, _ = _counted(spark, "per-query", lambda: ev.per_query.count())
-        assert asked >= 1  # the per-query frame is built when asked for, not before
+        assert "per_query" not in vars(ev)  # made when asked for, not before
+        rows, asked, _ = _counted(spark, "per-query", lambda: ev.ordered_per_query.collect())
+        # made of the rows the driver holds: local data, collected without a job
+        assert asked == 0
+        # by hand, as above: AP (1/2 + 2/5) / 2 and P@5 2/5 for every run and query
+        assert [tuple(row) for row in rows] == [
+            (f"r{r}", f"q{q}", measure, value)
+            for r in range(3) for q in range(5)
+            for measure, value in (("AP", (1 / 2 + 2 / 5) / 2), ("P@5", 0.4))
+        ]  # fmt: skip
     finally:
         ev.unpersist()
 
@@ -136,6 +144,14 @@ def test_the_driver_gives_the_distributed_values_to_the_bit(spark, monkeypatch, 
         ]
         assert rows[0] == rows[1]
         assert small.summary.collect() == large.summary.collect()
+        for frame in ("per_query", "ordered_per_query", "summary"):
+            assert getattr(small, frame).schema == getattr(large, frame).schema, frame
+        assert small.per_query.columns == ["run_id", "query_id", "measure", "_order", "value"]
+        # the same rows (collect() tells a null from NaN, which fillna above does not)
+        key = lambda row: (row.run_id, row.query_id, row.measure)  # noqa: E731
+        assert sorted(small.per_query.collect(), key=key) == sorted(
+            large.per_query.collect(), key=key
+        )
     finally:
         small.unpersist()
         large.unpersist()

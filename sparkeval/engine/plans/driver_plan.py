@@ -364,18 +364,20 @@ def _evaluate_collected(
         *result_blobs.wide_blobs(wide),
         result_blobs.blob_batch(result_blobs.PARTIAL, pa.Table.from_batches([partials])),
     ]
-    return DeferredBlobs(spark, pa.Table.from_batches(batches)), stats, run_ids
+    return DeferredBlobs(spark, pa.Table.from_batches(batches), wide), stats, run_ids
 
 
 class DeferredBlobs:
     """The result blobs of a driver evaluation, made a Spark DataFrame (a local
-    relation) only when the per-query rows or the summary frame are asked for: a call
-    that needs only the report creates no DataFrame at all. It answers ``sparkSession``
-    and ``unpersist()`` as the cached blob frame of the distributed plan does."""
+    relation) only when asked for: a call that needs only the report creates no
+    DataFrame at all. It answers ``sparkSession`` and ``unpersist()`` as the cached blob
+    frame of the distributed plan does, and holds the wide rows themselves (``wide``),
+    from which the per-query frames are made as local data."""
 
-    def __init__(self, spark: SparkSession, table: pa.Table) -> None:
+    def __init__(self, spark: SparkSession, table: pa.Table, wide: pa.Table) -> None:
         self.sparkSession = spark
         self.table = table
+        self.wide = wide
 
     @cached_property
     def frame(self) -> DataFrame:

@@ -58,6 +58,7 @@ from sparkeval.engine.formats import (
     SHIPPED_VALUE,
     measure_column,
 )
+from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.plans.driver_plan import (
     PROBE_ROWS,
     DeferredBlobs,
@@ -126,7 +127,8 @@ class Evaluation:
     """The result of :func:`evaluate`.
 
     Attributes:
-        per_query: ``run_id, query_id, measure, value`` (value null where undefined).
+        per_query: ``run_id, query_id, measure, _order, value`` (value null where
+            undefined; ``_order`` the measure's position among the per-query measures).
         summary: ``run_id, measure, value, queries, undefined`` — the ``all`` values.
         report: the summary as a JSON-ready dict (the content of ``summary.json``).
         measures: the evaluated measures, in output order.
@@ -139,7 +141,8 @@ class Evaluation:
             ``spark``.
 
     The three DataFrames are built when first used (a job that only writes the files
-    never builds them).
+    never builds them). ``summary``, and the per-query frames of an evaluation made in
+    the driver (small inputs), are local data built from rows this process holds.
     """
 
     report: dict[str, Any]
@@ -158,25 +161,43 @@ class Evaluation:
     @cached_property
     def _wide(self):
         """The wide rows as a DataFrame, decoded from the cached blobs when used."""
+        if isinstance(self._blobs, DeferredBlobs):
+            spark = self._blobs.sparkSession
+            return spark.createDataFrame(self._blobs.wide, _wide_schema(len(self.measures)))
         return wide_frame(self._blob_frame, len(self.measures))
 
     @cached_property
     def summary(self):
-        spark = self._blobs.sparkSession
-        types = ("string", "string", "double", "long", "long")
-        schema = _schema(*zip(SUMMARY_COLUMNS, types, strict=True))
-        return spark.createDataFrame(summary_rows(self.report, self.names), schema)
+        rows = list(zip(*summary_rows(self.report, self.names), strict=True))
+        columns = rows or [[]] * len(SUMMARY_COLUMNS)
+        types = (pa.string(), pa.string(), pa.float64(), pa.int64(), pa.int64())
+        table = pa.table(
+            [pa.array(column, kind) for column, kind in zip(columns, types, strict=True)],
+            names=list(SUMMARY_COLUMNS),
+        )
+        return self._blobs.sparkSession.createDataFrame(table)
 
     @cached_property
     def per_query(self):
+        if isinstance(self._blobs, DeferredBlobs):
+            return self._local_per_query(ordered=False, with_order=True)
         return self._exploded(self._wide.where("evaluated"))
 
     @cached_property
     def ordered_per_query(self):
+        if isinstance(self._blobs, DeferredBlobs):
+            return self._local_per_query(ordered=True)
         # sorting the wide rows (one per query) is far cheaper than sorting the long rows;
         # explode keeps the order within each partition, and entries come in measure order
         evaluated = self._wide.where("evaluated").orderBy("run_id", "query_id")
         return self._exploded(evaluated).drop("_order")
+
+    def _local_per_query(self, ordered: bool, with_order: bool = False):
+        """The per-query rows of a driver evaluation, built in the driver as local data
+        (no job until used, and no Python worker then)."""
+        wide = self._blobs.wide
+        rows = per_query_rows(wide, self.measures, self.names, ordered, with_order)
+        return self._blobs.sparkSession.createDataFrame(rows)
 
     def _exploded(self, frame: DataFrame):
         from pyspark.sql import functions as F
