@@ -115,6 +115,11 @@ judged = [("q1", "d2", 1), ("q2", "d1", 2)]
 run = spark.createDataFrame(rows, "run_id string, query_id string, doc_id string, score double")
 qrels = spark.createDataFrame(judged, "query_id string, doc_id string, relevance int")
 ev = sparkeval.evaluate(spark, run, qrels, ["AP", "nDCG@10", "P@1"])
+from sparkeval.engine.plans.spark_engine import plan_bytes
+estimate = plan_bytes(run, qrels)
+per_query = [list(row) for row in ev.ordered_per_query.collect()]
+made_in = type(ev._blobs).__name__
+print(json.dumps([estimate, made_in, per_query]))
 print(json.dumps(ev.report, sort_keys=True))
 """
 
@@ -136,7 +141,14 @@ def test_the_python_api_on_a_connect_session(connect_server, spark, tmp_path) ->
     )
     client = run_job([sys.executable, "-c", API_SCRIPT, connect_server], tmp_path)
     assert client.returncode == 0, client.stderr[-3000:]
-    remote = json.loads(client.stdout.strip().splitlines()[-1])
+    *_, plan, report = client.stdout.strip().splitlines()
+    remote = json.loads(report)
     assert remote == json.loads(json.dumps(classic.report, sort_keys=True))
     # by hand: q1 AP 1/2 (d2 at rank 2), q2 AP 1: mean 3/4
     assert remote["runs"]["r"]["measures"]["AP"] == 0.75
+    # the server's estimate of the tiny inputs sends them to the driver path, as in a
+    # classic session: one job collects them, not a shuffle of 200 partitions
+    estimate, made_in, per_query = json.loads(plan)
+    assert 0 < estimate < 1 << 20
+    assert made_in == "DeferredBlobs"
+    assert per_query == [list(row) for row in classic.ordered_per_query.collect()]

@@ -69,6 +69,7 @@ from sparkeval.engine.plans.driver_plan import (
     probed,
 )
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
+from sparkeval.engine.plans.remote_estimate import remote_plan_bytes
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
 from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, read_pieces
@@ -461,8 +462,8 @@ def evaluate(
                 )  # fmt: skip
             except NotDirect:
                 pass  # a value for the DataFrame path's checks
-    if direct is None and scanned is None:
-        estimate = plan_bytes(run_df, qrels_df)
+    if direct is None and scanned is None and not is_connect(spark):
+        estimate = plan_bytes(run_df, qrels_df)  # (a Connect server gave the optimised one)
     if buckets is None:
         buckets = default_buckets(spark, estimate)
     if buckets < 1:
@@ -635,7 +636,8 @@ def useful_buckets(requested: int, estimated_bytes: int | None) -> int:
 
 def plan_bytes(*frames: DataFrame | None, optimized: bool = True) -> int | None:
     """Spark's size estimate of the frames (file sizes, in-memory data), without a job;
-    None where the plan is not reachable (Spark Connect) or any frame is missing.
+    None where the plan is not reachable or any frame is missing. A Spark Connect
+    frame's estimate is asked of its server (:mod:`~sparkeval.engine.plans.remote_estimate`).
 
     ``optimized=False`` estimates the analysed plan with cached data in place, without
     the optimizer (whose first run in a new session takes about 0.2 s): the same
@@ -651,7 +653,10 @@ def plan_bytes(*frames: DataFrame | None, optimized: bool = True) -> int | None:
             stats = plan.stats()
             total += int(str(stats.sizeInBytes()))
         except Exception:  # a Connect DataFrame has no JVM handle
-            return None
+            remote = remote_plan_bytes(frame)
+            if remote is None:
+                return None
+            total += remote
     return total
 
 
