@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from sparkeval.engine.long_rows import PER_QUERY_SCHEMA, per_query_rows
+from sparkeval.engine.long_rows import FRAME_SCHEMA, per_query_rows
 from sparkeval.measures.names import parse_measures
 
 
@@ -28,7 +28,7 @@ NAMES = ["AP", "gm_map", "P@5"]
 
 def test_rows_in_the_wide_rows_order_without_the_unevaluated_query() -> None:
     rows = per_query_rows(WIDE, MEASURES, NAMES, ordered=False)
-    assert rows.schema == PER_QUERY_SCHEMA
+    assert rows.schema == FRAME_SCHEMA
     assert [tuple(r.values()) for r in rows.to_pylist()] == [
         ("r2", "q1", "AP", 0.5),
         ("r2", "q1", "P@5", 0.25),
@@ -57,7 +57,7 @@ def test_no_rows_when_no_query_or_no_measure_has_a_per_query_value() -> None:
         WIDE.filter(pa.array([False, False, True, False])), MEASURES, NAMES, ordered=False
     )
     for rows in (only_overall, nothing_evaluated):
-        assert rows.num_rows == 0 and rows.schema == PER_QUERY_SCHEMA
+        assert rows.num_rows == 0 and rows.schema == FRAME_SCHEMA
 
 
 def test_the_order_column_gives_each_measure_its_position() -> None:

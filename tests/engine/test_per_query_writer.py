@@ -6,15 +6,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sparkeval.engine.long_rows import PER_QUERY_SCHEMA, evaluated_order, long_rows
 from sparkeval.engine.plans import driver_plan
 from sparkeval.engine.transport import per_query_writer
 from sparkeval.engine.transport.local_handoff import HANDOFF_KEY
 from sparkeval.engine.transport.per_query_writer import (
-    PER_QUERY_SCHEMA,
     _file_count,
     _share_count,
-    evaluated_order,
-    long_rows,
     share_bounds,
 )
 from tests.random_collection import random_collection

@@ -462,8 +462,9 @@ def evaluate(
                 )  # fmt: skip
             except NotDirect:
                 pass  # a value for the DataFrame path's checks
-    if direct is None and scanned is None and not is_connect(spark):
-        estimate = plan_bytes(run_df, qrels_df)  # (a Connect server gave the optimised one)
+    # (a Connect server's estimate above is already the optimised plan's)
+    if direct is None and scanned is None and not (is_connect(spark) and estimate is not None):
+        estimate = plan_bytes(run_df, qrels_df)
     if buckets is None:
         buckets = default_buckets(spark, estimate)
     if buckets < 1:

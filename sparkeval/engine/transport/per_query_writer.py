@@ -45,24 +45,19 @@ from collections.abc import Iterator, Sequence
 from functools import reduce
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sparkeval.engine.formats import measure_column
+from sparkeval.engine.long_rows import (
+    PER_QUERY_SCHEMA,
+    WRITTEN_SCHEMA,
+    evaluated_order,
+    long_rows,
+)
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import per_query_indexes
 
-#: the columns of ``per_query.parquet``
-PER_QUERY_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("query_id", pa.string()),
-        ("measure", pa.string()),
-        ("value", pa.float64()),
-    ]
-)
 #: long rows per output file at most, about (a writing task holds its file's rows)
 ROWS_PER_FILE = 16_000_000
 #: wide rows (queries) per output file at most: the task writing one file sorts them
@@ -71,55 +66,7 @@ WIDE_ROWS_PER_FILE = 4_000_000
 SHARED_SORT_ROWS = 2_000_000
 #: wide rows expanded and written as one row group (1M long rows at 10 measures)
 WIDE_ROWS_PER_GROUP = 100_000
-#: the order of the wide rows in the files
-WIDE_ORDER = [("run_id", "ascending"), ("query_id", "ascending")]
-#: :data:`PER_QUERY_SCHEMA` as :func:`long_rows` builds it; the file holds plain strings
-WRITTEN_SCHEMA = pa.schema(
-    [
-        (f.name, pa.dictionary(pa.int32(), f.type) if f.type == pa.string() else f.type)
-        for f in PER_QUERY_SCHEMA
-    ]
-)
 _WRITE_OPTIONS = {"compression": "snappy", "store_schema": False, "write_statistics": True}
-
-
-def long_rows(wide: pa.Table, columns: Sequence[str], names: Sequence[str]) -> pa.Table:
-    """One row per (wide row, measure), the measures in the given order.
-
-    Example: wide rows ``(r, q1, m0=0.5, m1=null)`` and ``(r, q2, m0=1.0, m1=0.25)`` with
-    names ``AP, RR`` give ``(r,q1,AP,0.5) (r,q1,RR,null) (r,q2,AP,1.0) (r,q2,RR,0.25)``.
-
-    The id and measure columns are dictionary arrays (:data:`WRITTEN_SCHEMA`): each
-    wide row's strings are held once, and the Parquet writer stores them as its
-    dictionary pages without hashing the string of every long row.
-    """
-    n, k = wide.num_rows, len(columns)
-    repeat = pa.array(np.repeat(np.arange(n, dtype=np.int32), k))
-    values = np.empty((n, k), dtype=np.float64)
-    valid = np.empty((n, k), dtype=bool)
-    for j, column in enumerate(columns):
-        data = wide.column(column)
-        valid[:, j] = data.is_valid().to_numpy(zero_copy_only=False)
-        values[:, j] = data.fill_null(0.0).to_numpy(zero_copy_only=False)
-    measure = pa.DictionaryArray.from_arrays(
-        pa.array(np.tile(np.arange(k, dtype=np.int32), n)), pa.array(list(names), pa.string())
-    )
-    return pa.table(
-        {
-            "run_id": _repeated(wide.column("run_id"), repeat),
-            "query_id": _repeated(wide.column("query_id"), repeat),
-            "measure": measure,
-            "value": pa.array(values.ravel(), mask=~valid.ravel()),
-        },
-        schema=WRITTEN_SCHEMA,
-    )
-
-
-def _repeated(strings: pa.ChunkedArray, repeat: pa.Array) -> pa.DictionaryArray:
-    """``strings.take(repeat)`` as a dictionary array over the distinct strings
-    (in order of first appearance, the dictionary a Parquet writer would build)."""
-    encoded = pc.dictionary_encode(strings.combine_chunks())
-    return pa.DictionaryArray.from_arrays(encoded.indices.take(repeat), encoded.dictionary)
 
 
 def write_per_query(
@@ -218,28 +165,6 @@ def write_per_query(
         source.rename(directory / f"part-{index:05d}.parquet")
     if not written:
         pq.write_table(PER_QUERY_SCHEMA.empty_table(), directory / "part-00000.parquet")
-
-
-def evaluated_order(wide: pa.Table) -> pa.Array:
-    """Indices of ``wide``'s evaluated rows, sorted by run id and query id in byte-wise
-    string order (as Spark's range partitioning sorts).
-
-    Only the two key columns are sorted, as one array each; the rows are then taken
-    one row group at a time.  Sorting and taking whole tables touched about twice the
-    wide rows' size in new memory, which costs more than the sort itself where page
-    faults are dear (measured at 1M queries: 0.48-0.86 s before, 0.13 s after).
-
-    Example (the second row is not evaluated)::
-
-        >>> wide = pa.table({"run_id": ["r", "r", "r"], "query_id": ["q2", "q10", "q1"],
-        ...                  "evaluated": [True, False, True]})
-        >>> evaluated_order(wide).to_pylist()
-        [2, 0]
-    """
-    keys = wide.select(["run_id", "query_id"]).combine_chunks()
-    order = pc.sort_indices(keys, sort_keys=WIDE_ORDER)
-    evaluated = wide.column("evaluated").combine_chunks()
-    return order.filter(evaluated.take(order))
 
 
 def share_bounds(rows: int, share: int, shares: int) -> tuple[int, int]:
