@@ -115,11 +115,21 @@ judged = [("q1", "d2", 1), ("q2", "d1", 2)]
 run = spark.createDataFrame(rows, "run_id string, query_id string, doc_id string, score double")
 qrels = spark.createDataFrame(judged, "query_id string, doc_id string, relevance int")
 ev = sparkeval.evaluate(spark, run, qrels, ["AP", "nDCG@10", "P@1"])
+from sparkeval.engine.plans.local_rows import client_table
 from sparkeval.engine.plans.spark_engine import plan_bytes
-estimate = plan_bytes(run, qrels)
+# text sent as large strings, which the schema sent with them casts on the server
+spark.conf.set("spark.sql.execution.arrow.useLargeVarTypes", "true")
+large = spark.createDataFrame(rows, "run_id string, query_id string, doc_id string, score double")
+spark.conf.set("spark.sql.execution.arrow.useLargeVarTypes", "false")
+others = [run.where("score > 0"), large]  # not evaluated from the client's table
+held = [client_table(frame) is not None for frame in (run, qrels, *others)]
+# the server estimates those others, and one job collects them
+evaluated = [sparkeval.evaluate(spark, f, qrels, ["AP", "nDCG@10", "P@1"]) for f in others]
+estimates = [plan_bytes(frame, qrels) for frame in (run, *others)]
 per_query = [list(row) for row in ev.ordered_per_query.collect()]
-made_in = type(ev._blobs).__name__
-print(json.dumps([estimate, made_in, per_query]))
+made_in = [type(e._blobs).__name__ for e in (ev, *evaluated)]
+same = all(e.report == ev.report for e in evaluated)
+print(json.dumps([held, estimates, made_in, same, per_query]))
 print(json.dumps(ev.report, sort_keys=True))
 """
 
@@ -146,9 +156,12 @@ def test_the_python_api_on_a_connect_session(connect_server, spark, tmp_path) ->
     assert remote == json.loads(json.dumps(classic.report, sort_keys=True))
     # by hand: q1 AP 1/2 (d2 at rank 2), q2 AP 1: mean 3/4
     assert remote["runs"]["r"]["measures"]["AP"] == 0.75
-    # the server's estimate of the tiny inputs sends them to the driver path, as in a
-    # classic session: one job collects them, not a shuffle of 200 partitions
-    estimate, made_in, per_query = json.loads(plan)
-    assert 0 < estimate < 1 << 20
-    assert made_in == "DeferredBlobs"
+    # the client holds the rows of frames made of local data and evaluates them itself;
+    # the size of a filtered frame, or of one the server would cast, is asked of the
+    # server, whose estimate sends it to the driver path too (one job), not to a
+    # shuffle of 200 partitions
+    held, estimates, made_in, same, per_query = json.loads(plan)
+    assert held == [True, True, False, False]
+    assert all(0 < estimate < 1 << 20 for estimate in estimates)
+    assert made_in == ["DeferredBlobs"] * 3 and same
     assert per_query == [list(row) for row in classic.ordered_per_query.collect()]

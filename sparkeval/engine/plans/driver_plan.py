@@ -25,7 +25,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.formats import BAD, DEFAULT_RUN_ID, IS_QRELS, SHIPPED_VALUE
-from sparkeval.engine.plans.local_rows import held_in_driver, plain_local_arrow, side_by_side
+from sparkeval.engine.plans.local_rows import (
+    frame_types,
+    held_in_driver,
+    plain_local_arrow,
+    side_by_side,
+)
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
@@ -165,8 +170,8 @@ def evaluate_plain_in_driver(
     ``spark.createDataFrame``, is no Spark job; cached, it is one job, whose plan costs
     about 20 calls into the JVM instead of about 380.
     """
-    run_types = run_df.dtypes
-    projections = plain_projections(run_types, qrels_df.dtypes)
+    run_types = frame_types(run_df)
+    projections = plain_projections(run_types, frame_types(qrels_df))
     if projections is None:
         return None
     has_run_id = "run_id" in dict(run_types)

@@ -29,11 +29,18 @@ the values, are the same to the bit:
 A projection of those casts in Spark would cost more than the whole collection: Spark's
 optimiser evaluates a projection of a local relation row by row, in the driver (at
 1,000 x 100, about 0.47 s a call).
+
+On Spark Connect the process that calls sparkeval is the client, and a frame made there
+from pandas, Arrow or a list of rows holds its rows as an Arrow table, which the client
+sends with every request about the frame (:func:`client_table`). When the server would
+read that table as it is (the schema sent with it, if any, names the same types), those
+are the frame's rows: the client evaluates them without asking the server anything.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -55,11 +62,64 @@ _NO_BYTE_BOUND = (1 << 63) - 1
 
 def held_in_driver(*frames: DataFrame) -> bool:
     """Whether each frame's optimised plan is a local relation, whose rows the driver's
-    JVM holds (False for a cached frame, a file scan, a Connect DataFrame)."""
+    JVM holds, or a Spark Connect frame of local data (:func:`client_table`); False for
+    a cached frame or a file scan."""
+    return all(client_table(frame) is not None or _in_driver_jvm(frame) for frame in frames)
+
+
+def _in_driver_jvm(frame: DataFrame) -> bool:
+    """Whether ``frame``'s optimised plan is a local relation of the driver's JVM."""
     try:
-        return all(_local_relation(frame) is not None for frame in frames)
+        return _local_relation(frame) is not None
     except Exception:  # a Connect DataFrame has no JVM handle
         return False
+
+
+def client_table(frame: DataFrame) -> pa.Table | None:
+    """The rows of a Spark Connect frame made of local data, as the client holds them
+    (the Arrow table it sends to the server); None for any other frame, and where the
+    server would not read the table as it is (the schema sent with it casts a column).
+
+    Such a frame's plan is the local data itself, maybe renamed (what
+    ``spark.createDataFrame`` builds on Connect): the table then takes the schema's
+    names, then the renamed ones.
+    """
+    if not type(frame).__module__.startswith("pyspark.sql.connect"):
+        return None
+    try:
+        plan: Any = frame._plan
+        names = None
+        if type(plan).__name__ == "ToDF":
+            names, plan = list(plan._cols), plan._child
+        if type(plan).__name__ != "LocalRelation" or not isinstance(plan._table, pa.Table):
+            return None
+        table = plan._table
+        if plan._schema:
+            from pyspark.sql.pandas.types import to_arrow_schema
+            from pyspark.sql.types import StructType
+
+            sent = to_arrow_schema(StructType.fromJson(json.loads(plan._schema)))
+            if sent.types != table.schema.types:
+                return None  # the server casts to the schema sent
+            table = table.rename_columns(sent.names)
+        if names is not None:
+            if len(names) != table.num_columns:
+                return None
+            table = table.rename_columns(names)
+        return table
+    except Exception:  # another client version builds its plans otherwise
+        return None
+
+
+def frame_types(frame: DataFrame) -> list[tuple[str, str]]:
+    """``frame.dtypes``; for a Connect frame of local data, read from the table the
+    client holds (Spark's names of its Arrow types), without asking the server."""
+    table = client_table(frame)
+    if table is None:
+        return frame.dtypes
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return [(f.name, f.dataType.simpleString()) for f in from_arrow_schema(table.schema)]
 
 
 def _local_relation(frame: DataFrame) -> Any:
@@ -78,13 +138,17 @@ def _jvm_handles(jvm: Any) -> tuple[Any, Any]:
 
 def arrow_in_driver(frame: DataFrame) -> pa.Table | None:
     """The rows of a local relation as Arrow, written by the driver's JVM with Spark's
-    Arrow writer and read from pyspark's local socket: no job. None when ``frame`` is
-    not a local relation, when this Spark does not offer the writer or the socket as
-    called here, or when anything fails; the caller then collects it by a job.
+    Arrow writer and read from pyspark's local socket (or, on Spark Connect, the
+    :func:`client_table`): no job. None when ``frame`` is not a local relation, when
+    this Spark does not offer the writer or the socket as called here, or when anything
+    fails; the caller then collects it by a job.
 
     The rows read are counted against the relation's own count, so a conversion that
     stopped half-way cannot pass for the whole.
     """
+    held = client_table(frame)
+    if held is not None:
+        return held
     try:
         from pyspark.serializers import NoOpSerializer
         from pyspark.util import local_connect_and_auth
@@ -227,7 +291,9 @@ def plain_local_arrow(run_df: DataFrame, qrels_df: DataFrame, has_run_id: bool) 
     checks the rows afterwards, as it does the rows of the plain plan's job.
     """
     run_names, qrels_names = _names(has_run_id)
-    if not (_each_once(run_df.columns, run_names) and _each_once(qrels_df.columns, qrels_names)):
+    run_columns = [name for name, _ in frame_types(run_df)]
+    qrels_columns = [name for name, _ in frame_types(qrels_df)]
+    if not (_each_once(run_columns, run_names) and _each_once(qrels_columns, qrels_names)):
         return None
     run, qrels = arrow_in_driver(run_df), arrow_in_driver(qrels_df)
     if run is None or qrels is None:

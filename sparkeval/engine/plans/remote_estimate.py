@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from sparkeval.engine.plans.local_rows import client_table
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -34,7 +36,14 @@ _OPTIMIZED = "== Optimized Logical Plan =="
 
 def remote_plan_bytes(frame: DataFrame) -> int | None:
     """The size estimate of a Connect DataFrame's optimised plan, asked of the server;
-    None when the frame cannot explain itself so, or the answer has no estimate."""
+    None when the frame cannot explain itself so, or the answer has no estimate.
+
+    A frame of local data the client holds (:func:`~sparkeval.engine.plans.local_rows.
+    client_table`) is not asked about: its estimate is its Arrow table's size.
+    """
+    held = client_table(frame)
+    if held is not None:
+        return held.nbytes
     explain = getattr(frame, "_explain_string", None)
     if explain is None:
         return None
