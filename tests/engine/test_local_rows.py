@@ -79,7 +79,7 @@ def test_local_rows_are_the_jobs_rows_to_the_bit(spark, case, collect, monkeypat
     projections = driver_plan.plain_projections(run.dtypes, qrels.dtypes)
     assert projections is not None
     by_job = driver_plan.plain_rows_by_a_job(run, qrels, projections, 0)
-    local = local_rows.plain_local_arrow(run, qrels, "run_id" in run.columns)
+    local = local_rows.plain_local_arrow(run, qrels, run.dtypes, qrels.dtypes)
     assert by_job is not None and local is not None
     assert by_job.column_names == local.column_names
     for name in by_job.column_names:

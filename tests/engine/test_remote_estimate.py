@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sparkeval.engine.plans.remote_estimate import UNKNOWN_BYTES, cost_plan_bytes
+from sparkeval.engine.plans.driver_plan import UNKNOWN_BYTES
+from sparkeval.engine.plans.remote_estimate import cost_plan_bytes
 from sparkeval.engine.plans.spark_engine import plan_bytes
 
 pytestmark = pytest.mark.spark

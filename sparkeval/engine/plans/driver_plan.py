@@ -170,15 +170,15 @@ def evaluate_plain_in_driver(
     ``spark.createDataFrame``, is no Spark job; cached, it is one job, whose plan costs
     about 20 calls into the JVM instead of about 380.
     """
-    run_types = frame_types(run_df)
-    projections = plain_projections(run_types, frame_types(qrels_df))
+    run_types, qrels_types = frame_types(run_df), frame_types(qrels_df)
+    projections = plain_projections(run_types, qrels_types)
     if projections is None:
         return None
     has_run_id = "run_id" in dict(run_types)
     collected = None
     # a local relation's size is known, so only inputs of unknown size have a row limit
     if row_limit is None and held_in_driver(run_df, qrels_df):
-        collected = plain_local_arrow(run_df, qrels_df, has_run_id)
+        collected = plain_local_arrow(run_df, qrels_df, run_types, qrels_types)
     if collected is None:
         collected = plain_rows_by_a_job(run_df, qrels_df, projections, estimated_bytes, row_limit)
     if collected is None:
@@ -365,24 +365,31 @@ def _evaluate_collected(
     wide = undefined_as_null(wide, len(measure_list))
     partials = partition_sums(wide, measure_list)
     stats = combine(partials.to_pylist(), measure_list)
-    batches = [
-        *result_blobs.wide_blobs(wide),
-        result_blobs.blob_batch(result_blobs.PARTIAL, pa.Table.from_batches([partials])),
-    ]
-    return DeferredBlobs(spark, pa.Table.from_batches(batches), wide), stats, run_ids
+    return DeferredBlobs(spark, wide, partials), stats, run_ids
 
 
 class DeferredBlobs:
-    """The result blobs of a driver evaluation, made a Spark DataFrame (a local
-    relation) only when asked for: a call that needs only the report creates no
-    DataFrame at all. It answers ``sparkSession`` and ``unpersist()`` as the cached blob
-    frame of the distributed plan does, and holds the wide rows themselves (``wide``),
-    from which the per-query frames are made as local data."""
+    """The results of a driver evaluation: its wide rows (``wide``), from which the
+    per-query frames are made as local data, and its partial sums. They are encoded as
+    result blobs, and the blobs made a Spark DataFrame (a local relation), only when
+    asked for: a call that needs only the report encodes nothing and creates no
+    DataFrame. It answers ``sparkSession`` and ``unpersist()`` as the cached blob frame
+    of the distributed plan does."""
 
-    def __init__(self, spark: SparkSession, table: pa.Table, wide: pa.Table) -> None:
+    def __init__(self, spark: SparkSession, wide: pa.Table, partials: pa.RecordBatch) -> None:
         self.sparkSession = spark
-        self.table = table
         self.wide = wide
+        self.partials = partials
+
+    @cached_property
+    def table(self) -> pa.Table:
+        """The result blobs: the wide rows, then the partial sums."""
+        partials = pa.Table.from_batches([self.partials])
+        batches = [
+            *result_blobs.wide_blobs(self.wide),
+            result_blobs.blob_batch(result_blobs.PARTIAL, partials),
+        ]
+        return pa.Table.from_batches(batches)
 
     @cached_property
     def frame(self) -> DataFrame:

@@ -280,19 +280,26 @@ def side_by_side(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]
     return results["value"], second_value
 
 
-def plain_local_arrow(run_df: DataFrame, qrels_df: DataFrame, has_run_id: bool) -> pa.Table | None:
+def plain_local_arrow(
+    run_df: DataFrame,
+    qrels_df: DataFrame,
+    run_types: Sequence[tuple[str, str]],
+    qrels_types: Sequence[tuple[str, str]],
+) -> pa.Table | None:
     """The plain driver plan's rows (``run_id, query_id, doc_id, _value, _is_qrels``;
     a null run id where the run has none) of two local relations: each written as Arrow
     by the driver (:func:`arrow_in_driver`), or else collected by a job of its own, the
     two jobs together; then cast in Arrow. None when a column is missing or not unique,
     or a job fails.
 
-    The caller has checked the columns' Spark types (plain ids and numeric values) and
-    checks the rows afterwards, as it does the rows of the plain plan's job.
+    ``run_types`` and ``qrels_types`` are the frames' :func:`frame_types`, whose Spark
+    types the caller has checked (plain ids and numeric values); it checks the rows
+    afterwards, as it does the rows of the plain plan's job.
     """
+    run_columns = [name for name, _ in run_types]
+    qrels_columns = [name for name, _ in qrels_types]
+    has_run_id = "run_id" in run_columns
     run_names, qrels_names = _names(has_run_id)
-    run_columns = [name for name, _ in frame_types(run_df)]
-    qrels_columns = [name for name, _ in frame_types(qrels_df)]
     if not (_each_once(run_columns, run_names) and _each_once(qrels_columns, qrels_names)):
         return None
     run, qrels = arrow_in_driver(run_df), arrow_in_driver(qrels_df)

@@ -21,13 +21,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from sparkeval.engine.plans.driver_plan import UNKNOWN_BYTES
 from sparkeval.engine.plans.local_rows import client_table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-#: what Spark prints for an estimate it does not have (``Long.MaxValue`` bytes)
-UNKNOWN_BYTES = (1 << 63) - 1
 #: binary units as Spark prints them, by their power of two
 _UNITS = {"B": 0, "KiB": 10, "MiB": 20, "GiB": 30, "TiB": 40, "PiB": 50, "EiB": 60}
 _SIZE = re.compile(r"Statistics\(sizeInBytes=([0-9.]+(?:E[+-]?[0-9]+)?) (B|[KMGTPE]iB)\b")
@@ -55,7 +54,8 @@ def remote_plan_bytes(frame: DataFrame) -> int | None:
 
 def cost_plan_bytes(text: str) -> int | None:
     """The root's size estimate in an explained cost plan (bytes, at most
-    :data:`UNKNOWN_BYTES`), or None when the text holds none.
+    :data:`~sparkeval.engine.plans.driver_plan.UNKNOWN_BYTES`, what Spark prints as
+    8.0 EiB for an estimate it does not have), or None when the text holds none.
 
     Example:
         >>> cost_plan_bytes("== Optimized Logical Plan ==\\nX, Statistics(sizeInBytes=8.0 EiB)")
