@@ -111,9 +111,9 @@ def test_runs_are_found_without_a_job_and_the_per_query_frame_waits(spark) -> No
         ev.unpersist()
 
 
-def _random_collection(spark, seed: int = 3):
+def _random_collection(spark, seed: int = 3, rdd: bool = False):
     """Three runs with tied scores, graded qrels, a query no run answers and a run
-    query without judgements."""
+    query without judgements: frames of lists of rows, or (``rdd``) of RDDs of them."""
     rng = np.random.default_rng(seed)
     run_rows = [
         (f"r{r}", f"q{q}", f"d{d}", float(rng.integers(0, 4)))
@@ -123,6 +123,9 @@ def _random_collection(spark, seed: int = 3):
     qrels_rows = [
         (f"q{q}", f"d{d}", int(rng.integers(0, 4))) for q in range(13) for d in range(0, 30, 3)
     ]
+    if rdd:
+        run_rows = spark.sparkContext.parallelize(run_rows)
+        qrels_rows = spark.sparkContext.parallelize(qrels_rows)
     run = spark.createDataFrame(
         run_rows, "run_id string, query_id string, doc_id string, score double"
     )
@@ -255,14 +258,15 @@ def test_a_bad_value_in_plain_columns_gets_the_checked_error(
         sparkeval.evaluate(spark, run, qrels, "AP")
 
 
-def test_rows_of_unknown_size_are_probed_by_one_job(spark, monkeypatch) -> None:
-    """A list of rows made a DataFrame is an RDD of unknown size: one job collecting at
-    most PROBE_ROWS + 1 rows of each input finds it small, and the driver evaluates it
-    (no distributed plan);
-    with more rows than that, the probe gives way to the distributed plan."""
+@pytest.mark.parametrize("kind", ["list", "rdd"])
+def test_rows_of_unknown_size_are_read_in_the_driver_while_few(spark, monkeypatch, kind) -> None:
+    """A DataFrame of a list of rows, or of an RDD, is of unknown size: the rows of a
+    list are read back from the driver (no job), an RDD's by one job collecting at most
+    PROBE_ROWS + 1 rows of each input; either way, while few, the driver evaluates them
+    (no distributed plan); with more rows than that, they go to the distributed plan."""
     from sparkeval.engine.plans import spark_engine
 
-    run, qrels = _random_collection(spark)
+    run, qrels = _random_collection(spark, rdd=kind == "rdd")
     assert driver_plan.probed(spark_engine.plan_bytes(run, qrels))
     measures = "AP,nDCG@10,P@5,R@10,RR,bpref,ERR@10,NumRet,Rprec"
 
@@ -287,6 +291,7 @@ def test_rows_of_unknown_size_are_probed_by_one_job(spark, monkeypatch) -> None:
         patched.setattr(driver_plan, "DRIVER_BYTES", -1)  # not probed: distributed
         distributed, distributed_jobs = evaluated("distributed")
     assert probed == too_many == distributed
+    assert (probe_jobs == 0) == (kind == "list")
     # the probe's job (with Spark's adaptive execution, a job for each limit's
     # exchange too), then the distributed plan's
     assert too_many_jobs == distributed_jobs + probe_jobs

@@ -31,6 +31,7 @@ from sparkeval.engine.plans.local_rows import (
     plain_local_arrow,
     side_by_side,
 )
+from sparkeval.engine.plans.python_rows import TooManyRows, plain_parallelized
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
@@ -163,12 +164,14 @@ def evaluate_plain_in_driver(
     checked path, so the rows, and the values, are the same to the bit.
 
     Local relations (frames made from local data, not cached) are written as Arrow by
-    the driver's JVM, without a job (:mod:`sparkeval.engine.plans.local_rows`); other
-    inputs are collected by one job.
+    the driver's JVM, without a job (:mod:`sparkeval.engine.plans.local_rows`); frames
+    of Python rows (inputs of unknown size, ``row_limit`` given) are read back from the
+    driver, without a job (:mod:`sparkeval.engine.plans.python_rows`); other inputs
+    are collected by one job (inputs of unknown size, one job each).
 
     Example: 5 queries x 10 docs in a warm local session, made with
-    ``spark.createDataFrame``, is no Spark job; cached, it is one job, whose plan costs
-    about 20 calls into the JVM instead of about 380.
+    ``spark.createDataFrame`` of pandas or of a list, is no Spark job; cached, it is
+    one job, whose plan costs about 20 calls into the JVM instead of about 380.
     """
     run_types, qrels_types = frame_types(run_df), frame_types(qrels_df)
     projections = plain_projections(run_types, qrels_types)
@@ -179,6 +182,11 @@ def evaluate_plain_in_driver(
     # a local relation's size is known, so only inputs of unknown size have a row limit
     if row_limit is None and held_in_driver(run_df, qrels_df):
         collected = plain_local_arrow(run_df, qrels_df, run_types, qrels_types)
+    elif row_limit is not None:
+        try:
+            collected = plain_parallelized(run_df, qrels_df, run_types, qrels_types, row_limit)
+        except TooManyRows:
+            return None
     if collected is None:
         collected = plain_rows_by_a_job(run_df, qrels_df, projections, estimated_bytes, row_limit)
     if collected is None:

@@ -128,6 +128,12 @@ def _local_relation(frame: DataFrame) -> Any:
     return plan if plan.getClass().getSimpleName() == "LocalRelation" else None
 
 
+def socket_server(jvm: Any) -> Any:
+    """pyspark's socket server in the driver's JVM (``PythonRDD``, whose
+    ``serveIterator`` serves a JVM iterator's elements to this process)."""
+    return _jvm_handles(jvm)[1]
+
+
 @functools.lru_cache(maxsize=4)
 def _jvm_handles(jvm: Any) -> tuple[Any, Any]:
     """Spark's Arrow writer (the ``ArrowConverters`` object) and pyspark's socket server
@@ -280,27 +286,46 @@ def side_by_side(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]
     return results["value"], second_value
 
 
+def plain_names(
+    run_types: Sequence[tuple[str, str]], qrels_types: Sequence[tuple[str, str]]
+) -> tuple[list[str], list[str]] | None:
+    """The columns the plain rows take from the run (``[run_id], query_id, doc_id,
+    score``) and from the qrels (``query_id, doc_id, relevance``); None when one is
+    missing or not unique."""
+    run_columns = [name for name, _ in run_types]
+    qrels_columns = [name for name, _ in qrels_types]
+    run_names, qrels_names = _names("run_id" in run_columns)
+    if not (_each_once(run_columns, run_names) and _each_once(qrels_columns, qrels_names)):
+        return None
+    return run_names, qrels_names
+
+
+def plain_table(run: pa.Table, qrels: pa.Table, names: tuple[list[str], list[str]]) -> pa.Table:
+    """The plain driver plan's rows (``run_id, query_id, doc_id, _value, _is_qrels``;
+    a null run id where the run has none) of the run's and the qrels' ``names``
+    columns (:func:`plain_names`), cast as its Spark casts would cast them."""
+    run_names, qrels_names = names
+    has_run_id = run_names[0] == "run_id"
+    return _plain_table(_converted(run, run_names), _converted(qrels, qrels_names), has_run_id)
+
+
 def plain_local_arrow(
     run_df: DataFrame,
     qrels_df: DataFrame,
     run_types: Sequence[tuple[str, str]],
     qrels_types: Sequence[tuple[str, str]],
 ) -> pa.Table | None:
-    """The plain driver plan's rows (``run_id, query_id, doc_id, _value, _is_qrels``;
-    a null run id where the run has none) of two local relations: each written as Arrow
-    by the driver (:func:`arrow_in_driver`), or else collected by a job of its own, the
-    two jobs together; then cast in Arrow. None when a column is missing or not unique,
-    or a job fails.
+    """The plain driver plan's rows (:func:`plain_table`) of two local relations: each
+    written as Arrow by the driver (:func:`arrow_in_driver`), or else collected by a
+    job of its own, the two jobs together; then cast in Arrow. None when a column is
+    missing or not unique, or a job fails.
 
     ``run_types`` and ``qrels_types`` are the frames' :func:`frame_types`, whose Spark
     types the caller has checked (plain ids and numeric values); it checks the rows
     afterwards, as it does the rows of the plain plan's job.
     """
-    run_columns = [name for name, _ in run_types]
-    qrels_columns = [name for name, _ in qrels_types]
-    has_run_id = "run_id" in run_columns
-    run_names, qrels_names = _names(has_run_id)
-    if not (_each_once(run_columns, run_names) and _each_once(qrels_columns, qrels_names)):
+    names = plain_names(run_types, qrels_types)
+    if names is None:
         return None
     run, qrels = arrow_in_driver(run_df), arrow_in_driver(qrels_df)
     if run is None or qrels is None:
@@ -310,4 +335,4 @@ def plain_local_arrow(
         )
     if run is None or qrels is None:
         return None
-    return _plain_table(_converted(run, run_names), _converted(qrels, qrels_names), has_run_id)
+    return plain_table(run, qrels, names)
