@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.formats import BAD, DEFAULT_RUN_ID, IS_QRELS, SHIPPED_VALUE
+from sparkeval.engine.plans.arrow_job import plain_rows_by_one_job
 from sparkeval.engine.plans.local_rows import (
     frame_types,
     held_in_driver,
@@ -167,11 +168,13 @@ def evaluate_plain_in_driver(
     the driver's JVM, without a job (:mod:`sparkeval.engine.plans.local_rows`); frames
     of Python rows (inputs of unknown size, ``row_limit`` given) are read back from the
     driver, without a job (:mod:`sparkeval.engine.plans.python_rows`); other inputs
-    are collected by one job (inputs of unknown size, one job each).
+    are collected as they are by one RDD job (:mod:`sparkeval.engine.plans.arrow_job`),
+    or else through the SQL projection of casts (one job; inputs of unknown size, one
+    job each).
 
     Example: 5 queries x 10 docs in a warm local session, made with
     ``spark.createDataFrame`` of pandas or of a list, is no Spark job; cached, it is
-    one job, whose plan costs about 20 calls into the JVM instead of about 380.
+    one job, with no new query plan.
     """
     run_types, qrels_types = frame_types(run_df), frame_types(qrels_df)
     projections = plain_projections(run_types, qrels_types)
@@ -187,6 +190,8 @@ def evaluate_plain_in_driver(
             collected = plain_parallelized(run_df, qrels_df, run_types, qrels_types, row_limit)
         except TooManyRows:
             return None
+    if collected is None and row_limit is None:
+        collected = plain_rows_by_one_job(run_df, qrels_df, run_types, qrels_types)
     if collected is None:
         collected = plain_rows_by_a_job(run_df, qrels_df, projections, estimated_bytes, row_limit)
     if collected is None:
