@@ -93,3 +93,26 @@ def test_a_stream_cut_short_is_not_taken_for_the_rows(spark, monkeypatch) -> Non
     assert arrow_job.frames_by_one_job(run, qrels, names) is None
     run.unpersist()
     qrels.unpersist()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_one_task_each_gives_the_same_rows_in_four_tasks(spark, case) -> None:
+    run, qrels = (frame.cache() for frame in _frames(spark, case))
+    types = (run.dtypes, qrels.dtypes)
+    spread = arrow_job.plain_rows_by_one_job(run, qrels, *types)
+    group = f"one task each: {case}"
+    collected = {}
+
+    def one_task_each() -> None:
+        collected["rows"] = arrow_job.plain_rows_by_one_job(run, qrels, *types, True)
+
+    assert _jobs(spark, group, one_task_each) == 1
+    tracker = spark.sparkContext.statusTracker()
+    (job,) = tracker.getJobIdsForGroup(group)
+    (stage,) = tracker.getJobInfo(job).stageIds
+    assert tracker.getStageInfo(stage).numTasks == 4  # each input, each marker
+    assert spread is not None and collected["rows"] is not None
+    # the same rows, maybe in another order (repr: each double's shortest exact text)
+    assert sorted(map(repr, collected["rows"].to_pylist())) == sorted(map(repr, spread.to_pylist()))
+    run.unpersist()
+    qrels.unpersist()

@@ -191,7 +191,8 @@ def evaluate_plain_in_driver(
         except TooManyRows:
             return None
     if collected is None and row_limit is None:
-        collected = plain_rows_by_one_job(run_df, qrels_df, run_types, qrels_types)
+        one_task_each = collects_in_one_task(estimated_bytes)
+        collected = plain_rows_by_one_job(run_df, qrels_df, run_types, qrels_types, one_task_each)
     if collected is None:
         collected = plain_rows_by_a_job(run_df, qrels_df, projections, estimated_bytes, row_limit)
     if collected is None:
