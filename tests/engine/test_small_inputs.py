@@ -296,3 +296,31 @@ def test_rows_of_unknown_size_are_read_in_the_driver_while_few(spark, monkeypatc
     # the probe's job (with Spark's adaptive execution, a job for each limit's
     # exchange too), then the distributed plan's
     assert too_many_jobs == distributed_jobs + probe_jobs
+
+
+def test_lists_of_rows_in_many_partitions_are_still_read_in_the_driver(spark, monkeypatch) -> None:
+    """The probing job reads at most PROBE_PARTITIONS partitions in its one task; a list
+    of rows is read back without a job, however many slices it was cut into."""
+    from sparkeval.engine.plans import spark_engine
+
+    monkeypatch.setattr(driver_plan, "PROBE_PARTITIONS", 1)  # each frame has 2 here
+    measures = "AP,nDCG@10,P@5"
+    results = {}
+    for kind in ("list", "rdd"):
+        run, qrels = _random_collection(spark, rdd=kind == "rdd")
+        assert not driver_plan.few_partitions(run, qrels)
+        call = lambda run=run, qrels=qrels: sparkeval.evaluate(spark, run, qrels, measures)  # noqa: E731
+        with monkeypatch.context() as patched:
+            if kind == "list":
+
+                def distributed_plan(*args, **kwargs):
+                    raise AssertionError("a list of rows goes to the driver")
+
+                for plan in ("_evaluate_through_files", "_evaluate_shipped"):
+                    patched.setattr(spark_engine, plan, distributed_plan)
+            ev, jobs, _ = _counted(spark, f"many partitions: {kind}", call)
+        results[kind] = (ev.report, jobs)
+        ev.unpersist()
+    assert results["list"][1] == 0
+    assert results["rdd"][1] >= 1  # the distributed plan
+    assert results["list"][0] == results["rdd"][0]

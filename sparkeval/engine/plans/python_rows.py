@@ -100,6 +100,16 @@ def parallelized_rows(
         return None
 
 
+def made_of_lists(*frames: DataFrame) -> bool:
+    """Whether each frame is one ``createDataFrame`` made of a Python list, whose rows
+    :func:`parallelized_rows` reads back (its RDD chain and Python step checked; no
+    row is read, no job run)."""
+    try:
+        return all(_parallelized_source(frame) is not None for frame in frames)
+    except Exception:  # a Connect DataFrame has no JVM handle
+        return False
+
+
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused while rows are unpickled and

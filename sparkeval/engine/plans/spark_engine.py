@@ -69,6 +69,7 @@ from sparkeval.engine.plans.driver_plan import (
     probed,
 )
 from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
+from sparkeval.engine.plans.python_rows import made_of_lists
 from sparkeval.engine.plans.remote_estimate import remote_plan_bytes
 from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
@@ -681,10 +682,14 @@ def _evaluate_spark_read_frames(
     from pyspark.sql import functions as F
 
     in_driver = pairs is None and fits_in_driver(estimate)
-    # inputs of unknown size (a list of rows made a DataFrame): maybe small, which one
-    # job collecting at most PROBE_ROWS + 1 rows of each tells
+    # inputs of unknown size (an RDD made a DataFrame): maybe small, which reading a
+    # list's rows back, or one job collecting at most PROBE_ROWS + 1 rows of each of
+    # few partitions, tells
     probe = (
-        pairs is None and not in_driver and probed(estimate) and few_partitions(run_df, qrels_df)
+        pairs is None
+        and not in_driver
+        and probed(estimate)
+        and (few_partitions(run_df, qrels_df) or made_of_lists(run_df, qrels_df))
     )
     if in_driver or probe:
         task = (measure_list, options, run_ids)
