@@ -130,3 +130,22 @@ def test_an_empty_list_reads_as_no_rows(spark) -> None:
     assert read is not None
     assert read.schema == pa.schema([("query_id", pa.string()), ("score", pa.float64())])
     assert read.num_rows == 0
+
+
+def test_rows_dicts_and_inferred_types_read_as_spark_reads_them(spark) -> None:
+    from pyspark.sql import Row
+
+    made = {
+        "Row objects": [
+            Row(query_id="q", doc_id="d1", score=2.5),
+            Row(query_id="q", doc_id="d2", score=-1.0),
+        ],
+        "dicts": [{"doc_id": "d1", "score": 2.5, "query_id": "q"}],
+        "tuples, names only": [("q", "d1", 7), ("q", "d2", None)],
+    }
+    columns = ["query_id", "doc_id", "score"]
+    for name, rows in made.items():
+        frame = spark.createDataFrame(rows, columns if name.startswith("tuples") else None)
+        read = python_rows.parallelized_rows(frame, columns)
+        assert read is not None, name
+        assert read.to_pylist() == frame.select(*columns).toArrow().to_pylist(), name
