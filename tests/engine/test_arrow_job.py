@@ -4,22 +4,12 @@ job, to the bit. A failed job or a stream cut short gives no rows."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
 from sparkeval.engine.plans import arrow_job, driver_plan
-from tests.engine.test_local_rows import CASES, _bits, _frames, _jobs
+from tests.engine.test_local_rows import CASES, _frames, _jobs, same_rows_to_the_bit
 
 pytestmark = pytest.mark.spark
-
-
-def _same_rows(one_job: pa.Table, by_projection: pa.Table) -> None:
-    assert one_job.column_names == by_projection.column_names
-    for name in one_job.column_names:
-        if name == "_value":
-            assert _bits(one_job.column(name)) == _bits(by_projection.column(name))
-        else:
-            assert one_job.column(name).to_pylist() == by_projection.column(name).to_pylist()
 
 
 @pytest.mark.parametrize("stored", ["cached", "parquet"])
@@ -41,8 +31,7 @@ def test_one_job_gives_the_projections_rows_to_the_bit(spark, case, stored, tmp_
         collected["rows"] = arrow_job.plain_rows_by_one_job(run, qrels, run.dtypes, qrels.dtypes)
 
     assert _jobs(spark, f"one job: {case} {stored}", one_job) == 1
-    assert collected["rows"] is not None and by_projection is not None
-    _same_rows(collected["rows"], by_projection)
+    same_rows_to_the_bit(collected["rows"], by_projection)
     run.unpersist()
     qrels.unpersist()
 

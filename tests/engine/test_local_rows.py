@@ -66,6 +66,18 @@ def _bits(column: pa.ChunkedArray) -> list[int | None]:
     return [None if v is None else int(b) for v, b in zip(values, packed, strict=True)]
 
 
+def same_rows_to_the_bit(rows: pa.Table | None, by_job: pa.Table | None) -> None:
+    """``rows`` are the plain rows ``by_job`` holds: the same columns, the same text of
+    every id, the same 64 bits of every value, in the same order."""
+    assert rows is not None and by_job is not None
+    assert rows.column_names == by_job.column_names
+    for name in by_job.column_names:
+        if name == "_value":
+            assert _bits(rows.column(name)) == _bits(by_job.column(name))
+        else:
+            assert rows.column(name).to_pylist() == by_job.column(name).to_pylist()
+
+
 @pytest.mark.parametrize("collect", ["in the driver", "by a job per frame"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_local_rows_are_the_jobs_rows_to_the_bit(spark, case, collect, monkeypatch) -> None:
@@ -80,13 +92,7 @@ def test_local_rows_are_the_jobs_rows_to_the_bit(spark, case, collect, monkeypat
     assert projections is not None
     by_job = driver_plan.plain_rows_by_a_job(run, qrels, projections, 0)
     local = local_rows.plain_local_arrow(run, qrels, run.dtypes, qrels.dtypes)
-    assert by_job is not None and local is not None
-    assert by_job.column_names == local.column_names
-    for name in by_job.column_names:
-        if name == "_value":
-            assert _bits(local.column(name)) == _bits(by_job.column(name))
-        else:
-            assert local.column(name).to_pylist() == by_job.column(name).to_pylist()
+    same_rows_to_the_bit(local, by_job)
 
 
 def test_the_driver_writes_what_toarrow_collects(spark) -> None:

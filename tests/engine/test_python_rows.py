@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from sparkeval.engine.plans import driver_plan, python_rows
-from tests.engine.test_local_rows import CASES, _bits, _jobs
+from tests.engine.test_local_rows import CASES, _jobs, same_rows_to_the_bit
 
 pytestmark = pytest.mark.spark
 
@@ -34,13 +34,7 @@ def test_rows_read_back_are_the_jobs_rows_to_the_bit(spark, case) -> None:
     assert read == 0
     by_job = driver_plan.plain_rows_by_a_job(run, qrels, projections, 0)
     local = python_rows.plain_parallelized(run, qrels, run.dtypes, qrels.dtypes)
-    assert by_job is not None and local is not None
-    assert by_job.column_names == local.column_names
-    for name in by_job.column_names:
-        if name == "_value":
-            assert _bits(local.column(name)) == _bits(by_job.column(name))
-        else:
-            assert local.column(name).to_pylist() == by_job.column(name).to_pylist()
+    same_rows_to_the_bit(local, by_job)
 
 
 def test_every_batch_of_every_partition_is_read_in_order(spark) -> None:
