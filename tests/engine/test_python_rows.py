@@ -143,3 +143,17 @@ def test_rows_dicts_and_inferred_types_read_as_spark_reads_them(spark) -> None:
         read = python_rows.parallelized_rows(frame, columns)
         assert read is not None, name
         assert read.to_pylist() == frame.select(*columns).toArrow().to_pylist(), name
+
+
+def test_text_columns_read_the_text_pyspark_made_of_other_values(spark) -> None:
+    """Unchecked, a bool or an int given for a text column is made text before it is
+    pickled; it is read back as the job reads it."""
+    frame = spark.createDataFrame(
+        [("q", True, 1.0), ("q", 7, 2.0)],
+        "query_id string, doc_id string, score double",
+        verifySchema=False,
+    )
+    read = python_rows.parallelized_rows(frame, ["doc_id"])
+    assert read is not None
+    by_job = [row["doc_id"] for row in frame.collect()]
+    assert read.column("doc_id").to_pylist() == by_job == ["true", "7"]

@@ -15,8 +15,9 @@ pyspark's). The rows are then what the Python worker would have read.
 Spark converts each value to the column's type; a value it would turn into null or wrap
 around is not read here (the frame is then collected by a job, as before):
 
-* text columns take ``str`` values only (Spark would write another object's
-  ``toString``);
+* text columns hold ``str`` values already (``createDataFrame`` turns any other value
+  into one before pickling, a ``bool`` into ``"true"`` or ``"false"``), which Arrow
+  takes as they are (text that is not valid Unicode is not read here);
 * integer columns take ``int`` values within the column type's range (Spark would wrap
   a larger one around, or read a ``bool`` as null);
 * ``float`` and ``double`` columns take ``float`` values (an ``int`` would be null); a
@@ -52,9 +53,9 @@ _CHAIN = (
     "org.apache.spark.rdd.ParallelCollectionRDD",
 )
 
-#: the Python types a column of each Spark type takes here (``None`` is null anywhere)
-_PYTHON_TYPES: dict[str, type] = {
-    "string": str,
+#: the Python types a numeric column of each Spark type takes here (``None`` is null
+#: anywhere); a text column takes the ``str`` values ``createDataFrame`` made
+_NUMBER_TYPES: dict[str, type] = {
     "tinyint": int,
     "smallint": int,
     "int": int,
@@ -264,10 +265,12 @@ def _arrow_columns(values: list[list[Any]], schema: Any, columns: Sequence[str])
     arrays = []
     for name in columns:
         field = schema.fields[names.index(name)]
-        python_type = _PYTHON_TYPES.get(field.dataType.simpleString())
+        spark_type = field.dataType.simpleString()
         column = values[names.index(name)]
-        if python_type is None or not set(map(type, column)) <= {python_type, type(None)}:
-            return None
+        if spark_type != "string":
+            python_type = _NUMBER_TYPES.get(spark_type)
+            if python_type is None or not set(map(type, column)) <= {python_type, type(None)}:
+                return None
         try:
             arrays.append(pa.array(column, to_arrow_type(field.dataType)))
         except (pa.ArrowException, OverflowError, UnicodeError):
