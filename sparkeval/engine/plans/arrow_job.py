@@ -67,17 +67,12 @@ def _served(frame: DataFrame, rdd: Any) -> list[bytes]:
     """The elements of ``rdd`` (byte strings), collected by one job and read from
     pyspark's local socket."""
     from pyspark.serializers import NoOpSerializer
-    from pyspark.util import local_connect_and_auth
 
-    from sparkeval.engine.plans.local_rows import socket_server
+    from sparkeval.engine.plans.local_rows import served_stream, socket_server
 
     served = socket_server(frame.sparkSession._jvm).collectAndServe(rdd.rdd())
-    stream, sock = local_connect_and_auth(served[0], served[1])  # port, secret
-    try:
+    with served_stream(served) as stream:
         return list(NoOpSerializer().load_stream(stream))
-    finally:
-        stream.close()
-        sock.close()
 
 
 def _table(batches: list[bytes], frame: DataFrame) -> pa.Table:

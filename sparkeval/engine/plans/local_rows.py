@@ -39,9 +39,10 @@ are the frame's rows: the client evaluates them without asking the server anythi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
@@ -130,8 +131,23 @@ def _local_relation(frame: DataFrame) -> Any:
 
 def socket_server(jvm: Any) -> Any:
     """pyspark's socket server in the driver's JVM (``PythonRDD``, whose
-    ``serveIterator`` serves a JVM iterator's elements to this process)."""
+    ``serveIterator`` serves a JVM iterator's elements to this process, and
+    ``collectAndServe`` an RDD's, collected by a job)."""
     return _jvm_handles(jvm)[1]
+
+
+@contextlib.contextmanager
+def served_stream(served: Any) -> Iterator[Any]:
+    """The stream of what :func:`socket_server` serves (``served``: the port and secret
+    it answered), connected and authenticated, closed after use."""
+    from pyspark.util import local_connect_and_auth
+
+    stream, sock = local_connect_and_auth(served[0], served[1])
+    try:
+        yield stream
+    finally:
+        stream.close()
+        sock.close()
 
 
 @functools.lru_cache(maxsize=4)
@@ -157,7 +173,6 @@ def arrow_in_driver(frame: DataFrame) -> pa.Table | None:
         return held
     try:
         from pyspark.serializers import NoOpSerializer
-        from pyspark.util import local_connect_and_auth
 
         plan = _local_relation(frame)
         if plan is None:
@@ -174,13 +189,8 @@ def arrow_in_driver(frame: DataFrame) -> pa.Table | None:
             False,  # duplicate column names: the caller looks for its columns by name
             False,  # 32-bit string offsets, as toArrow() writes them
         )
-        served = server.serveIterator(batches, "sparkeval-local-arrow")
-        stream, sock = local_connect_and_auth(served[0], served[1])  # port, secret
-        try:
+        with served_stream(server.serveIterator(batches, "sparkeval-local-arrow")) as stream:
             streams = list(NoOpSerializer().load_stream(stream))
-        finally:
-            stream.close()
-            sock.close()
         tables = [pa.ipc.open_stream(data).read_all() for data in streams]
         rows = plan.data().size()
     except Exception:

@@ -84,12 +84,12 @@ def parallelized_rows(
         source = _parallelized_source(frame)
         if source is None:
             return None
-        partitions, batch_rows, deserializer = source
-        if row_limit is not None and _fewest_rows(partitions, batch_rows) > row_limit:
+        slices, batch_rows, deserializer = source
+        if row_limit is not None and _fewest_rows(slices, batch_rows) > row_limit:
             raise TooManyRows
         schema = frame.schema
         with _collector_paused():
-            values = _served_columns(frame, partitions, deserializer, len(schema.fields))
+            values = _served_columns(frame, slices, deserializer, len(schema.fields))
             if values is None:
                 return None
             if row_limit is not None and len(values[0]) > row_limit:
@@ -127,7 +127,8 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _parallelized_source(frame: DataFrame) -> tuple[list[Any], int, Any] | None:
-    """(the parallelized collection's partitions, rows per pickled batch, the
+    """(the pickled batches of each of the parallelized collection's partitions (JVM
+    sequences), rows per pickled batch, the
     deserializer of the pickles) of a frame ``createDataFrame`` made of a list; None
     for any other frame."""
     plan = frame._jdf.queryExecution().optimizedPlan()
@@ -147,7 +148,8 @@ def _parallelized_source(frame: DataFrame) -> tuple[list[Any], int, Any] | None:
     deserializer = _reserialization_input(python_step)
     if deserializer is None:
         return None
-    return list(parallelized.partitions()), deserializer.batchSize, deserializer
+    slices = [partition.values() for partition in parallelized.partitions()]
+    return slices, deserializer.batchSize, deserializer
 
 
 def _reserialization_input(python_step: Any) -> Any:
@@ -196,40 +198,37 @@ def _is_reserialization(func: Any) -> bool:
     )
 
 
-def _fewest_rows(partitions: list[Any], batch_rows: int) -> int:
+def _fewest_rows(slices: list[Any], batch_rows: int) -> int:
     """The fewest rows the pickled batches can hold: each holds ``batch_rows`` rows but
     the last of each partition, which holds at least one (one each where the batches
     have no fixed size)."""
     batch_rows = max(batch_rows, 1)
-    sizes = [partition.values().size() for partition in partitions]
+    sizes = [batches.size() for batches in slices]
     return sum((size - 1) * batch_rows + 1 for size in sizes if size)
 
 
 def _served_columns(
-    frame: DataFrame, partitions: list[Any], deserializer: Any, width: int
+    frame: DataFrame, slices: list[Any], deserializer: Any, width: int
 ) -> list[list[Any]] | None:
-    """The values of the partitions' pickled batches of rows, column by column, in
-    partition order: served by the driver's JVM over pyspark's local socket, unpickled
-    as a Python worker would, and transposed batch by batch. None when a row has not
-    ``width`` values, or fewer batches arrive than the partitions hold (a stream cut
-    short)."""
-    from pyspark.util import local_connect_and_auth
-
-    from sparkeval.engine.plans.local_rows import socket_server
+    """The values of the partitions' pickled batches of rows (``slices``), column by
+    column, in partition order: served by the driver's JVM over pyspark's local socket,
+    unpickled as a Python worker would, and transposed batch by batch. None when a row
+    has not ``width`` values, or fewer batches arrive than the partitions hold (a
+    stream cut short)."""
+    from sparkeval.engine.plans.local_rows import served_stream, socket_server
 
     columns: list[list[Any]] = [[] for _ in range(width)]
-    if not partitions:
+    if not slices:
         return columns
-    values = partitions[0].values()
-    for partition in partitions[1:]:
-        values = values.concat(partition.values())
-    batches = values.size()
+    values = slices[0]
+    for batches in slices[1:]:
+        values = values.concat(batches)
+    expected = values.size()
     served = socket_server(frame.sparkSession._jvm).serveIterator(
         values.iterator(), "sparkeval-python-rows"
     )
-    stream, sock = local_connect_and_auth(served[0], served[1])  # port, secret
     read = 0
-    try:
+    with served_stream(served) as stream:
         # each pickle is a batch (a list) of rows, as BatchedSerializer.load_stream reads it
         for batch in deserializer.serializer.load_stream(stream):
             read += 1
@@ -238,10 +237,7 @@ def _served_columns(
                 return None
             for column, batch_values in zip(columns, transposed, strict=False):
                 column.extend(batch_values)
-    finally:
-        stream.close()
-        sock.close()
-    return columns if read == batches else None
+    return columns if read == expected else None
 
 
 def _arrow_columns(values: list[list[Any]], schema: Any, columns: Sequence[str]) -> pa.Table | None:
