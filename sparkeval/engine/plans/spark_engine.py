@@ -16,7 +16,8 @@ only, and ``per_query.parquet`` is written from the evaluated wide rows
 Directly-read Parquet inputs skip the union and the row exchange: the workers split
 their rows by bucket and ship them as Arrow IPC payloads
 (:mod:`sparkeval.engine.transport.arrow_exchange`) or, on a local master, as local files
-(:mod:`sparkeval.engine.transport.local_handoff`); each bucket is one partition of the UDF.
+(:mod:`sparkeval.engine.transport.local_handoff`); each bucket is one partition of the UDF
+(with local files, one task of a plain Python job: :mod:`sparkeval.engine.plans.bucket_job`).
 
 Every query lands in exactly one partition with all its run rows (of every run) and
 all its qrels rows, so the UDF sees complete queries.  ``evaluate_tables`` sorts,
@@ -59,6 +60,7 @@ from sparkeval.engine.formats import (
     measure_column,
 )
 from sparkeval.engine.long_rows import per_query_rows
+from sparkeval.engine.plans.bucket_job import evaluate_buckets, evaluated_blobs
 from sparkeval.engine.plans.driver_plan import (
     PROBE_ROWS,
     DeferredBlobs,
@@ -75,18 +77,9 @@ from sparkeval.engine.transport import local_handoff, result_blobs
 from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloads, unpack_partition
 from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, read_pieces
 from sparkeval.engine.transport.per_query_writer import write_per_query
-from sparkeval.engine.transport.result_files import (
-    ResultFiles,
-    new_results_directory,
-    wide_file_path,
-)
-from sparkeval.engine.worker.assemble import (
-    EvalOptions,
-    evaluate_tables,
-    per_query_indexes,
-    undefined_as_null,
-)
-from sparkeval.engine.worker.exact_summary import combine, partition_sums
+from sparkeval.engine.transport.result_files import ResultFiles, new_results_directory
+from sparkeval.engine.worker.assemble import EvalOptions, per_query_indexes
+from sparkeval.engine.worker.exact_summary import combine
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import (
     InputError,
@@ -488,7 +481,7 @@ def evaluate(
             wide, stats = _evaluate_through_files(
                 spark,
                 lambda target: usable.units_by_bucket,
-                lambda pieces, target: local_handoff.bucket_tasks(spark, direct, pieces, target),
+                lambda pieces, target: local_handoff.bucket_tasks(direct, pieces, target),
                 (measure_list, options, run_ids),
                 usable.directory,
             )
@@ -496,7 +489,7 @@ def evaluate(
             wide, stats = _evaluate_through_files(
                 spark,
                 lambda target: local_handoff.write_pieces(spark, direct, run_ids, buckets, target),
-                lambda pieces, target: local_handoff.bucket_tasks(spark, direct, pieces, target),
+                lambda pieces, target: local_handoff.bucket_tasks(direct, pieces, target),
                 (measure_list, options, run_ids),
             )
         else:
@@ -729,8 +722,8 @@ def _evaluate_spark_read_frames(
                 rows = _shipped(run_df, qrels_df, run_ids)
 
                 def frame_tasks(pieces, target):
-                    tasks, rows_of = local_handoff.frame_bucket_tasks(spark, pieces, target)
-                    return tasks, lambda table: _split_shipped(rows_of(table))
+                    tasks, rows_of = local_handoff.frame_bucket_tasks(pieces, target)
+                    return tasks, lambda index: _split_shipped(rows_of(index))
 
                 wide, stats = _evaluate_through_files(
                     spark,
@@ -791,11 +784,11 @@ def _evaluate_with_read_qrels(
 
     def bucket_tasks(pieces, target):
         tasks, rows_of = local_handoff.frame_and_read_bucket_tasks(
-            spark, (pieces, target), (read_qrels.units_by_bucket, qrels_directory)
+            (pieces, target), (read_qrels.units_by_bucket, qrels_directory)
         )
 
-        def unpack(table: pa.Table) -> tuple[pa.Table, pa.Table]:
-            run_rows, qrels = rows_of(table)
+        def unpack(index: int) -> tuple[pa.Table, pa.Table]:
+            run_rows, qrels = rows_of(index)
             run = RUN_SCHEMA.empty_table() if run_rows is None else _split_shipped(run_rows)[0]
             return run, QRELS_SCHEMA.empty_table() if qrels is None else qrels
 
@@ -830,34 +823,33 @@ def _usable(
 def _evaluate_through_files(
     spark: SparkSession, write, bucket_tasks, task, directory: Path | None = None
 ):
-    """(cached result blobs, summary statistics) of inputs whose buckets are handed to
-    the evaluation as local files (:mod:`sparkeval.engine.transport.local_handoff`).
+    """(result blobs, summary statistics) of inputs whose buckets are handed to the
+    evaluation as local files (:mod:`sparkeval.engine.transport.local_handoff`).
 
     Args:
         write: ``write(directory)`` runs job 1, which writes the files, and returns
             the units of each bucket.
-        bucket_tasks: ``bucket_tasks(pieces, directory)``, job 2's partitions (one per
-            bucket) and the function that turns one into (run rows, qrels rows).
+        bucket_tasks: ``bucket_tasks(pieces, directory)``, job 2's number of tasks (one
+            per bucket) and the function that turns a task's index into its (run rows,
+            qrels rows).
         task: the measures, the options and the run ids.
         directory: the files' directory when they exist already (``write`` returns
             their units); by default a new one.
 
-    A bad row fails job 1 with its message (a directly-read value for the Spark readers,
-    with :class:`NotDirect`); the files are removed once the results are cached, or the
-    evaluation failed.
+    Job 2 is :func:`~sparkeval.engine.plans.bucket_job.evaluate_buckets`.  A bad row
+    fails job 1 with its message (a directly-read value for the Spark readers, with
+    :class:`NotDirect`); the files are removed once evaluated, or the evaluation failed.
     """
-    measure_list, options, run_ids = task
     if directory is None:
         directory = local_handoff.new_directory(spark)
     results = new_results_directory(spark)
     try:
         try:
             pieces = write(directory)
+            tasks, unpack = bucket_tasks(pieces, directory)
+            return evaluate_buckets(spark, tasks, unpack, task, results)
         except Exception as exc:
             raise _task_failure(exc) from exc
-        tasks, unpack = bucket_tasks(pieces, directory)
-        blobs, stats = _evaluate_shipped(tasks, unpack, measure_list, options, run_ids, results)
-        return ResultFiles(blobs, results), stats
     except BaseException:
         shutil.rmtree(results, ignore_errors=True)
         raise
@@ -871,27 +863,22 @@ def _task_failure(exc: BaseException) -> BaseException:
     return NotDirect.found_in(exc) or _recover(exc)
 
 
-def _evaluate_shipped(rows, unpack, measure_list, options, run_ids, results: Path | None = None):
+def _evaluate_shipped(rows, unpack, measure_list, options, run_ids):
     """(cached result blobs, summary statistics) of shipped ``rows`` (one partition per bucket).
 
     ``unpack`` turns a partition's Arrow rows into (run table, qrels table).  Each
-    partition emits its wide rows (to a file in ``results`` when given:
-    :mod:`sparkeval.engine.transport.result_files`) and then its partial sums
-    (:func:`~sparkeval.engine.worker.exact_summary.partition_sums`) as blobs
-    (:mod:`sparkeval.engine.transport.result_blobs`); the summary reads only the partial sums
-    back from the cache.
+    partition emits its wide rows and then its partial sums as blobs
+    (:func:`~sparkeval.engine.plans.bucket_job.evaluated_blobs`); the summary reads only
+    the partial sums back from the cache.
 
     Raises:
         NotDirect: a directly-read input holds a value for the Spark readers to judge.
     """
     from pyspark.sql import functions as F
 
-    n_measures = len(measure_list)
-    target = None if results is None else str(results)
+    task = (measure_list, options, run_ids)
 
     def evaluate_partition(batches):
-        from pyspark import TaskContext
-
         from sparkeval.faults import in_task
 
         in_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT is set
@@ -900,17 +887,7 @@ def _evaluate_shipped(rows, unpack, measure_list, options, run_ids, results: Pat
         if not batches:
             return
         run_table, qrels_table = unpack(pa.Table.from_batches(batches))
-        result = evaluate_tables(
-            run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
-        )
-        result = undefined_as_null(result, n_measures)
-        if target is None:
-            yield from result_blobs.wide_blobs(result)
-        else:
-            path = wide_file_path(target, TaskContext.get().partitionId())
-            yield from result_blobs.wide_file_blobs(result, path)
-        partials = pa.Table.from_batches([partition_sums(result, measure_list)])
-        yield result_blobs.blob_batch(result_blobs.PARTIAL, partials)
+        yield from evaluated_blobs(run_table, qrels_table, task, None)
 
     blobs = rows.mapInArrow(evaluate_partition, schema=result_blobs.blob_schema()).persist()
     try:

@@ -158,13 +158,10 @@ def _units_by_bucket(written: DataFrame) -> dict[int, list[int]]:
     return {bucket: sorted(found[bucket]) for bucket in sorted(found)}
 
 
-def _bucket_partitions(
-    spark: SparkSession, pieces: dict[int, _Units]
-) -> tuple[DataFrame, list[tuple[int, _Units]]]:
-    """Job 2's input, one partition (of one row, its index) per non-empty bucket, and
-    the ``(bucket, units)`` each index stands for."""
-    order = list(pieces.items())
-    return spark.range(0, len(order), 1, numPartitions=max(1, len(order))), order
+def _bucket_order(pieces: dict[int, _Units]) -> list[tuple[int, _Units]]:
+    """The ``(bucket, units)`` job 2's task ``i`` evaluates, at index ``i``: one task
+    per non-empty bucket."""
+    return list(pieces.items())
 
 
 def write_pieces(
@@ -220,19 +217,19 @@ def write_frame_pieces(frame: DataFrame, buckets: int, directory: Path) -> dict[
 
 
 def frame_bucket_tasks(
-    spark: SparkSession, pieces: dict[int, list[int]], directory: Path
-) -> tuple[DataFrame, Callable[[pa.Table], pa.Table]]:
-    """Job 2's input for :func:`write_frame_pieces`' files: one partition per non-empty
-    bucket, and the function that turns a partition's one row into the bucket's rows
+    pieces: dict[int, list[int]], directory: Path
+) -> tuple[int, Callable[[int], pa.Table]]:
+    """Job 2's tasks for :func:`write_frame_pieces`' files: their number (one per
+    non-empty bucket), and the function that turns a task's index into the bucket's rows
     (its files concatenated in unit order)."""
-    tasks, order = _bucket_partitions(spark, pieces)
+    order = _bucket_order(pieces)
     target = str(directory)
 
-    def rows_of(task: pa.Table) -> pa.Table:
-        bucket, units = order[task.column(0)[0].as_py()]
+    def rows_of(task: int) -> pa.Table:
+        bucket, units = order[task]
         return bucket_rows(target, bucket, units)
 
-    return tasks, rows_of
+    return len(order), rows_of
 
 
 def bucket_rows(directory: str, bucket: int, units: list[int]) -> pa.Table:
@@ -241,46 +238,45 @@ def bucket_rows(directory: str, bucket: int, units: list[int]) -> pa.Table:
 
 
 def frame_and_read_bucket_tasks(
-    spark: SparkSession,
     computed: tuple[dict[int, list[int]], Path],
     read: tuple[dict[int, list[int]], Path],
-) -> tuple[DataFrame, Callable[[pa.Table], tuple[pa.Table | None, pa.Table | None]]]:
-    """Job 2's input when the rows of one input came from :func:`write_frame_pieces`
+) -> tuple[int, Callable[[int], tuple[pa.Table | None, pa.Table | None]]]:
+    """Job 2's tasks when the rows of one input came from :func:`write_frame_pieces`
     (``computed``) and those of the other from a read in the driver (``read``): each is
-    ``(units of each bucket, directory)``. One partition per bucket either holds, and
-    the function that turns a partition's one row into the bucket's (computed rows,
+    ``(units of each bucket, directory)``. Their number (one per bucket either holds),
+    and the function that turns a task's index into the bucket's (computed rows,
     read rows), each its files concatenated in unit order, or None where it has none."""
     (computed_pieces, computed_directory), (read_pieces, read_directory) = computed, read
     pieces = {
         bucket: (computed_pieces.get(bucket, []), read_pieces.get(bucket, []))
         for bucket in sorted(set(computed_pieces) | set(read_pieces))
     }
-    tasks, order = _bucket_partitions(spark, pieces)
+    order = _bucket_order(pieces)
     computed_target, read_target = str(computed_directory), str(read_directory)
 
-    def rows_of(task: pa.Table) -> tuple[pa.Table | None, pa.Table | None]:
-        bucket, (computed_units, read_units) = order[task.column(0)[0].as_py()]
+    def rows_of(task: int) -> tuple[pa.Table | None, pa.Table | None]:
+        bucket, (computed_units, read_units) = order[task]
         return (
             bucket_rows(computed_target, bucket, computed_units) if computed_units else None,
             bucket_rows(read_target, bucket, read_units) if read_units else None,
         )
 
-    return tasks, rows_of
+    return len(order), rows_of
 
 
 def bucket_tasks(
-    spark: SparkSession, plan: DirectPlan, pieces: dict[int, list[int]], directory: Path
-) -> tuple[DataFrame, Callable[[pa.Table], tuple[pa.Table, pa.Table]]]:
-    """Job 2's input: one partition per non-empty bucket, and the function that turns a
-    partition's one row into the bucket's (run rows, qrels rows)."""
+    plan: DirectPlan, pieces: dict[int, list[int]], directory: Path
+) -> tuple[int, Callable[[int], tuple[pa.Table, pa.Table]]]:
+    """Job 2's tasks: their number (one per non-empty bucket), and the function that
+    turns a task's index into the bucket's (run rows, qrels rows)."""
     is_run = [source.kind == "run" for source, _ in plan.row_groups]
-    tasks, order = _bucket_partitions(spark, pieces)
+    order = _bucket_order(pieces)
     target = str(directory)
 
-    def unpack(task: pa.Table) -> tuple[pa.Table, pa.Table]:
-        bucket, units = order[task.column(0)[0].as_py()]
+    def unpack(task: int) -> tuple[pa.Table, pa.Table]:
+        bucket, units = order[task]
         return run_and_qrels(
             (is_run[unit], read_arrow_file(piece_path(target, unit, bucket))) for unit in units
         )
 
-    return tasks, unpack
+    return len(order), unpack

@@ -1,12 +1,13 @@
-"""An evaluation's wide rows kept in local files on local masters, beside the cached blobs.
+"""An evaluation's wide rows kept in local files on local masters, not in Spark's cache.
 
 With a local master the evaluating tasks and every later Python task run on the
 driver's machine.  Each evaluating task then writes its wide rows (one per query) to
-an uncompressed Arrow IPC file of its own and hands Spark only a blob row naming it
-(kind :data:`~sparkeval.engine.transport.result_blobs.WIDE_FILE`); its partial sums
-stay inline blobs.  Spark caches a few short rows instead of the wide rows' bytes, and
-the per-query writer (and the per-query DataFrames) map the files instead of
-receiving every byte back through the JVM's cache::
+an uncompressed Arrow IPC file of its own and returns only a blob row naming it
+(kind :data:`~sparkeval.engine.transport.result_blobs.WIDE_FILE`) and its partial sums
+(:mod:`sparkeval.engine.plans.bucket_job`).  The driver holds those few short rows
+instead of Spark caching the wide rows' bytes, and the per-query writer (and the
+per-query DataFrames) map the files instead of receiving every byte back through the
+JVM::
 
     evaluating task (one per bucket) -> wide-<partition>.arrow in the results directory
                                      -> blob rows: (WIDE_FILE, path), (PARTIAL, sums)
@@ -25,8 +26,11 @@ from __future__ import annotations
 
 import atexit
 import shutil
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pyarrow as pa
 
 from sparkeval.scratch import RESULTS_PREFIX
 
@@ -54,20 +58,33 @@ def wide_file_path(directory: str, partition: int) -> str:
 
 
 class ResultFiles:
-    """The cached blob frame of an evaluation whose wide rows are in ``directory``.
+    """The result blobs of an evaluation whose wide rows are in ``directory``.
 
-    It answers ``frame``, ``sparkSession`` and ``unpersist()`` as the other holders of
-    an evaluation's blobs do; ``unpersist()`` also removes the files.
+    The blob rows are few and held here, in the driver: per evaluating task, one naming
+    its wide-row file and one with its partial sums
+    (:mod:`sparkeval.engine.plans.bucket_job`).  ``frame`` is them as a DataFrame of
+    local data, made when first asked for (the per-query writer and DataFrames map the
+    files through it); it answers ``frame``, ``sparkSession`` and ``unpersist()`` as the
+    other holders of an evaluation's blobs do, and ``unpersist()`` removes the files.
     """
 
-    def __init__(self, frame: DataFrame, directory: Path) -> None:
-        self.frame = frame
-        self.sparkSession: SparkSession = frame.sparkSession
+    def __init__(self, spark: SparkSession, rows: list[tuple[int, bytes]], directory: Path) -> None:
+        self.sparkSession = spark
+        self.rows = rows
         self.directory = directory
 
+    @cached_property
+    def frame(self) -> DataFrame:
+        """The blob rows, ``kind int, blob binary``, as local data."""
+        from sparkeval.engine.transport.result_blobs import blob_schema
+
+        kinds = [kind for kind, _ in self.rows]
+        blobs = [blob for _, blob in self.rows]
+        table = pa.table(
+            {"kind": pa.array(kinds, pa.int32()), "blob": pa.array(blobs, pa.binary())}
+        )
+        return self.sparkSession.createDataFrame(table, blob_schema())
+
     def unpersist(self) -> None:
-        """Release the cached blobs and remove the files."""
-        try:
-            self.frame.unpersist()
-        finally:
-            shutil.rmtree(self.directory, ignore_errors=True)
+        """Remove the files (the blob rows are local data: nothing is cached)."""
+        shutil.rmtree(self.directory, ignore_errors=True)
