@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -410,7 +411,8 @@ def run_codes(
         NotDirect: a run id not among ``run_ids`` (or null).
     """
     if names is None:
-        return pa.array([list(run_ids).index(str(source.run_id))] * rows, pa.int32())
+        code = list(run_ids).index(str(source.run_id))
+        return pa.array(np.full(rows, code, np.int32))  # not a list: 30 ms per 700k rows
     codes = pc.index_in(names, value_set=pa.array(list(run_ids), pa.string()))
     if codes.null_count:
         raise NotDirect(f"{source.path}: a run id not among {list(run_ids)}")

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -414,7 +415,7 @@ def text_unit_table(
     query, doc, values = parse_text(data, kind, where)
     if kind == "qrels":
         return pa.table({"query_id": query, "doc_id": doc, "relevance": values}, schema=schema)
-    codes = pa.array([run_code] * len(query), pa.int32())
+    codes = pa.array(np.full(len(query), run_code, np.int32))
     return pa.table(
         {RUN_CODE: codes, "query_id": query, "doc_id": doc, "score": values}, schema=schema
     )
