@@ -42,10 +42,6 @@ ARROW_BATCH_BYTES_KEY = "spark.sql.execution.arrow.maxBytesPerBatch"
 UNMEASURED_BATCH_BYTES = str(2**31 - 1)
 
 
-#: Spark's switch that lets a union of children partitioned alike keep their partitioning
-UNION_PARTITIONING_KEY = "spark.sql.unionOutputPartitioning"
-
-
 @contextlib.contextmanager
 def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
     """Within the block, the session runs with ``settings``; on exit each key's own

@@ -100,6 +100,24 @@ def test_files_and_exchange_give_the_same_output(
     assert files and files == exchanged  # the same files, byte for byte
 
 
+def test_a_command_on_directly_read_files_runs_spark_jobs_but_no_query(
+    spark, tmp_path, monkeypatch
+) -> None:
+    # the evaluation of the handed-over buckets and the per-query writer are plain
+    # Python jobs: no query for the JVM to plan (their values are the exchange's: above)
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # not the driver's small-input path
+    run, qrels = random_collection(9, queries=40, runs=1)
+    run.drop(columns="run_id").to_parquet(tmp_path / "run.parquet", index=False)
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    queries = spark._jsparkSession.sharedState().statusStore()
+    jobs = spark.sparkContext.statusTracker()
+    queries_before, jobs_before = queries.executionsCount(), len(jobs.getJobIdsForGroup())
+    assert main([*one_run_argv(tmp_path), "--buckets", "3"]) == EXIT_OK
+    assert len(jobs.getJobIdsForGroup()) >= jobs_before + 2  # evaluation, per-query file
+    assert queries.executionsCount() == queries_before
+    assert len(pd.read_parquet(tmp_path / "out" / "per_query.parquet")) == 40
+
+
 def test_no_files_are_left_when_a_read_value_needs_the_spark_readers(spark, tmp_path) -> None:
     run, qrels = random_collection(6, queries=10)
     run.loc[5, "score"] = None  # the workers leave it to the Spark readers, which reject it

@@ -179,30 +179,6 @@ def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
     assert len(set(key)) == len(key) == 3 * len(ODD_IDS) * len(measures)
 
 
-@pytest.mark.spark
-def test_shares_that_spark_merges_into_one_task_stop_the_write(
-    spark, tmp_path, monkeypatch
-) -> None:
-    # without spark.sql.unionOutputPartitioning=false Spark runs the copies of the one
-    # coalesced partition as a single task, which would write doubled rows
-    import sparkeval
-    import sparkeval.spark
-
-    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # through Spark: files of wide rows
-
-    run, qrels = random_collection(3, queries=20, runs=1)
-    evaluation = sparkeval.evaluate(
-        spark, spark.createDataFrame(run), spark.createDataFrame(qrels), ["AP", "RR"]
-    )
-    monkeypatch.setattr(per_query_writer, "SHARED_SORT_ROWS", 2)
-    monkeypatch.setattr(sparkeval.spark, "UNION_PARTITIONING_KEY", "spark.sparkeval.unused")
-    try:
-        with pytest.raises(RuntimeError, match=r"\d+ writing tasks expected, partitions \[0\]"):
-            evaluation.write_per_query(tmp_path / "per_query.parquet")
-    finally:
-        evaluation.unpersist()
-
-
 def test_a_file_of_many_chunks_holds_them_in_order_one_row_group_each(tmp_path) -> None:
     # a file written from several sorted chunks keeps their order, one row group each
     queries = [f"q{i:03d}" for i in range(50)]

@@ -223,7 +223,7 @@ class Evaluation:
             self.names,
             directory,
             queries,
-            wide_rows_in_files=isinstance(self._blobs, ResultFiles),
+            wide_files=self._blobs.wide_files if isinstance(self._blobs, ResultFiles) else None,
         )
 
     def unpersist(self) -> None:

@@ -9,8 +9,9 @@ compresses, checksums, writes, reads back and copies every payload again::
              -> rows split by bucket = crc32(query_id) mod B (arrow_exchange.bucket_slices)
              -> one Arrow IPC file per (row group, bucket), uncompressed
              -> returns (unit, bucket) of every file it wrote
-    job 2: one task per non-empty bucket
-             -> maps its files, concatenated in unit order -> the evaluation UDF
+    job 2: one task per non-empty bucket (a plain Python job:
+           sparkeval.engine.plans.bucket_job)
+             -> maps its files, concatenated in unit order -> the evaluation
 
 A bucket holds the rows, in the order, that the exchange would deliver to its
 partition (:func:`~sparkeval.engine.transport.arrow_exchange.unpack_partition` also concatenates

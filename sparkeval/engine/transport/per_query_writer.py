@@ -9,10 +9,10 @@ file with pyarrow, one row group per :data:`WIDE_ROWS_PER_GROUP` wide rows::
     one file:    cached result blobs -> coalesce(1)
                  -> mapInArrow: decode, sort the evaluated rows' keys with
                     pyarrow, take, explode and write part-00000.parquet
-    S shares:    (wide rows in local files) S copies of (cached result blobs
-                 -> coalesce(1)), unioned
-                 -> mapInArrow: as one file, but task i writes only the i-th
-                    of S equal slices of the sorted rows, to part-<i>.parquet
+    S shares:    (wide rows in local files) a plain Python job of S tasks
+                 (S = 1 or more), each mapping every file: as one file, but
+                 task i writes only the i-th of S equal slices of the sorted
+                 rows, to part-<i>.parquet
     P > 1 files: wide rows (evaluated) -> repartitionByRange(P, run_id, query_id)
                  -> sortWithinPartitions(run_id, query_id)
                  -> mapInArrow: explode each sorted batch and append it to
@@ -28,6 +28,12 @@ work: 0.08-0.18 s at 1M queries), and each writes its own slice of the sorted ro
 expanding and writing them (about 0.5 s per 10M long rows) is shared by the cores
 instead of done by one.  Inline blobs are not shared: each task would receive every
 blob again (at 1M queries two such tasks took 1.45 s each, as long as one task).
+The files' paths are known in the driver, so that job is an RDD of S indexes: no query
+for the JVM to analyse, generate code for and run.  The evaluation's job on local files
+is a plain one too (:mod:`sparkeval.engine.plans.bucket_job`), so such a command runs
+no query at all, and its JVM never loads nor warms up the query engine: the whole
+command (10M run rows of Parquet with integer ids, 2 cores, medians of 5 alternating
+runs) took 6.54 s against 7.29 s when this write was its one query.
 
 Spark's own writer would convert all the long rows to its row format and back to
 Parquet; here they never exist outside the worker that writes them.  Files are
@@ -41,9 +47,9 @@ the partition's name, so a retried or speculative task leaves one whole file.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from functools import reduce
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -57,6 +63,9 @@ from sparkeval.engine.long_rows import (
 )
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import per_query_indexes
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 #: long rows per output file at most, about (a writing task holds its file's rows)
 ROWS_PER_FILE = 16_000_000
@@ -76,7 +85,7 @@ def write_per_query(
     names: Sequence[str],
     directory: Path,
     queries: int,
-    wide_rows_in_files: bool = False,
+    wide_files: Sequence[str] | None = None,
 ) -> None:
     """Write the evaluated wide rows to ``directory`` as sorted long-row Parquet files.
 
@@ -88,16 +97,16 @@ def write_per_query(
         names: the output name of every measure.
         directory: the new output directory (created here); executors must see its path.
         queries: the number of evaluated (run, query) rows (sets the number of files).
-        wide_rows_in_files: the blobs name local files of wide rows
+        wide_files: the local files of wide rows the blobs name
             (:mod:`sparkeval.engine.transport.result_files`), which every task can map:
-            only then do several tasks share the blob path's writing.
+            only then do several tasks share the blob path's writing, and, for one
+            file, a plain Python job writes without a query plan (:func:`_write_shares`).
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     from sparkeval.spark import (
         ARROW_BATCH_BYTES_KEY,
-        UNION_PARTITIONING_KEY,
         UNMEASURED_BATCH_BYTES,
         session_settings,
     )
@@ -112,7 +121,7 @@ def write_per_query(
     parallelism = default_parallelism(wide.sparkSession)
     files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
     # tasks that each received every inline blob would only repeat the receiving
-    shares = _share_count(queries * len(chosen), parallelism) if wide_rows_in_files else 1
+    shares = _share_count(queries * len(chosen), parallelism) if wide_files is not None else 1
 
     def write_blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # every blob of the evaluation: sort the evaluated rows' keys, then write this
@@ -135,27 +144,26 @@ def write_per_query(
         chunks = (pa.Table.from_batches([b]) for b in batches if b.num_rows)
         yield from _write_file(target, chunks, columns, out_names)
 
-    schema = T.StructType([T.StructField("partition", T.IntegerType())])
-    if files == 1:  # tasks take every blob: no sampling job, no exchange, no JVM sort
-        one = blobs.where(F.col("kind").isin(*result_blobs.WIDE_KINDS)).coalesce(1)
-        # partition i is copy i (Spark would otherwise zip copies of one partition)
-        every = reduce(lambda a, b: a.union(b), [one] * shares)
-        done = every.mapInArrow(write_blobs, schema=schema)
+    if files == 1 and wide_files is not None:
+        written = _write_shares(wide.sparkSession, wide_files, shares, write_blobs)
     else:
-        evaluated = wide.where("evaluated").select(*kept)
-        ranges = evaluated.repartitionByRange(files, "run_id", "query_id")
-        done = ranges.sortWithinPartitions("run_id", "query_id").mapInArrow(write_sorted, schema)
-    settings = {
-        ARROW_BATCH_BYTES_KEY: UNMEASURED_BATCH_BYTES,  # wide rows reach the workers
-        UNION_PARTITIONING_KEY: "false",
-    }
-    with session_settings(wide.sparkSession, settings):
-        written = sorted(r[0] for r in done.collect())
+        schema = T.StructType([T.StructField("partition", T.IntegerType())])
+        if files == 1:  # the task takes every blob: no sampling job, no exchange, no JVM sort
+            one = blobs.where(F.col("kind").isin(*result_blobs.WIDE_KINDS)).coalesce(1)
+            done = one.mapInArrow(write_blobs, schema=schema)
+        else:
+            evaluated = wide.where("evaluated").select(*kept)
+            ranges = evaluated.repartitionByRange(files, "run_id", "query_id")
+            done = ranges.sortWithinPartitions("run_id", "query_id").mapInArrow(
+                write_sorted, schema
+            )
+        # wide rows reach the workers
+        with session_settings(wide.sparkSession, {ARROW_BATCH_BYTES_KEY: UNMEASURED_BATCH_BYTES}):
+            written = sorted(r[0] for r in done.collect())
     if files == 1 and written and written != list(range(shares)):
-        # a task given two copies would write a slice of doubled rows
+        # a task given the rows twice would write a slice of doubled rows
         raise RuntimeError(
-            f"per_query.parquet: {shares} writing tasks expected, partitions {written} "
-            f"wrote (does this Spark honour {UNION_PARTITIONING_KEY}=false?)"
+            f"per_query.parquet: {shares} writing tasks expected, partitions {written} wrote"
         )
     for path in directory.iterdir():
         if path.name.startswith("."):
@@ -165,6 +173,36 @@ def write_per_query(
         source.rename(directory / f"part-{index:05d}.parquet")
     if not written:
         pq.write_table(PER_QUERY_SCHEMA.empty_table(), directory / "part-00000.parquet")
+
+
+def _write_shares(
+    spark: SparkSession,
+    wide_files: Sequence[str],
+    shares: int,
+    write_blobs: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
+) -> list[int]:
+    """The partitions that wrote a file, when ``shares`` tasks of a plain Python job
+    (no query plan) each map every one of ``wide_files`` and write their share.
+
+    Each task hands ``write_blobs`` the blob rows naming the files, as the DataFrame
+    path's task receives them, so the files written are the same.
+    """
+    if not wide_files:
+        return []
+    paths = [path.encode() for path in wide_files]
+
+    def write_share(partition: int, _: Iterable[int]) -> Iterator[int]:
+        named = pa.record_batch(
+            {
+                "kind": pa.array([result_blobs.WIDE_FILE] * len(paths), pa.int32()),
+                "blob": pa.array(paths, pa.binary()),
+            }
+        )
+        for batch in write_blobs(iter([named])):
+            yield from batch.column(0).to_pylist()
+
+    tasks = spark.sparkContext.parallelize(range(shares), shares)
+    return sorted(tasks.mapPartitionsWithIndex(write_share).collect())
 
 
 def share_bounds(rows: int, share: int, shares: int) -> tuple[int, int]:

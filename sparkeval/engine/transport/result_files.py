@@ -85,6 +85,13 @@ class ResultFiles:
         )
         return self.sparkSession.createDataFrame(table, blob_schema())
 
+    @property
+    def wide_files(self) -> list[str]:
+        """The paths of the wide-row files, in task order."""
+        from sparkeval.engine.transport.result_blobs import WIDE_FILE
+
+        return [blob.decode() for kind, blob in self.rows if kind == WIDE_FILE]
+
     def unpersist(self) -> None:
         """Remove the files (the blob rows are local data: nothing is cached)."""
         shutil.rmtree(self.directory, ignore_errors=True)
