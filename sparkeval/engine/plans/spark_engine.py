@@ -216,14 +216,15 @@ class Evaluation:
         """Write the per-query values to the new directory ``directory`` as sorted
         ``part-NNNNN.parquet`` files (:mod:`sparkeval.engine.transport.per_query_writer`)."""
         queries = sum(run["queries"]["evaluated"] for run in self.report["runs"].values())
+        wide_files = self._blobs.wide_files if isinstance(self._blobs, ResultFiles) else None
         write_per_query(
-            self._blob_frame,
-            self._wide,
+            self._blobs.sparkSession,
+            lambda: (self._blob_frame, self._wide),  # not made when the files are written
             self.measures,
             self.names,
             directory,
             queries,
-            wide_files=self._blobs.wide_files if isinstance(self._blobs, ResultFiles) else None,
+            wide_files=wide_files,
         )
 
     def unpersist(self) -> None:

@@ -65,7 +65,7 @@ from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import per_query_indexes
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 #: long rows per output file at most, about (a writing task holds its file's rows)
 ROWS_PER_FILE = 16_000_000
@@ -79,8 +79,8 @@ _WRITE_OPTIONS = {"compression": "snappy", "store_schema": False, "write_statist
 
 
 def write_per_query(
-    blobs,
-    wide,
+    spark: SparkSession,
+    frames: Callable[[], tuple[DataFrame, DataFrame]],
     measures,
     names: Sequence[str],
     directory: Path,
@@ -90,9 +90,10 @@ def write_per_query(
     """Write the evaluated wide rows to ``directory`` as sorted long-row Parquet files.
 
     Args:
-        blobs: the cached result blobs of an evaluation
-            (:mod:`sparkeval.engine.transport.result_blobs`).
-        wide: the same wide rows as a DataFrame (``run_id, query_id, evaluated, m<i>``).
+        spark: the evaluation's session.
+        frames: ``(blobs, wide)``, made when needed: the cached result blobs of an
+            evaluation (:mod:`sparkeval.engine.transport.result_blobs`) and the same
+            wide rows as a DataFrame (``run_id, query_id, evaluated, m<i>``).
         measures: the evaluated measures; those without per-query values are left out.
         names: the output name of every measure.
         directory: the new output directory (created here); executors must see its path.
@@ -118,7 +119,7 @@ def write_per_query(
     directory.mkdir(parents=True)
     target = str(directory)
     kept = ["run_id", "query_id", *columns]
-    parallelism = default_parallelism(wide.sparkSession)
+    parallelism = default_parallelism(spark)
     files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
     # tasks that each received every inline blob would only repeat the receiving
     shares = _share_count(queries * len(chosen), parallelism) if wide_files is not None else 1
@@ -145,8 +146,9 @@ def write_per_query(
         yield from _write_file(target, chunks, columns, out_names)
 
     if files == 1 and wide_files is not None:
-        written = _write_shares(wide.sparkSession, wide_files, shares, write_blobs)
+        written = _write_shares(spark, wide_files, shares, write_blobs)
     else:
+        blobs, wide = frames()
         schema = T.StructType([T.StructField("partition", T.IntegerType())])
         if files == 1:  # the task takes every blob: no sampling job, no exchange, no JVM sort
             one = blobs.where(F.col("kind").isin(*result_blobs.WIDE_KINDS)).coalesce(1)
@@ -158,7 +160,7 @@ def write_per_query(
                 write_sorted, schema
             )
         # wide rows reach the workers
-        with session_settings(wide.sparkSession, {ARROW_BATCH_BYTES_KEY: UNMEASURED_BATCH_BYTES}):
+        with session_settings(spark, {ARROW_BATCH_BYTES_KEY: UNMEASURED_BATCH_BYTES}):
             written = sorted(r[0] for r in done.collect())
     if files == 1 and written and written != list(range(shares)):
         # a task given the rows twice would write a slice of doubled rows
