@@ -46,6 +46,16 @@ from sparkeval.faults import in_task
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+#: Settings for a query's Python tasks that run before plain Python jobs (job 1 of the
+#: handoff, which writes the buckets' files): Spark keeps one pool of Python workers
+#: (and one daemon) per environment, and a query's tasks get one variable more than a
+#: plain job's, ``SPARK_SIMPLIFIED_TRACEBACK``, unless this is off.  With it on, a
+#: command whose rows Spark reads started a second daemon and a second pair of workers
+#: for the evaluation, each importing numpy, pyarrow and the kernels again (10M rows,
+#: ``--reader spark``: about 550 MB more at the peak).  Error messages are unchanged:
+#: sparkeval takes its own from the failure either way.
+PLAIN_WORKER_SETTINGS = {"spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled": "false"}
+
 #: what a task evaluates: (measures, options, run ids)
 Task = tuple[list[Any], Any, list[str]]
 

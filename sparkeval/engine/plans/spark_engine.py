@@ -60,7 +60,11 @@ from sparkeval.engine.formats import (
     measure_column,
 )
 from sparkeval.engine.long_rows import per_query_rows
-from sparkeval.engine.plans.bucket_job import evaluate_buckets, evaluated_blobs
+from sparkeval.engine.plans.bucket_job import (
+    PLAIN_WORKER_SETTINGS,
+    evaluate_buckets,
+    evaluated_blobs,
+)
 from sparkeval.engine.plans.driver_plan import (
     PROBE_ROWS,
     DeferredBlobs,
@@ -101,6 +105,7 @@ from sparkeval.spark import (
     is_connect,
     local_shuffle_partitions,
     parallelism,
+    session_settings,
     spark_type,
 )
 
@@ -837,7 +842,9 @@ def _evaluate_through_files(
         directory: the files' directory when they exist already (``write`` returns
             their units); by default a new one.
 
-    Job 2 is :func:`~sparkeval.engine.plans.bucket_job.evaluate_buckets`.  A bad row
+    Job 2 is :func:`~sparkeval.engine.plans.bucket_job.evaluate_buckets`; job 1 runs
+    with :data:`~sparkeval.engine.plans.bucket_job.PLAIN_WORKER_SETTINGS`, so that both
+    jobs' tasks run in the same Python workers.  A bad row
     fails job 1 with its message (a directly-read value for the Spark readers, with
     :class:`NotDirect`); the files are removed once evaluated, or the evaluation failed.
     """
@@ -846,7 +853,8 @@ def _evaluate_through_files(
     results = new_results_directory(spark)
     try:
         try:
-            pieces = write(directory)
+            with session_settings(spark, PLAIN_WORKER_SETTINGS):
+                pieces = write(directory)
             tasks, unpack = bucket_tasks(pieces, directory)
             return evaluate_buckets(spark, tasks, unpack, task, results)
         except Exception as exc:
