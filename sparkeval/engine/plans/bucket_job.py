@@ -98,9 +98,9 @@ def evaluate_buckets(
     def evaluate(partition: int, indexes: Iterable[int]) -> Iterator[tuple[int, bytes]]:
         in_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT is set
         keep_freed_memory()
-        for index in indexes:
+        wide_file = wide_file_path(target, partition)
+        for index in indexes:  # one: the partition's own
             run_table, qrels_table = unpack(index)
-            wide_file = wide_file_path(target, partition)
             for batch in evaluated_blobs(run_table, qrels_table, task, wide_file):
                 yield from zip(
                     batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True

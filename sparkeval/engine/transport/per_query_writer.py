@@ -62,6 +62,7 @@ from sparkeval.engine.long_rows import (
     long_rows,
 )
 from sparkeval.engine.transport import result_blobs
+from sparkeval.engine.transport.local_handoff import read_arrow_file
 from sparkeval.engine.worker.assemble import per_query_indexes
 
 if TYPE_CHECKING:
@@ -124,10 +125,9 @@ def write_per_query(
     # tasks that each received every inline blob would only repeat the receiving
     shares = _share_count(queries * len(chosen), parallelism) if wide_files is not None else 1
 
-    def write_blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        # every blob of the evaluation: sort the evaluated rows' keys, then write this
-        # task's share of the rows in that order, one row group at a time
-        tables = list(result_blobs.tables(batches, result_blobs.WIDE))
+    def write_wide(tables: list[pa.Table]) -> Iterator[pa.RecordBatch]:
+        # every wide row of the evaluation: sort the evaluated rows' keys, then write
+        # this task's share of the rows in that order, one row group at a time
         if not tables:
             return
         wide = pa.concat_tables(tables)
@@ -140,13 +140,16 @@ def write_per_query(
         )
         yield from _write_file(target, chunks, columns, out_names)
 
+    def write_blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield from write_wide(list(result_blobs.tables(batches, result_blobs.WIDE)))
+
     def write_sorted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # batch by batch, as Spark sorts and sends them: one row group per batch
         chunks = (pa.Table.from_batches([b]) for b in batches if b.num_rows)
         yield from _write_file(target, chunks, columns, out_names)
 
     if files == 1 and wide_files is not None:
-        written = _write_shares(spark, wide_files, shares, write_blobs)
+        written = _write_shares(spark, wide_files, shares, write_wide)
     else:
         blobs, wide = frames()
         schema = T.StructType([T.StructField("partition", T.IntegerType())])
@@ -181,26 +184,17 @@ def _write_shares(
     spark: SparkSession,
     wide_files: Sequence[str],
     shares: int,
-    write_blobs: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
+    write_wide: Callable[[list[pa.Table]], Iterator[pa.RecordBatch]],
 ) -> list[int]:
     """The partitions that wrote a file, when ``shares`` tasks of a plain Python job
-    (no query plan) each map every one of ``wide_files`` and write their share.
-
-    Each task hands ``write_blobs`` the blob rows naming the files, as the DataFrame
-    path's task receives them, so the files written are the same.
-    """
+    (no query plan) each map every one of ``wide_files`` (in task order, as the blob
+    rows name them) and hand them to ``write_wide``, which writes the task's share."""
     if not wide_files:
         return []
-    paths = [path.encode() for path in wide_files]
+    paths = list(wide_files)
 
     def write_share(partition: int, _: Iterable[int]) -> Iterator[int]:
-        named = pa.record_batch(
-            {
-                "kind": pa.array([result_blobs.WIDE_FILE] * len(paths), pa.int32()),
-                "blob": pa.array(paths, pa.binary()),
-            }
-        )
-        for batch in write_blobs(iter([named])):
+        for batch in write_wide([read_arrow_file(path) for path in paths]):
             yield from batch.column(0).to_pylist()
 
     tasks = spark.sparkContext.parallelize(range(shares), shares)
