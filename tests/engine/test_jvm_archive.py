@@ -68,10 +68,16 @@ def test_status_reports_the_archive_and_the_switch(archive):
 
 
 def test_local_sessions_map_spark_classes_from_the_archive(archive, tmp_path):
-    """HotSpot's class-load log names the archive as the source of Spark's classes."""
+    """HotSpot's class-load log names the archive as the source of Spark's classes:
+    those of a session's start, and those the Python API's users load as they read
+    Parquet files into DataFrames (Spark's Parquet reader, analyser and optimiser)."""
     log = tmp_path / "classes.log"
+    table = tmp_path / "table.parquet"
     script = textwrap.dedent(
         f"""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         from sparkeval.jvm_archive import java_options
         from sparkeval.spark import build_session, local_java_options
 
@@ -81,14 +87,22 @@ def test_local_sessions_map_spark_classes_from_the_archive(archive, tmp_path):
             "local[1]", conf={{"spark.driver.extraJavaOptions": " ".join(options)}}
         )
         assert spark.range(5).count() == 5
+        pq.write_table(pa.table({{"x": [1.0, -1.0, 2.0]}}), "{table}")
+        assert spark.read.parquet("{table}").where("x > 0").count() == 2
         spark.stop()
         """
     )
     done = run_job([sys.executable, "-c", script], tmp_path, SPARKEVAL_CACHE_DIR=str(archive))
     assert done.returncode == 0, done.stderr[-3000:]
     lines = log.read_text().splitlines()
-    context = [line for line in lines if "org.apache.spark.SparkContext " in line]
-    assert context and "shared objects file (top)" in context[0], context
+    for name in (
+        "org.apache.spark.SparkContext",
+        "org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat",
+        "org.apache.spark.sql.catalyst.analysis.Analyzer",
+        "org.apache.spark.sql.catalyst.optimizer.Optimizer",
+    ):
+        loaded = [line for line in lines if f"{name} " in line]
+        assert loaded and "shared objects file (top)" in loaded[0], (name, loaded)
 
 
 def test_results_are_identical_with_and_without_the_archive(archive, tmp_path):
