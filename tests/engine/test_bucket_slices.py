@@ -10,12 +10,22 @@ import pytest
 from sparkeval.engine.transport.arrow_exchange import bucket_slices
 
 
-@pytest.mark.parametrize("buckets", [1, 7, 70_000])
-def test_bucket_slices_keep_every_row_in_its_bucket_in_order(buckets: int) -> None:
+@pytest.mark.parametrize("encoded", [False, True])
+@pytest.mark.parametrize("buckets", [1, 7, 16, 17, 70_000])
+def test_bucket_slices_keep_every_row_in_its_bucket_in_order(buckets: int, encoded: bool) -> None:
+    """By filters (up to 16 buckets) or by one sort (more); query ids as text or
+    dictionary-encoded (as the direct read gives them), always handed on as text."""
     query_ids = [f"q{(i * 7919) % 501}" for i in range(5_000)]
-    table = pa.table({"query_id": query_ids, "row": list(range(len(query_ids)))})
+    column = pa.array(query_ids)
+    table = pa.table(
+        {"query_id": column.dictionary_encode() if encoded else column, "row": range(5_000)}
+    )
 
-    got = {bucket: rows.column("row").to_pylist() for bucket, rows in bucket_slices(table, buckets)}
+    slices = list(bucket_slices(table, buckets))
+    got = {bucket: rows.column("row").to_pylist() for bucket, rows in slices}
+    for _, rows in slices:
+        assert rows.schema.field("query_id").type == pa.string()
+        assert rows.column("query_id").to_pylist() == [query_ids[i] for i in rows.column("row")]
 
     expected: dict[int, list[int]] = {}
     for row, query_id in enumerate(query_ids):  # crc32 of the id's UTF-8 bytes, mod buckets

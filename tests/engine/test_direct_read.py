@@ -291,3 +291,32 @@ def test_a_where_the_workers_cannot_apply_is_left_to_spark(spark, tmp_path, caps
     argv = evaluate_argv(data, tmp_path / "out", "--where", "upper(query_id) <> 'Q1'")
     assert main(argv) == EXIT_OK
     assert "inputs read by Spark's readers" in capsys.readouterr().err
+
+
+def test_text_query_ids_are_read_dictionary_encoded_and_checked_once_each(tmp_path) -> None:
+    """read_unit hands text query ids on dictionary-encoded (bucket_slices decodes them),
+    the same values as the file's; integer ids come as decimal text; a query id that is
+    not UTF-8 is left to Spark's readers (NotDirect), as a doc id is."""
+    from sparkeval.io.direct import NotDirect, read_unit
+
+    run, _ = random_collection(8, queries=12)
+    run = run.drop(columns="run_id")
+    run.to_parquet(tmp_path / "run.parquet", index=False)
+    plan = plan_direct(str(tmp_path / "run.parquet"), "run", {}, "r")
+    rows = read_unit(plan, 0, ["r"])
+    assert pa.types.is_dictionary(rows.schema.field("query_id").type)
+    assert rows.column("query_id").cast(pa.string()).to_pylist() == run.query_id.tolist()
+    assert rows.column("doc_id").to_pylist() == run.doc_id.tolist()
+
+    run.assign(query_id=range(len(run))).to_parquet(tmp_path / "intq.parquet", index=False)
+    plan = plan_direct(str(tmp_path / "intq.parquet"), "run", {}, "r")
+    rows = read_unit(plan, 0, ["r"])
+    assert rows.schema.field("query_id").type == pa.string()
+    assert rows.column("query_id").to_pylist() == [str(i) for i in range(len(run))]
+
+    latin1 = pa.array([b"q1", b"caf\xe9"], pa.binary()).cast(pa.string(), safe=False)
+    bad = pa.table({"query_id": latin1, "doc_id": ["d1", "d2"], "score": [2.0, 1.0]})
+    pq.write_table(bad, tmp_path / "bad.parquet")
+    plan = plan_direct(str(tmp_path / "bad.parquet"), "run", {}, "r")
+    with pytest.raises(NotDirect, match="query_id holds text that is not valid UTF-8"):
+        read_unit(plan, 0, ["r"])

@@ -80,6 +80,23 @@ def test_a_latin1_parquet_id_is_refused_by_both_readers(spark, tmp_path, capsys,
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("reader", ["auto", "spark"])
+def test_a_latin1_parquet_query_id_is_refused_by_both_readers(spark, tmp_path, capsys, reader):
+    """The workers read query ids dictionary-encoded and check each distinct id once."""
+    run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    pq.write_table(
+        pa.table({"query_id": strings("q1", LATIN1), "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}),
+        run,
+    )
+    pq.write_table(qrels_table(), qrels)
+    code, err = cli(capsys, tmp_path, run, qrels, reader)
+    assert code == EXIT_INPUT, err
+    line = error_line(err)
+    assert f"run.parquet: column query_id value '{REPLACED}' {NOT_UTF8}" in line, line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize(
     ("reader", "read_by"),
     [("auto", "read by the driver's threads"), ("spark", "read by Spark's readers")],

