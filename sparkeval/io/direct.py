@@ -428,13 +428,16 @@ def _kept_rows(raw: pa.Table, source: DirectInput) -> pa.Table:
     Raises:
         NotDirect: a floating point column of the filter holds a NaN.
     """
-    from sparkeval.engine.plans.scan_filter import nan_columns, row_filter
+    from sparkeval.engine.plans.scan_filter import nan_columns, row_mask
 
     assert source.where is not None
     with_nan = nan_columns(source.where, raw)
     if with_nan:
         raise NotDirect(f"{source.path}: NaN in column {with_nan[0]} of a filter")
-    return raw.filter(row_filter(source.where))
+    kept = row_mask(source.where, raw)
+    if not kept.null_count and pc.all(kept).as_py():
+        return raw  # every row kept: nothing to copy
+    return raw.filter(kept)
 
 
 def run_codes(

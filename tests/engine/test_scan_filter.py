@@ -17,7 +17,7 @@ import pytest
 
 import sparkeval
 from sparkeval.engine.plans import driver_plan
-from sparkeval.engine.plans.scan_filter import row_filter
+from sparkeval.engine.plans.scan_filter import row_mask
 from sparkeval.engine.plans.scan_plan import scanned_parquet
 from tests.random_collection import random_collection
 
@@ -103,7 +103,8 @@ def test_the_workers_keep_the_rows_spark_keeps(spark, table_file, condition) -> 
     frame = spark.read.parquet(str(table_file)).where(condition)
     scan = scanned_parquet(frame)
     assert scan is not None and scan.where is not None, condition
-    ours = pq.read_table(table_file).filter(row_filter(scan.where)).drop(["d"])
+    read = pq.read_table(table_file)
+    ours = read.filter(row_mask(scan.where, read)).drop(["d"])
     theirs = frame.drop("d").toPandas()
     expected = sorted(map(_comparable, theirs.itertuples(index=False)))
     assert sorted(map(_comparable, ours.to_pandas().itertuples(index=False))) == expected
