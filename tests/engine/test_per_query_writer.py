@@ -153,7 +153,7 @@ def test_part_files_in_name_order_are_sorted_by_run_query_and_measure(
         monkeypatch.setattr(per_query_writer, "ROWS_PER_FILE", rows_per_file)
         monkeypatch.setattr(per_query_writer, "SHARED_SORT_ROWS", shared_sort_rows)
         out = tmp_path / "per_query.parquet"
-        evaluation.write_per_query(out)
+        evaluation.write_per_query(str(out))  # a path as text, as users give it
     finally:
         evaluation.unpersist()
     parts = sorted(p.name for p in out.iterdir())

@@ -33,10 +33,12 @@ large inputs, and use ``depth`` to cap pathological queries.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -217,7 +219,7 @@ class Evaluation:
             "run_id", "query_id", "_e.measure", "_e._order", "_e.value"
         )
 
-    def write_per_query(self, directory) -> None:
+    def write_per_query(self, directory: str | os.PathLike[str]) -> None:
         """Write the per-query values to the new directory ``directory`` as sorted
         ``part-NNNNN.parquet`` files (:mod:`sparkeval.engine.transport.per_query_writer`)."""
         queries = sum(run["queries"]["evaluated"] for run in self.report["runs"].values())
@@ -227,7 +229,7 @@ class Evaluation:
             lambda: (self._blob_frame, self._wide),  # not made when the files are written
             self.measures,
             self.names,
-            directory,
+            Path(directory),
             queries,
             wide_files=wide_files,
         )
