@@ -45,9 +45,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sparkeval.errors import EnvironmentProblem
 from sparkeval.scratch import process_alive
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 #: ``auto`` (default), ``use`` or ``off``: see the module text
 SWITCH_ENV = "SPARKEVAL_JVM_ARCHIVE"
@@ -352,7 +356,7 @@ def _dump(archive: Path, work: Path) -> None:
     gateway.proc.wait()
 
 
-def _large_input_paths(spark, work: Path, trec_run: Path, trec_qrels: Path) -> None:
+def _large_input_paths(spark: SparkSession, work: Path, trec_run: Path, trec_qrels: Path) -> None:
     """Evaluate the small collection on the paths large inputs take, so that the classes
     they load are archived too: Spark's Parquet reader, analyser and optimiser under the
     Python API on ``spark.read.parquet`` DataFrames (a projection, a filter, a score the
