@@ -58,6 +58,8 @@ SWITCH_ENV = "SPARKEVAL_JVM_ARCHIVE"
 SWITCH_VALUES = ("auto", "use", "off")
 #: where archives are kept (default: the user's cache directory)
 CACHE_ENV = "SPARKEVAL_CACHE_DIR"
+#: the measures the archive's evaluations compute
+_MEASURES = ("official", "nDCG@10", "ERR@20")
 #: HotSpot logs a warning for every class it cannot archive (signed jars, ...)
 _QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 
@@ -315,9 +317,7 @@ def _dump(archive: Path, work: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from sparkeval.commands.evaluate import EvaluateConfig, show
     from sparkeval.demo_data import generate
-    from sparkeval.evaluate_job import run_evaluate
     from sparkeval.spark import build_session, local_java_options
 
     paths = generate(work / "data", queries=30)
@@ -336,18 +336,8 @@ def _dump(archive: Path, work: Path) -> None:
     spark = build_session(
         "local[2]", "sparkeval-jvm-archive", {"spark.driver.extraJavaOptions": options}
     )
-    for name, run_paths, qrels_path in (
-        ("parquet", [str(work / "run.parquet")], str(work / "qrels.parquet")),
-        ("trec", [str(p) for p in paths.runs], str(paths.qrels)),
-    ):
-        config = EvaluateConfig.load(
-            run=run_paths,
-            qrels=qrels_path,
-            measures=["official", "nDCG@10", "ERR@20"],
-            out=str(work / f"out-{name}"),
-        )
-        with open(os.devnull, "w") as quiet:
-            show(run_evaluate(spark, config), config, quiet)
+    _command_line(spark, [str(work / "run.parquet")], str(work / "qrels.parquet"), work / "p")
+    _command_line(spark, [str(p) for p in paths.runs], str(paths.qrels), work / "trec")
     _large_input_paths(spark, work, paths.runs[0], paths.qrels)
     gateway = spark.sparkContext._gateway
     spark.stop()
@@ -367,12 +357,9 @@ def _large_input_paths(spark: SparkSession, work: Path, trec_run: Path, trec_qre
     """
     from pyspark.sql import functions as F
 
-    from sparkeval.commands.evaluate import EvaluateConfig, show
     from sparkeval.engine.api import evaluate
     from sparkeval.engine.plans import driver_plan
-    from sparkeval.evaluate_job import run_evaluate
 
-    measures = ["official", "nDCG@10", "ERR@20"]
     run = spark.read.parquet(str(work / "run.parquet")).select("query_id", "doc_id", "score")
     qrels = spark.read.parquet(str(work / "qrels.parquet")).select(
         "query_id", "doc_id", "relevance"
@@ -387,24 +374,29 @@ def _large_input_paths(spark: SparkSession, work: Path, trec_run: Path, trec_qre
     driver_plan.DRIVER_BYTES = -1
     try:
         for frame in runs:
-            evaluation = evaluate(spark, frame, qrels, measures)
+            evaluation = evaluate(spark, frame, qrels, list(_MEASURES))
             evaluation.per_query.count()
             evaluation.unpersist()
-        for name, run_paths, qrels_path in (
-            ("spark-parquet", [str(work / "run.parquet")], str(work / "qrels.parquet")),
-            ("spark-trec", [str(trec_run)], str(trec_qrels)),
-        ):
-            config = EvaluateConfig.load(
-                run=run_paths,
-                qrels=qrels_path,
-                measures=measures,
-                out=str(work / f"out-{name}"),
-                reader="spark",
-            )
-            with open(os.devnull, "w") as quiet:
-                show(run_evaluate(spark, config), config, quiet)
+        parquet_run, parquet_qrels = str(work / "run.parquet"), str(work / "qrels.parquet")
+        _command_line(spark, [parquet_run], parquet_qrels, work / "spark-p", reader="spark")
+        _command_line(spark, [str(trec_run)], str(trec_qrels), work / "spark-trec", reader="spark")
     finally:
         driver_plan.DRIVER_BYTES = driver_limit
+
+
+def _command_line(
+    spark: SparkSession, runs: list[str], qrels: str, out: Path, reader: str = "auto"
+) -> None:
+    """``sparkeval evaluate`` of ``runs`` against ``qrels`` into ``out``, its table
+    printed to nowhere."""
+    from sparkeval.commands.evaluate import EvaluateConfig, show
+    from sparkeval.evaluate_job import run_evaluate
+
+    config = EvaluateConfig.load(
+        run=runs, qrels=qrels, measures=list(_MEASURES), out=str(out), reader=reader
+    )
+    with open(os.devnull, "w") as quiet:
+        show(run_evaluate(spark, config), config, quiet)
 
 
 def _trec_rows(path: Path, fields: tuple[int, ...]) -> list[list[str]]:
