@@ -18,7 +18,7 @@ from sparkeval.engine.plans import driver_plan
 from sparkeval.engine.transport import local_handoff
 from sparkeval.engine.transport.local_handoff import HANDOFF_KEY, handoff_enabled
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
-from tests.engine.test_direct_read import evaluate_argv, results, write_collection
+from tests.engine.test_direct_read import MEASURES, evaluate_argv, results, write_collection
 from tests.random_collection import random_collection
 
 pytestmark = pytest.mark.spark
@@ -209,6 +209,40 @@ def test_rows_spark_reads_are_handed_over_with_the_exchanges_output(
     assert len(file_rows) > 1000
     pd.testing.assert_frame_equal(file_rows, exchange_rows, check_exact=True)
     assert file_summary == exchange_summary
+
+
+@pytest.mark.parametrize("run_files", [1, 2])
+def test_runs_named_after_their_files_are_handed_over_with_the_exchanges_output(
+    spark, tmp_path, monkeypatch, run_files
+) -> None:
+    # files without a run id column: each run's code is a literal Spark folds, so the
+    # run rows travel without it (one file) or with a column Spark knows is never null
+    # (two files), beside qrels rows whose code the writing tasks add
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # not the driver's small-input path
+    run, qrels = random_collection(12, queries=50, runs=run_files, edge_queries=True)
+    argv = ["evaluate", "--qrels", str(tmp_path / "qrels.parquet"), "--measures", MEASURES,
+            "--reader", "spark", "--buckets", "3"]  # fmt: skip
+    for run_id, rows in run.groupby("run_id"):
+        path = tmp_path / f"{run_id}.parquet"
+        rows.drop(columns="run_id").to_parquet(path, index=False, row_group_size=200)
+        argv += ["--run", str(path)]
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    writes = _counted_frame_writes(monkeypatch)
+    assert main([*argv, "--out", str(tmp_path / "files")]) == EXIT_OK
+    assert writes == [1]
+    spark.conf.set(HANDOFF_KEY, "false")
+    try:
+        assert main([*argv, "--out", str(tmp_path / "exchange")]) == EXIT_OK
+    finally:
+        spark.conf.unset(HANDOFF_KEY)
+    assert writes == [1]  # the exchange
+    file_rows, file_summary = results(tmp_path / "files")
+    exchange_rows, exchange_summary = results(tmp_path / "exchange")
+    assert sorted(file_summary["runs"]) == sorted(set(run.run_id))
+    assert len(file_rows) > 500
+    pd.testing.assert_frame_equal(file_rows, exchange_rows, check_exact=True)
+    assert file_summary == exchange_summary
+    assert handoff_dirs(spark) == []
 
 
 def test_a_computed_dataframe_is_handed_over_with_the_exchanges_values(

@@ -336,6 +336,39 @@ def _shipped(run_df: DataFrame, qrels_df: DataFrame | None, run_ids: Sequence[st
     flags are present.  No run names and no ``_bad`` messages travel: bad rows fail
     in the stage that reads them.
     """
+    run_rows = _shipped_run_rows(run_df, run_ids)
+    if qrels_df is None:
+        return run_rows
+    flags = DUPLICATE_FLAG in run_df.columns
+    return run_rows.unionByName(_shipped_qrels_rows(qrels_df, flags, with_code=True))
+
+
+def _shipped_parts(
+    run_df: DataFrame, qrels_df: DataFrame | None, run_ids: Sequence[str]
+) -> list[local_handoff.FramePart]:
+    """:func:`_shipped`'s rows as the parts the local handoff writes (run rows, then
+    qrels rows), each without a ``_run`` column that holds one value on every row: the
+    qrels' ``-1``, and the run's code when Spark folds it to a constant (a run whose run
+    id is a literal: one file, or a DataFrame without a run id column). The writing
+    tasks put it back, so the files are those of :func:`_shipped`'s frame."""
+    from sparkeval.engine.plans.constant_columns import constant_value
+
+    run_rows = _shipped_run_rows(run_df, run_ids)
+    constant = constant_value(run_rows, RUN_CODE)
+    parts = [
+        local_handoff.FramePart(run_rows)
+        if constant is None
+        else local_handoff.FramePart(run_rows.drop(RUN_CODE), (RUN_CODE, constant.value))
+    ]
+    if qrels_df is not None:
+        flags = DUPLICATE_FLAG in run_df.columns
+        qrels_rows = _shipped_qrels_rows(qrels_df, flags, with_code=False)
+        parts.append(local_handoff.FramePart(qrels_rows, (RUN_CODE, _QRELS_ROW)))
+    return parts
+
+
+def _shipped_run_rows(run_df: DataFrame, run_ids: Sequence[str]):
+    """The run rows of :func:`_shipped`."""
     from pyspark.sql import functions as F
 
     if len(run_ids) == 1:
@@ -345,23 +378,27 @@ def _shipped(run_df: DataFrame, qrels_df: DataFrame | None, run_ids: Sequence[st
         code = F.try_element_at(lookup, F.col("run_id"))
     code = F.when(F.col("run_id").isNull(), F.lit(EMPTY_RUN_CODE)).otherwise(code)
     flags = DUPLICATE_FLAG in run_df.columns
-    run_rows = run_df.select(
+    return run_df.select(
         code.cast(spark_type("int")).alias(RUN_CODE),
         "query_id",
         "doc_id",
         _failing_bad_rows("score").cast(spark_type("double")).alias(SHIPPED_VALUE),
         *([F.col(DUPLICATE_FLAG)] if flags else []),
     )
-    if qrels_df is None:
-        return run_rows
-    qrels_rows = qrels_df.select(
-        F.lit(_QRELS_ROW).cast(spark_type("int")).alias(RUN_CODE),
+
+
+def _shipped_qrels_rows(qrels_df: DataFrame, flags: bool, with_code: bool):
+    """The qrels rows of :func:`_shipped` (without their ``_run`` column of ``-1``
+    unless ``with_code``; with a null ``_dup`` column when the run rows have flags)."""
+    from pyspark.sql import functions as F
+
+    return qrels_df.select(
+        *([F.lit(_QRELS_ROW).cast(spark_type("int")).alias(RUN_CODE)] if with_code else []),
         "query_id",
         "doc_id",
         _failing_bad_rows("relevance").cast(spark_type("double")).alias(SHIPPED_VALUE),
         *([F.lit(None).cast(spark_type("boolean")).alias(DUPLICATE_FLAG)] if flags else []),
     )
-    return run_rows.unionByName(qrels_rows)
 
 
 def _split_shipped(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
@@ -727,7 +764,7 @@ def _evaluate_spark_read_frames(
                     spark, run_df, read_qrels, buckets, (measure_list, options, run_ids)
                 )
             elif handoff:
-                rows = _shipped(run_df, qrels_df, run_ids)
+                parts = _shipped_parts(run_df, qrels_df, run_ids)
 
                 def frame_tasks(pieces, target):
                     tasks, rows_of = local_handoff.frame_bucket_tasks(pieces, target)
@@ -735,7 +772,7 @@ def _evaluate_spark_read_frames(
 
                 wide, stats = _evaluate_through_files(
                     spark,
-                    lambda target: local_handoff.write_frame_pieces(rows, buckets, target),
+                    lambda target: local_handoff.write_frame_pieces(parts, buckets, target),
                     frame_tasks,
                     (measure_list, options, run_ids),
                 )
@@ -804,10 +841,10 @@ def _evaluate_with_read_qrels(
 
     try:
         _, _, run_ids = task
-        run_rows = _shipped(run_df, None, run_ids)
+        parts = _shipped_parts(run_df, None, run_ids)
         return _evaluate_through_files(
             spark,
-            lambda target: local_handoff.write_frame_pieces(run_rows, buckets, target),
+            lambda target: local_handoff.write_frame_pieces(parts, buckets, target),
             bucket_tasks,
             task,
         )

@@ -39,9 +39,11 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
 import pyarrow as pa
 
 from sparkeval.engine.transport.arrow_exchange import bucket_slices, map_units, run_and_qrels
@@ -187,16 +189,75 @@ FRAME_FLUSH_ROWS = 1 << 20
 UNITS_PER_PARTITION = 1 << 16
 
 
-def write_frame_pieces(frame: DataFrame, buckets: int, directory: Path) -> dict[int, list[int]]:
-    """Job 1 for rows Spark computes: each partition of ``frame`` (rows with a
-    ``query_id`` column) writes its buckets' rows to ``directory``, in writes of about
-    :data:`FRAME_FLUSH_ROWS` rows (each a unit: :data:`UNITS_PER_PARTITION`).
+@dataclass(frozen=True)
+class FramePart:
+    """Rows Spark computes for :func:`write_frame_pieces`, and a column it left out.
+
+    ``constant`` is ``(name, value)`` of an int32 column every row of the part holds
+    with that value (None: null); the writing task puts it back as the first column,
+    so that the files hold the same columns as if Spark had converted it (Spark's
+    conversion to Arrow costs as much for a constant column as for any other).
+    """
+
+    frame: DataFrame
+    constant: tuple[str, int | None] | None = None
+
+
+def with_constant(table: pa.Table, constant: tuple[str, int | None] | None) -> pa.Table:
+    """``table`` with the int32 column ``constant`` = (name, value) first (none added
+    when ``constant`` is None), every field nullable.
+
+    Every field is made nullable because a bucket's files, concatenated, must have one
+    schema, and Spark marks a column not null where it can prove it of one part's rows
+    (a run's code folded to a constant) but not of another's.
+
+    Example: ``with_constant(rows, ("_run", 0))`` gives the rows a ``_run`` column of
+    zeros.
+    """
+    if constant is not None:
+        name, value = constant
+        rows = table.num_rows
+        column = (
+            pa.nulls(rows, pa.int32())
+            if value is None
+            else pa.array(np.full(rows, value, dtype=np.int32))
+        )
+        table = table.add_column(0, pa.field(name, pa.int32()), column)
+    nullable = pa.schema([field.with_nullable(True) for field in table.schema])
+    return (
+        table if nullable == table.schema else pa.Table.from_arrays(table.columns, schema=nullable)
+    )
+
+
+def write_frame_pieces(
+    parts: Sequence[FramePart], buckets: int, directory: Path
+) -> dict[int, list[int]]:
+    """Job 1 for rows Spark computes: each partition of the parts' frames (rows with a
+    ``query_id`` column; the parts unioned, in order) writes its buckets' rows to
+    ``directory``, in writes of about :data:`FRAME_FLUSH_ROWS` rows (each a unit:
+    :data:`UNITS_PER_PARTITION`), with the part's constant column put back.
 
     Returns the units that wrote a file for each non-empty bucket, in unit order.
     """
+    if not parts:
+        raise ValueError("write_frame_pieces needs at least one frame")
+    target = str(directory)
+    written = [
+        part.frame.mapInArrow(_frame_writer(part.constant, buckets, target), _written_schema())
+        for part in parts
+    ]
+    union = written[0]
+    for frame in written[1:]:
+        union = union.union(frame)
+    return _units_by_bucket(union)
+
+
+def _frame_writer(
+    constant: tuple[str, int | None] | None, buckets: int, target: str
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The task function of one part of :func:`write_frame_pieces`."""
     from pyspark import TaskContext
 
-    target = str(directory)
     flush_rows = FRAME_FLUSH_ROWS  # the driver's value travels with the function
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -209,12 +270,14 @@ def write_frame_pieces(frame: DataFrame, buckets: int, directory: Path) -> dict[
             pending.append(batch)
             rows += batch.num_rows
             if rows >= flush_rows:
-                yield _write_buckets(pa.Table.from_batches(pending), unit, buckets, target)
+                table = with_constant(pa.Table.from_batches(pending), constant)
+                yield _write_buckets(table, unit, buckets, target)
                 unit, pending, rows = unit + 1, [], 0
         if rows:
-            yield _write_buckets(pa.Table.from_batches(pending), unit, buckets, target)
+            table = with_constant(pa.Table.from_batches(pending), constant)
+            yield _write_buckets(table, unit, buckets, target)
 
-    return _units_by_bucket(frame.mapInArrow(write, schema=_written_schema()))
+    return write
 
 
 def frame_bucket_tasks(
