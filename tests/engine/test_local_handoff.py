@@ -279,3 +279,38 @@ def test_no_files_are_left_when_spark_reads_a_bad_row(spark, tmp_path, monkeypat
     assert "column score value 'high' is not a number" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     assert handoff_dirs(spark) == [] and writes == [1]
+
+
+def test_the_parts_of_a_frame_handoff_never_share_a_unit() -> None:
+    # a union of two parts may number their partitions from 0 each (children partitioned
+    # alike are read together): the part decides the units, and units sort by part,
+    # partition and write, as the bucket's files are concatenated
+    units = [
+        local_handoff.frame_unit(part, partition, write)
+        for part in (0, 1, 2)
+        for partition in (0, 1, (1 << 31) - 1)
+        for write in (0, 1, local_handoff.UNITS_PER_PARTITION - 1)
+    ]
+    assert units == sorted(set(units))
+    assert local_handoff.frame_unit(0, 3, 1) == 3 * 65536 + 1
+    assert local_handoff.frame_unit(1, 0) == 1 << 47
+    assert max(units) < 1 << 63  # the job's unit column is a long
+
+
+def test_with_constant_puts_the_column_first_and_every_field_nullable() -> None:
+    import pyarrow as pa
+
+    schema = pa.schema(
+        [pa.field("query_id", pa.string(), nullable=False), ("_value", pa.float64())]
+    )
+    rows = pa.table({"query_id": ["q1", "q2"], "_value": [1.5, 2.0]}, schema=schema)
+    zeros = local_handoff.with_constant(rows, ("_run", 0))
+    assert zeros.column_names == ["_run", "query_id", "_value"]
+    assert (
+        zeros.column("_run").to_pylist() == [0, 0] and zeros.schema.field("_run").type == pa.int32()
+    )
+    assert all(field.nullable for field in zeros.schema)
+    nulls = local_handoff.with_constant(rows, ("_run", None))
+    assert nulls.column("_run").to_pylist() == [None, None]
+    assert local_handoff.with_constant(rows, None).column_names == ["query_id", "_value"]
+    assert local_handoff.with_constant(rows, None).schema.field("query_id").nullable

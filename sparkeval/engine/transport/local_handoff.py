@@ -187,6 +187,20 @@ FRAME_FLUSH_ROWS = 1 << 20
 #: units per partition in :func:`write_frame_pieces`: partition p's k-th write is unit
 #: ``p * UNITS_PER_PARTITION + k``, so units sort in partition order
 UNITS_PER_PARTITION = 1 << 16
+#: units per part of :func:`write_frame_pieces` (a partition index is below 2**31):
+#: part k's units start at ``k * UNITS_PER_PART``, so two parts never share a unit,
+#: whether Spark's union of their frames numbers its partitions one after the other or,
+#: for children partitioned alike, reads their i-th partitions in one task
+UNITS_PER_PART = (1 << 31) * UNITS_PER_PARTITION
+
+
+def frame_unit(part: int, partition: int, write: int = 0) -> int:
+    """The unit of a part's partition's ``write``-th write in :func:`write_frame_pieces`.
+
+    Example: ``frame_unit(0, 3, 1)`` is ``3 * 65536 + 1``; ``frame_unit(1, 3, 1)`` is
+    ``2**47 + 3 * 65536 + 1``.
+    """
+    return part * UNITS_PER_PART + partition * UNITS_PER_PARTITION + write
 
 
 @dataclass(frozen=True)
@@ -243,8 +257,10 @@ def write_frame_pieces(
         raise ValueError("write_frame_pieces needs at least one frame")
     target = str(directory)
     written = [
-        part.frame.mapInArrow(_frame_writer(part.constant, buckets, target), _written_schema())
-        for part in parts
+        part.frame.mapInArrow(
+            _frame_writer(index, part.constant, buckets, target), _written_schema()
+        )
+        for index, part in enumerate(parts)
     ]
     union = written[0]
     for frame in written[1:]:
@@ -253,9 +269,9 @@ def write_frame_pieces(
 
 
 def _frame_writer(
-    constant: tuple[str, int | None] | None, buckets: int, target: str
+    part: int, constant: tuple[str, int | None] | None, buckets: int, target: str
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The task function of one part of :func:`write_frame_pieces`."""
+    """The task function of part ``part`` of :func:`write_frame_pieces`."""
     from pyspark import TaskContext
 
     flush_rows = FRAME_FLUSH_ROWS  # the driver's value travels with the function
@@ -263,7 +279,7 @@ def _frame_writer(
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         keep_freed_memory()
         context = TaskContext.get()
-        unit = (context.partitionId() if context else 0) * UNITS_PER_PARTITION
+        unit = frame_unit(part, context.partitionId() if context else 0)
         pending: list[pa.RecordBatch] = []
         rows = 0
         for batch in batches:
