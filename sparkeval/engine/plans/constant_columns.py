@@ -10,13 +10,11 @@ The question is asked of the optimised plan, so only what Spark itself proves
 constant counts: a literal, or an expression over literals (a run's code when its run
 id is a literal, as a file without a run id column gets, folds to ``0``).
 
-Example::
+Example (in a session ``spark``)::
 
-    >>> frame = spark.range(3).select(F.lit(0).alias("_run"), "id")
-    >>> constant_value(frame, "_run")
-    Constant(value=0)
-    >>> constant_value(frame, "id") is None
-    True
+    frame = spark.range(3).select(F.lit(0).alias("_run"), "id")
+    constant_value(frame, "_run")   # Constant(value=0)
+    constant_value(frame, "id")     # None
 """
 
 from __future__ import annotations
