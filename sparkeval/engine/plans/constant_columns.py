@@ -36,7 +36,12 @@ class Constant:
 def constant_value(frame: DataFrame, column: str) -> Constant | None:
     """The constant ``column`` of ``frame`` holds on every row, when Spark's optimiser
     folds it to a literal; None when it does not, or the frame has no JVM plan here
-    (Spark Connect)."""
+    (Spark Connect).
+
+    The value is the literal's as py4j gives it: a Python number for a numeric column
+    (what the callers ask about), None for null; a text literal would come as a JVM
+    object.
+    """
     if getattr(frame, "_jdf", None) is None:
         return None
     plan = frame.select(column)._jdf.queryExecution().optimizedPlan()

@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
 import pyarrow as pa
 
 from sparkeval.engine.transport.arrow_exchange import bucket_slices, map_units, run_and_qrels
@@ -230,12 +229,7 @@ def with_constant(table: pa.Table, constant: tuple[str, int | None] | None) -> p
     """
     if constant is not None:
         name, value = constant
-        rows = table.num_rows
-        column = (
-            pa.nulls(rows, pa.int32())
-            if value is None
-            else pa.array(np.full(rows, value, dtype=np.int32))
-        )
+        column = pa.repeat(pa.scalar(value, pa.int32()), table.num_rows)
         table = table.add_column(0, pa.field(name, pa.int32()), column)
     nullable = pa.schema([field.with_nullable(True) for field in table.schema])
     return (
@@ -286,12 +280,14 @@ def _frame_writer(
             pending.append(batch)
             rows += batch.num_rows
             if rows >= flush_rows:
-                table = with_constant(pa.Table.from_batches(pending), constant)
-                yield _write_buckets(table, unit, buckets, target)
+                yield flush(pending, unit)
                 unit, pending, rows = unit + 1, [], 0
         if rows:
-            table = with_constant(pa.Table.from_batches(pending), constant)
-            yield _write_buckets(table, unit, buckets, target)
+            yield flush(pending, unit)
+
+    def flush(pending: list[pa.RecordBatch], unit: int) -> pa.RecordBatch:
+        table = with_constant(pa.Table.from_batches(pending), constant)
+        return _write_buckets(table, unit, buckets, target)
 
     return write
 
