@@ -144,13 +144,19 @@ def _evaluate_direct(
 def _evaluate_spark_read(
     spark: SparkSession, config: EvaluateConfig, plan: CompatPlan, announce: bool
 ) -> Evaluation:
-    """Evaluate inputs read by Spark's readers (every format, every check)."""
+    """Evaluate inputs read by Spark's readers (every format, every check).
+
+    An input without rows is reported from what the evaluation reads (a run by
+    :class:`EmptyRunError`, graded qrels by :func:`run_evaluate`), not by a job of
+    its own before it.
+    """
     run_df, run_ids = read_runs(
         spark,
         config.run_inputs(),
         config.run_format or config.format,
         config.run_column_map(),
         config.where,
+        check_rows=False,
     )
     qrels_format = config.qrels_format or config.format
     qrels_df = read_truth(
@@ -160,6 +166,7 @@ def _evaluate_spark_read(
         qrels_format,
         config.qrels_columns,
         config.qrels_where,
+        check_rows=plan.relevance != RelevanceRule("grade"),
     )
     pairs_df = None
     if config.near_duplicates:

@@ -759,11 +759,14 @@ def read_run(
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,
     where: str | None = None,
+    check_rows: bool = True,
 ) -> RunInput:
     """Read one run input into ``run_id, query_id, doc_id, score, _bad``.
 
     Without a run id column (or TREC tag) the file name without extension is the run id.
-    ``where`` filters a table's rows first (SQL over its own columns).
+    ``where`` filters a table's rows first (SQL over its own columns).  ``check_rows``
+    runs a job that fails now on a table without (kept) rows; a caller that finds a run
+    without rows by evaluating it (:class:`sparkeval.errors.EmptyRunError`) saves it.
     """
     from pyspark.sql import functions as F
 
@@ -780,7 +783,8 @@ def read_run(
         run_ids = tuple(distinct_values(table, run_col))
     else:
         run_col = F.lit(default_run_id(path))
-        run_ids = (default_run_id(path),) if table.first() is not None else ()
+        empty = check_rows and table.first() is None
+        run_ids = () if empty else (default_run_id(path),)
     df = run_frame(table, cols, path, run_col, fmt in DECODED_FORMATS)
     if not run_ids:
         raise InputError(no_rows_message(path, "run", where))
@@ -801,8 +805,10 @@ def read_qrels(
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,
     where: str | None = None,
+    check_rows: bool = True,
 ):
-    """Read qrels into ``query_id, doc_id, relevance, _bad`` (``where``: as for runs)."""
+    """Read qrels into ``query_id, doc_id, relevance, _bad`` (``where`` and
+    ``check_rows``: as for runs)."""
     from pyspark.sql import functions as F
 
     check_exists(path)
@@ -824,7 +830,7 @@ def read_qrels(
         F.when(bad.isNull(), grade.cast(spark_type("long"))).alias("relevance"),
         bad.alias(BAD),
     )
-    if df.first() is None:
+    if check_rows and df.first() is None:
         raise InputError(no_rows_message(path, "qrels", where))
     return df
 
@@ -842,11 +848,13 @@ def read_runs(
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,
     where: str | None = None,
+    check_rows: bool = True,
 ):
-    """Read and union several run inputs; two inputs may not share a run id."""
+    """Read and union several run inputs; two inputs may not share a run id
+    (``check_rows``: as for :func:`read_run`)."""
     if not paths:
         raise InputError("no run given (use --run PATH or --run-table NAME)")
-    inputs = [read_run(spark, p, fmt, columns, where) for p in paths]
+    inputs = [read_run(spark, p, fmt, columns, where, check_rows) for p in paths]
     owner: dict[str, str] = {}
     for item in inputs:
         for run_id in item.run_ids:

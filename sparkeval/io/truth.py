@@ -209,14 +209,17 @@ def read_truth(
     fmt: str | None = None,
     columns: str | Mapping[str, str] | None = None,
     where: str | None = None,
+    check_rows: bool = True,
 ):
     """Read qrels or a recommender truth table and apply the relevance rule.
 
     The ``grade`` rule is exactly :func:`sparkeval.io.readers.read_qrels`; ``where``
-    filters a table's rows first.
+    filters a table's rows first.  ``check_rows=False`` leaves out the job that fails
+    on qrels without rows under the ``grade`` rule (the caller finds them so from the
+    rows the evaluation reads); other rules' tables are always checked.
     """
     if rule.kind == "grade":
-        df = read_qrels(spark, path, fmt, columns, where)
+        df = read_qrels(spark, path, fmt, columns, where, check_rows)
     else:
         check_exists(path)
         fmt = detect_format(path, fmt)

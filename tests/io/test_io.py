@@ -113,3 +113,47 @@ def test_corrupt_parquet_names_the_file(spark, tmp_path) -> None:
     bad.write_bytes(b"PAR1 this is not parquet")
     with pytest.raises(InputError, match=r"broken\.parquet"):
         read_run(spark, str(bad)).df.collect()
+
+
+def _jobs_of(spark, call, argument, group: str) -> int:
+    """The Spark jobs ``call(argument)`` runs (``group``: a job group name of its own)."""
+    spark.sparkContext.setJobGroup(group, group)
+    try:
+        call(argument)
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_inputs_read_without_their_row_check_run_one_job_less_each(spark, tmp_path) -> None:
+    # the evaluate job finds an input without rows from what it evaluates, so its
+    # readers leave out the job that looks for a first row (each file's schema is still
+    # read by Spark's own job)
+    run = str(tmp_path / "run.parquet")
+    qrels = str(tmp_path / "qrels.parquet")
+    pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}).to_parquet(run)
+    pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]}).to_parquet(qrels)
+    for kind, read in (
+        ("run", lambda check: read_runs(spark, [run], check_rows=check)),
+        ("qrels", lambda check: read_qrels(spark, qrels, check_rows=check)),
+    ):
+        checked = _jobs_of(spark, read, True, f"{kind}-checked")
+        assert checked >= 1
+        assert _jobs_of(spark, read, False, f"{kind}-unchecked") == checked - 1
+
+
+def test_a_run_read_without_its_row_check_is_named_after_its_file_even_when_empty(
+    spark, tmp_path
+) -> None:
+    path = tmp_path / "empty.parquet"
+    pd.DataFrame(
+        {
+            "query_id": pd.Series([], dtype=str),
+            "doc_id": pd.Series([], dtype=str),
+            "score": pd.Series([], dtype=float),
+        }
+    ).to_parquet(path)
+    with pytest.raises(InputError, match=r"empty\.parquet: no run rows"):
+        read_runs(spark, [str(path)])
+    df, run_ids = read_runs(spark, [str(path)], check_rows=False)
+    assert run_ids == ("empty",) and df.count() == 0
