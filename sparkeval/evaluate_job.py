@@ -100,9 +100,7 @@ def run_evaluate(
             shutil.rmtree(ready.directory, ignore_errors=True)
     try:
         report = dict(evaluation.report)
-        if plan.relevance == RelevanceRule("grade") and not report["qrels"]["rows"]:
-            # graded qrels keep every row: none read means none in the input (or none
-            # that --qrels-where keeps), as Spark's readers report before evaluating
+        if _evaluation_finds_empty_qrels(plan) and not report["qrels"]["rows"]:
             raise InputError(no_rows_message(config.qrels_input(), "qrels", config.qrels_where))
         log(f"inputs read by {READ_BY[evaluation.reader]}")
         log(_evaluated(report))
@@ -166,7 +164,7 @@ def _evaluate_spark_read(
         qrels_format,
         config.qrels_columns,
         config.qrels_where,
-        check_rows=plan.relevance != RelevanceRule("grade"),
+        check_rows=not _evaluation_finds_empty_qrels(plan),
     )
     pairs_df = None
     if config.near_duplicates:
@@ -177,6 +175,13 @@ def _evaluate_spark_read(
     return _evaluate_with_plan(
         spark, config, plan, run_df, qrels_df, run_ids=run_ids, near_duplicates=pairs_df
     )
+
+
+def _evaluation_finds_empty_qrels(plan: CompatPlan) -> bool:
+    """Whether qrels without rows (none in the input, or none that --qrels-where keeps)
+    show as none read by the evaluation: graded qrels keep every row, while other rules
+    may drop every row of a table that has some (which their reader checks first)."""
+    return plan.relevance == RelevanceRule("grade")
 
 
 def _no_rows(exc: EmptyRunError, config: EvaluateConfig) -> InputError:

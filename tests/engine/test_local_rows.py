@@ -15,6 +15,7 @@ import pytest
 import sparkeval
 from sparkeval.engine.plans import driver_plan, local_rows
 from sparkeval.errors import InputError
+from tests.job_groups import jobs_run
 
 pytestmark = pytest.mark.spark
 
@@ -161,16 +162,6 @@ def test_an_empty_local_run_is_refused_as_an_empty_cached_one(spark) -> None:
     assert "no rows" in messages[0]
 
 
-def _jobs(spark, group: str, call) -> int:
-    """The Spark jobs ``call`` runs."""
-    spark.sparkContext.setJobGroup(group, group)
-    try:
-        call()
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
-
-
 def test_local_data_the_driver_cannot_write_is_collected_by_jobs_with_the_same_values(
     spark, monkeypatch
 ) -> None:
@@ -188,12 +179,12 @@ def test_local_data_the_driver_cannot_write_is_collected_by_jobs_with_the_same_v
         report[size] = evaluation.report
         evaluation.unpersist()
 
-    assert _jobs(spark, "in the driver", lambda: evaluated("in the driver")) == 0
+    assert jobs_run(spark, "in the driver", lambda: evaluated("in the driver")) == 0
     monkeypatch.setattr(local_rows, "arrow_in_driver", lambda frame: None)
     # each frame collected as it is: one job each, no plan of casts over the rows
-    assert _jobs(spark, "a job each", lambda: evaluated("a job each")) == 2
+    assert jobs_run(spark, "a job each", lambda: evaluated("a job each")) == 2
     monkeypatch.setattr(driver_plan, "held_in_driver", lambda *frames: False)
-    assert _jobs(spark, "by the job", lambda: evaluated("by the job")) == 1
+    assert jobs_run(spark, "by the job", lambda: evaluated("by the job")) == 1
     assert report["in the driver"] == report["a job each"] == report["by the job"]
 
 
@@ -230,6 +221,6 @@ def test_frames_of_arrow_tables_pandas_and_lists_of_rows_need_no_job(spark) -> N
             assert evaluation.report["runs"]["run"]["measures"] == {"P@1": 0.0, "RR": 0.5}
             evaluation.unpersist()
 
-        jobs[kind] = _jobs(spark, kind, evaluated)
+        jobs[kind] = jobs_run(spark, kind, evaluated)
     assert (jobs["pandas"], jobs["arrow"], jobs["rows"]) == (0, 0, 0)
     assert jobs["mapped"] >= 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io import detect_format, read_qrels, read_run, read_runs
 from sparkeval.io.columns import parse_mapping
+from tests.job_groups import jobs_run
 
 pytestmark = pytest.mark.spark
 
@@ -115,16 +117,6 @@ def test_corrupt_parquet_names_the_file(spark, tmp_path) -> None:
         read_run(spark, str(bad)).df.collect()
 
 
-def _jobs_of(spark, call, argument, group: str) -> int:
-    """The Spark jobs ``call(argument)`` runs (``group``: a job group name of its own)."""
-    spark.sparkContext.setJobGroup(group, group)
-    try:
-        call(argument)
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
-
-
 def test_inputs_read_without_their_row_check_run_one_job_less_each(spark, tmp_path) -> None:
     # the evaluate job finds an input without rows from what it evaluates, so its
     # readers leave out the job that looks for a first row (each file's schema is still
@@ -137,9 +129,9 @@ def test_inputs_read_without_their_row_check_run_one_job_less_each(spark, tmp_pa
         ("run", lambda check: read_runs(spark, [run], check_rows=check)),
         ("qrels", lambda check: read_qrels(spark, qrels, check_rows=check)),
     ):
-        checked = _jobs_of(spark, read, True, f"{kind}-checked")
+        checked = jobs_run(spark, f"{kind}-checked", partial(read, True))
         assert checked >= 1
-        assert _jobs_of(spark, read, False, f"{kind}-unchecked") == checked - 1
+        assert jobs_run(spark, f"{kind}-unchecked", partial(read, False)) == checked - 1
 
 
 def test_a_run_read_without_its_row_check_is_named_after_its_file_even_when_empty(
