@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from sparkeval.engine.plans import arrow_job, driver_plan
-from tests.engine.test_local_rows import CASES, _frames, _jobs, same_rows_to_the_bit
+from tests.engine.test_local_rows import CASES, _frames, same_rows_to_the_bit
+from tests.job_groups import jobs_run
 
 pytestmark = pytest.mark.spark
 
@@ -30,7 +31,7 @@ def test_one_job_gives_the_projections_rows_to_the_bit(spark, case, stored, tmp_
     def one_job() -> None:
         collected["rows"] = arrow_job.plain_rows_by_one_job(run, qrels, run.dtypes, qrels.dtypes)
 
-    assert _jobs(spark, f"one job: {case} {stored}", one_job) == 1
+    assert jobs_run(spark, f"one job: {case} {stored}", one_job) == 1
     same_rows_to_the_bit(collected["rows"], by_projection)
     run.unpersist()
     qrels.unpersist()
@@ -95,7 +96,7 @@ def test_one_task_each_gives_the_same_rows_in_four_tasks(spark, case) -> None:
     def one_task_each() -> None:
         collected["rows"] = arrow_job.plain_rows_by_one_job(run, qrels, *types, True)
 
-    assert _jobs(spark, group, one_task_each) == 1
+    assert jobs_run(spark, group, one_task_each) == 1
     tracker = spark.sparkContext.statusTracker()
     (job,) = tracker.getJobIdsForGroup(group)
     (stage,) = tracker.getJobInfo(job).stageIds

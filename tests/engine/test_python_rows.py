@@ -9,7 +9,8 @@ import pyarrow as pa
 import pytest
 
 from sparkeval.engine.plans import driver_plan, python_rows
-from tests.engine.test_local_rows import CASES, _jobs, same_rows_to_the_bit
+from tests.engine.test_local_rows import CASES, same_rows_to_the_bit
+from tests.job_groups import jobs_run
 
 pytestmark = pytest.mark.spark
 
@@ -26,7 +27,7 @@ def test_rows_read_back_are_the_jobs_rows_to_the_bit(spark, case) -> None:
     run, qrels = _listed(spark, case)
     projections = driver_plan.plain_projections(run.dtypes, qrels.dtypes)
     assert projections is not None
-    read = _jobs(
+    read = jobs_run(
         spark,
         f"read back: {case}",
         lambda: python_rows.plain_parallelized(run, qrels, run.dtypes, qrels.dtypes),
