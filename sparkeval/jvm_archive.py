@@ -28,6 +28,16 @@ the process, as it exits, starts one detached, low-priority builder
 start fast. One builder at a time holds a lock file (a stale lock, whose process is
 gone, is taken over); the archive is renamed into place only when complete, so a
 session never maps half an archive. ``sparkeval jvm-archive`` still writes it at once.
+A build that fails is not tried again in the background for a day
+(:data:`RETRY_AFTER_SECONDS`; the reason is kept beside the archives and shown by
+``sparkeval jvm-archive --status``).
+
+**Where no archive can work** (:func:`archive_blocker`): HotSpot archives and maps
+classes only while every directory on the class path before the jars it loads from is
+empty, and Spark's launcher puts its configuration directory (``SPARK_CONF_DIR``, else
+``conf`` in the Spark home) before its jars.  When that directory holds files, no
+archive is built or mapped, and ``sparkeval jvm-archive`` says why.  An empty one is
+part of the key, since the JVM then checks it is still there and empty.
 
 The archive lives in ``$SPARKEVAL_CACHE_DIR``, else ``$XDG_CACHE_HOME/sparkeval``, else
 ``~/.cache/sparkeval``.  ``SPARKEVAL_JVM_ARCHIVE`` says what to do with it: ``auto``
@@ -38,12 +48,14 @@ never build it unasked) or ``off`` (neither).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,6 +74,8 @@ CACHE_ENV = "SPARKEVAL_CACHE_DIR"
 _MEASURES = ("official", "nDCG@10", "ERR@20")
 #: HotSpot logs a warning for every class it cannot archive (signed jars, ...)
 _QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+#: a background build that failed is not tried again before this many seconds
+RETRY_AFTER_SECONDS = 24 * 3600
 
 
 def cache_dir() -> Path:
@@ -101,14 +115,56 @@ def archive_key() -> str | None:
         for jar in sorted(jars.iterdir()):
             stat = jar.stat()
             digest.update(f"{jar.name}:{stat.st_size}:{stat.st_mtime_ns}\0".encode())
+    conf = spark_conf_dir()
+    if conf.is_dir():  # an (empty) directory on the class path: see archive_blocker
+        digest.update(f"conf {conf.resolve()}\0".encode())
     return digest.hexdigest()[:20]
 
 
-def jars_directory() -> Path:
-    """The resolved directory of the installed pyspark's jars."""
+def spark_home() -> Path:
+    """The Spark installation pyspark launches: ``SPARK_HOME``, else the pyspark
+    package itself (a pip install)."""
     import pyspark
 
-    return (Path(pyspark.__file__).parent / "jars").resolve()
+    home = os.environ.get("SPARK_HOME")
+    return Path(home) if home else Path(pyspark.__file__).parent
+
+
+def jars_directory() -> Path:
+    """The resolved directory of the jars pyspark's driver JVM runs."""
+    return (spark_home() / "jars").resolve()
+
+
+def spark_conf_dir() -> Path:
+    """The configuration directory Spark's launcher puts on the driver JVM's class path,
+    before its jars: ``SPARK_CONF_DIR``, else ``conf`` in :func:`spark_home`."""
+    conf = os.environ.get("SPARK_CONF_DIR")
+    return Path(conf) if conf else spark_home() / "conf"
+
+
+def archive_blocker() -> str | None:
+    """Why no class archive can serve this install's driver JVM, or None when one can.
+
+    HotSpot refuses to archive classes while a directory on the class path, before
+    the jars it loads from, holds files ("Cannot have non-empty directory in paths"),
+    and maps an archive only while such directories are still empty ("shared class
+    paths mismatch"). Spark's launcher puts :func:`spark_conf_dir` there.
+    Directories it puts after the jars (``HADOOP_CONF_DIR``, ``YARN_CONF_DIR``) do not
+    matter.
+    """
+    conf = spark_conf_dir()
+    try:
+        holds_files = conf.is_dir() and any(conf.iterdir())
+    except OSError:
+        holds_files = False
+    if not holds_files:
+        return None
+    named = "SPARK_CONF_DIR" if os.environ.get("SPARK_CONF_DIR") else "conf in SPARK_HOME"
+    return (
+        f"Spark's configuration directory {conf} ({named}) holds files, and Spark's "
+        "launcher puts it on the driver JVM's class path before Spark's jars; HotSpot "
+        "maps a class archive only while every directory there is empty"
+    )
 
 
 def archive_path() -> Path | None:
@@ -116,10 +172,11 @@ def archive_path() -> Path | None:
 
     An archive is named ``jvm-classes-<key>-<bytes>.jsa``: one whose size is not the
     size in its name (cut short, say) is never handed to the JVM, which would crash
-    on it rather than start without it.
+    on it rather than start without it; none is usable while :func:`archive_blocker`
+    gives a reason.
     """
     key = archive_key()
-    if key is None:
+    if key is None or archive_blocker() is not None:
         return None
     for path in sorted(cache_dir().glob(f"jvm-classes-{key}-*.jsa")):
         size = path.stem.rsplit("-", 1)[1]
@@ -161,6 +218,12 @@ def build_archive() -> Path:
     key = archive_key()
     if key is None:
         raise EnvironmentProblem("Java was not found; a JVM archive needs Java 17 or newer")
+    blocker = archive_blocker()
+    if blocker is not None:
+        raise EnvironmentProblem(
+            f"no JVM archive can be used with this Spark: {blocker}. Sessions start "
+            "as usual, without one"
+        )
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
     partial = directory / f".jvm-classes-{key}.{os.getpid()}.partial"
@@ -174,8 +237,8 @@ def build_archive() -> Path:
         )
     if done.returncode != 0 or not partial.is_file() or partial.stat().st_size == 0:
         partial.unlink(missing_ok=True)
-        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-        raise EnvironmentProblem(f"the JVM archive could not be written:\n{tail}")
+        raise EnvironmentProblem(f"the JVM archive could not be written:\n{_what_went_wrong(done)}")
+    _failure_file(key).unlink(missing_ok=True)
     for older in directory.glob(f"jvm-classes-{key}-*.jsa"):
         older.unlink()
         _owner_file(older).unlink(missing_ok=True)
@@ -184,6 +247,17 @@ def build_archive() -> Path:
     os.replace(partial, path)
     remove_superseded(directory, path)
     return path
+
+
+def _what_went_wrong(done: subprocess.CompletedProcess) -> str:
+    """The last lines the archive's writer printed, its status lines left out (the
+    JVM's own error goes to standard output, sparkeval's lines to standard error)."""
+    lines = [
+        line
+        for line in (done.stdout + "\n" + done.stderr).splitlines()
+        if line.strip() and not line.startswith("sparkeval: ")
+    ]
+    return "\n".join(lines[-15:]) or f"its process exited with code {done.returncode}"
 
 
 def _owner_file(archive: Path) -> Path:
@@ -220,6 +294,27 @@ def _lock_path(key: str) -> Path:
     return cache_dir() / f".jvm-classes-{key}.building"
 
 
+def _failure_file(key: str) -> Path:
+    """The file that keeps why the last background build of ``key`` failed."""
+    return cache_dir() / f".jvm-classes-{key}.failed"
+
+
+def recent_failure() -> tuple[str, float] | None:
+    """``(reason, time)`` of a build of this install's archive that failed less than
+    :data:`RETRY_AFTER_SECONDS` ago; None otherwise."""
+    key = archive_key()
+    if key is None:
+        return None
+    marker = _failure_file(key)
+    try:
+        failed_at = marker.stat().st_mtime
+        if time.time() - failed_at >= RETRY_AFTER_SECONDS:
+            return None
+        return marker.read_text().strip(), failed_at
+    except OSError:
+        return None
+
+
 def _take_lock(lock: Path) -> bool:
     """Create ``lock`` holding this process id; False when a live builder holds it."""
     for _ in range(2):
@@ -243,11 +338,15 @@ def _take_lock(lock: Path) -> bool:
 def prepare_in_background() -> bool:
     """Start a detached builder of the missing archive; whether one was started.
 
-    Nothing happens when the switch is not ``auto``, an archive exists, Java is
-    missing, the cache directory cannot be written or another builder is at work.
-    The builder runs at the lowest CPU priority and writes nothing but the archive.
+    Nothing happens when the switch is not ``auto``, an archive exists, none can be
+    used (:func:`archive_blocker`), the last build failed less than a day ago
+    (:func:`recent_failure`), Java is missing, the cache directory cannot be written
+    or another builder is at work. The builder runs at the lowest CPU priority and
+    writes nothing but the archive (or, when it fails, why).
     """
-    if switch() != "auto" or archive_path() is not None:
+    if switch() != "auto" or archive_blocker() is not None or archive_path() is not None:
+        return False
+    if recent_failure() is not None:
         return False
     key = archive_key()
     if key is None:
@@ -277,7 +376,8 @@ def prepare_in_background() -> bool:
 
 
 def _build_holding() -> None:
-    """The background builder: write the archive, then release the lock."""
+    """The background builder: write the archive, then release the lock; a failure
+    leaves no archive (sessions start as usual) and its reason in the failure file."""
     os.nice(19)
     key = archive_key()
     if key is None:
@@ -286,8 +386,9 @@ def _build_holding() -> None:
     try:
         if archive_path() is None:
             build_archive()
-    except Exception:  # a failed build leaves no archive; sessions start as usual
-        pass
+    except Exception as failure:
+        with contextlib.suppress(OSError):
+            _failure_file(key).write_text(f"{failure}\n")
     finally:
         lock.unlink(missing_ok=True)
 

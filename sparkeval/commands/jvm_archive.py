@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Self, TextIO
 
 from sparkeval.errors import ConfigError
@@ -66,21 +67,41 @@ def run(spark: SparkSession | None, config: JvmArchiveConfig) -> str:
         profile = JVM_PROFILES[config.jvm_profile] if config.jvm_profile else ()
         return " ".join([*mapping, *profile])
     if config.status:
-        if path is not None:
-            in_use = "in use" if jvm_archive.java_options() else "not in use (switched off)"
-            return f"sparkeval: JVM archive {path} ({path.stat().st_size >> 20} MiB), {in_use}"
-        where = jvm_archive.cache_dir()
-        then = {
-            "auto": "the next local session builds one in the background as it exits",
-            "use": "none is built unless asked (SPARKEVAL_JVM_ARCHIVE=use)",
-            "off": "archives are switched off",
-        }[jvm_archive.switch()]
-        return f"sparkeval: no JVM archive for this Java and pyspark in {where}; {then}"
+        return _status(path)
     started = time.time()
     path = jvm_archive.build_archive()
     seconds = time.time() - started
     size = path.stat().st_size >> 20
     return f"sparkeval: JVM archive written to {path} ({size} MiB) in {seconds:.0f} s"
+
+
+def _status(path: Path | None) -> str:
+    """The status line: the archive in use, or why there is none."""
+    from sparkeval import jvm_archive
+
+    blocker = jvm_archive.archive_blocker()
+    if blocker is not None:
+        return f"sparkeval: no JVM archive can be used with this Spark: {blocker}"
+    if path is not None:
+        in_use = "in use" if jvm_archive.java_options() else "not in use (switched off)"
+        return f"sparkeval: JVM archive {path} ({path.stat().st_size >> 20} MiB), {in_use}"
+    where = jvm_archive.cache_dir()
+    then = {
+        "auto": "the next local session builds one in the background as it exits",
+        "use": "none is built unless asked (SPARKEVAL_JVM_ARCHIVE=use)",
+        "off": "archives are switched off",
+    }[jvm_archive.switch()]
+    failure = jvm_archive.recent_failure()
+    if failure is not None and jvm_archive.switch() == "auto":
+        reason, failed_at = failure
+        retry = time.strftime(
+            "%Y-%m-%d %H:%M", time.localtime(failed_at + jvm_archive.RETRY_AFTER_SECONDS)
+        )
+        then = (
+            f"the last background build failed ({reason}); it is tried again after "
+            f"{retry}, or at once by sparkeval jvm-archive"
+        )
+    return f"sparkeval: no JVM archive for this Java and pyspark in {where}; {then}"
 
 
 def show(line: str, config: JvmArchiveConfig, stdout: TextIO) -> None:

@@ -345,3 +345,150 @@ def test_archives_no_install_can_map_are_removed(tmp_path):
     assert sorted(cache.iterdir()) == sorted(
         [current, current.with_suffix(".jars"), *kept, kept[0].with_suffix(".jars")]
     )
+
+
+def _mapped_from_archive(tmp_path: Path, cache: Path, **env: str) -> bool:
+    """Whether a local session started with ``env`` maps SparkContext from the archive
+    in ``cache`` (HotSpot's class-load log names the archive as its source)."""
+    log = tmp_path / "classes.log"
+    script = textwrap.dedent(
+        f"""
+        from sparkeval.jvm_archive import java_options
+        from sparkeval.spark import build_session, local_java_options
+
+        options = [*local_java_options(), *java_options(), "-Xlog:class+load=info:file={log}"]
+        spark = build_session(
+            "local[1]", conf={{"spark.driver.extraJavaOptions": " ".join(options)}}
+        )
+        assert spark.range(3).count() == 3
+        spark.stop()
+        """
+    )
+    done = run_job([sys.executable, "-c", script], tmp_path, SPARKEVAL_CACHE_DIR=str(cache), **env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return "shared objects file (top)" in source_of_class(log, "org.apache.spark.SparkContext")
+
+
+def source_of_class(log: Path, name: str) -> str:
+    """The line of HotSpot's class-load ``log`` that loaded class ``name`` first."""
+    return next((line for line in log.read_text().splitlines() if f"{name} " in line), "")
+
+
+def test_a_configuration_directory_holding_files_means_no_archive(tmp_path):
+    """Spark's launcher puts SPARK_CONF_DIR on the driver's class path before its jars,
+    and HotSpot can neither write nor map an archive while a directory there holds
+    files: a run then starts no builder (one would fail after every run), and
+    ``sparkeval jvm-archive`` says why, naming the directory."""
+    _need_java()
+    conf = tmp_path / "spark-conf"
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text("spark.ui.showConsoleProgress false\n")
+    cache = tmp_path / "cache"
+    env = {
+        "SPARK_CONF_DIR": str(conf),
+        "SPARKEVAL_CACHE_DIR": str(cache),
+        "SPARKEVAL_JVM_ARCHIVE": "auto",
+    }
+    config = collection(tmp_path / "data")
+    done = run_job(evaluate_cmd(config, tmp_path / "out"), tmp_path, **env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # a builder takes its lock before the run's process exits
+    left = sorted(p.name for p in cache.iterdir()) if cache.exists() else []
+    assert left == [], left
+    status = run_job([*CLI, "jvm-archive", "--status"], tmp_path, **env)
+    assert "no JVM archive can be used" in status.stdout and str(conf) in status.stdout
+    written = run_job([*CLI, "jvm-archive"], tmp_path, **env)
+    assert written.returncode == 2
+    assert str(conf) in written.stderr and "SPARK_CONF_DIR" in written.stderr
+    assert not list(cache.glob("jvm-classes-*.jsa"))
+
+
+def test_an_empty_configuration_directory_gets_an_archive_of_its_own(archive, tmp_path):
+    """An empty SPARK_CONF_DIR is on the class path the JVM checks before it maps an
+    archive: the archive written without one is not mapped under it, so it has a key
+    of its own, and the archive written under it is mapped there."""
+    from sparkeval import jvm_archive
+
+    conf = tmp_path / "empty-conf"
+    conf.mkdir()
+    assert _mapped_from_archive(tmp_path, archive)  # without SPARK_CONF_DIR, it is
+    cache = tmp_path / "cache"
+    env = {"SPARK_CONF_DIR": str(conf), "SPARKEVAL_CACHE_DIR": str(cache)}
+    written = run_job([*CLI, "jvm-archive"], tmp_path, **env)
+    assert written.returncode == 0, written.stderr[-3000:]
+    (ours,) = cache.glob("jvm-classes-*.jsa")
+    assert ours.name.split("-")[2] != _archive_file(archive).name.split("-")[2]
+    assert _mapped_from_archive(tmp_path, cache, SPARK_CONF_DIR=str(conf))
+    # the archive written without it is not mapped under it
+    shutil.copy(_archive_file(archive), cache / "foreign.jsa")
+    options = jvm_archive.mapping_options(cache / "foreign.jsa")
+    log = tmp_path / "foreign.log"
+    script = textwrap.dedent(
+        f"""
+        from sparkeval.spark import build_session, local_java_options
+
+        options = [*local_java_options(), *{options!r}, "-Xlog:class+load=info:file={log}"]
+        spark = build_session(
+            "local[1]", conf={{"spark.driver.extraJavaOptions": " ".join(options)}}
+        )
+        assert spark.range(3).count() == 3
+        spark.stop()
+        """
+    )
+    done = run_job([sys.executable, "-c", script], tmp_path, SPARK_CONF_DIR=str(conf))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "shared objects file (top)" not in source_of_class(log, "org.apache.spark.SparkContext")
+
+
+def test_a_failed_background_build_is_not_tried_again_for_a_day(tmp_path, monkeypatch):
+    """A builder that fails keeps its reason beside the archives; for a day no run
+    starts another, and ``--status`` shows the reason; after that one is tried again."""
+    from sparkeval import jvm_archive
+
+    _need_java()
+    env = {"SPARKEVAL_CACHE_DIR": str(tmp_path), "SPARKEVAL_JVM_ARCHIVE": "auto"}
+    # the builder's own code, with a build that fails as a full disk would
+    failing = textwrap.dedent(
+        """
+        from sparkeval import jvm_archive
+        from sparkeval.errors import EnvironmentProblem
+
+        def full_disk():
+            raise EnvironmentProblem("the JVM archive could not be written: disk full")
+
+        jvm_archive.build_archive = full_disk
+        jvm_archive._build_holding()
+        """
+    )
+    done = run_job([sys.executable, "-c", failing], tmp_path, **env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    failure = jvm_archive.recent_failure()
+    assert failure is not None and "disk full" in failure[0]
+    assert jvm_archive.prepare_in_background() is False
+    assert not list(tmp_path.glob(".*.building"))
+    status = run_job([*CLI, "jvm-archive", "--status"], tmp_path, **env)
+    assert "the last background build failed" in status.stdout
+    assert "disk full" in status.stdout
+    (marker,) = tmp_path.glob(".jvm-classes-*.failed")
+    day_ago = time.time() - jvm_archive.RETRY_AFTER_SECONDS - 60
+    os.utime(marker, (day_ago, day_ago))
+    assert jvm_archive.recent_failure() is None
+
+
+def test_a_failed_write_names_what_the_jvm_printed():
+    """The JVM prints why it cannot start to standard output; sparkeval's status lines
+    go to standard error, and must not push the JVM's reason out of the message."""
+    import subprocess as sp
+
+    from sparkeval.jvm_archive import _what_went_wrong
+
+    done = sp.CompletedProcess(
+        [],
+        1,
+        stdout="Error occurred during initialization of VM\nCannot have non-empty directory\n",
+        stderr="".join(f"sparkeval: line {i} (0.{i} s)\n" for i in range(30)),
+    )
+    message = _what_went_wrong(done)
+    assert "Cannot have non-empty directory" in message and "sparkeval: line" not in message
