@@ -154,17 +154,23 @@ def archive_blocker() -> str | None:
     """
     conf = spark_conf_dir()
     try:
-        holds_files = conf.is_dir() and any(conf.iterdir())
+        held = sorted(entry.name for entry in conf.iterdir()) if conf.is_dir() else []
     except OSError:
-        holds_files = False
-    if not holds_files:
+        held = []
+    if not held:
         return None
     named = "SPARK_CONF_DIR" if os.environ.get("SPARK_CONF_DIR") else "conf in SPARK_HOME"
-    return (
+    reason = (
         f"Spark's configuration directory {conf} ({named}) holds files, and Spark's "
         "launcher puts it on the driver JVM's class path before Spark's jars; HotSpot "
         "maps a class archive only while every directory there is empty"
     )
+    if all(name.endswith(".template") for name in held):
+        reason += (
+            " (it holds only templates, which Spark does not read: SPARK_CONF_DIR set "
+            "to an empty directory gives the same settings and an archive)"
+        )
+    return reason
 
 
 def archive_path() -> Path | None:

@@ -403,6 +403,26 @@ def test_a_configuration_directory_holding_files_means_no_archive(tmp_path):
     assert not list(cache.glob("jvm-classes-*.jsa"))
 
 
+def test_a_configuration_directory_of_templates_is_named_as_such(tmp_path, monkeypatch):
+    """A Spark distribution's conf directory holds only templates, which Spark does
+    not read: the reason says an empty SPARK_CONF_DIR would do; real settings do not
+    get that advice."""
+    from sparkeval import jvm_archive
+
+    home = tmp_path / "spark-home"
+    (home / "conf").mkdir(parents=True)
+    (home / "conf" / "spark-defaults.conf.template").write_text("# spark.master local\n")
+    monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
+    monkeypatch.setenv("SPARK_HOME", str(home))
+    reason = jvm_archive.archive_blocker()
+    assert reason is not None and str(home / "conf") in reason
+    assert "conf in SPARK_HOME" in reason and "only templates" in reason
+    assert jvm_archive.archive_path() is None and jvm_archive.java_options() == []
+    (home / "conf" / "spark-defaults.conf").write_text("spark.ui.enabled false\n")
+    reason = jvm_archive.archive_blocker()
+    assert reason is not None and "only templates" not in reason
+
+
 def test_an_empty_configuration_directory_gets_an_archive_of_its_own(archive, tmp_path):
     """An empty SPARK_CONF_DIR is on the class path the JVM checks before it maps an
     archive: the archive written without one is not mapped under it, so it has a key
