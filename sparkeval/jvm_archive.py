@@ -316,7 +316,7 @@ def recent_failure() -> tuple[str, float] | None:
         failed_at = marker.stat().st_mtime
         if time.time() - failed_at >= RETRY_AFTER_SECONDS:
             return None
-        return marker.read_text().strip(), failed_at
+        return " | ".join(marker.read_text().strip().splitlines()), failed_at
     except OSError:
         return None
 
@@ -407,7 +407,8 @@ def prepare_at_exit() -> None:
 
 
 def remove_archives() -> list[Path]:
-    """Delete every archive in the cache directory (any Java or pyspark); the paths."""
+    """Delete every archive in the cache directory (any Java or pyspark) and the
+    reasons of failed builds; the archives' paths."""
     directory = cache_dir()
     if not directory.is_dir():
         return []
@@ -416,6 +417,8 @@ def remove_archives() -> list[Path]:
         path.unlink()
     for owner in directory.glob("jvm-classes-*.jars"):
         owner.unlink()
+    for failure in directory.glob(".jvm-classes-*.failed"):
+        failure.unlink()  # the next run may try again
     return removed
 
 

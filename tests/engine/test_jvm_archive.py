@@ -495,6 +495,11 @@ def test_a_failed_background_build_is_not_tried_again_for_a_day(tmp_path, monkey
     day_ago = time.time() - jvm_archive.RETRY_AFTER_SECONDS - 60
     os.utime(marker, (day_ago, day_ago))
     assert jvm_archive.recent_failure() is None
+    # --remove forgets the failure too
+    os.utime(marker, None)
+    assert jvm_archive.recent_failure() is not None
+    jvm_archive.remove_archives()
+    assert jvm_archive.recent_failure() is None and not marker.exists()
 
 
 def test_a_failed_write_names_what_the_jvm_printed():
