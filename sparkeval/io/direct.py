@@ -538,12 +538,14 @@ def plan_direct_inputs(
     """The direct plan of every input, or None when any of them is for Spark to read.
 
     The run ids of a file without a run id column come from its name (as the Spark
-    readers name them); a run id column is read by one Spark job over that column
-    (over the rows ``run_where`` keeps).  Two inputs holding the same run id are left
-    to the Spark readers to report.  ``run_where`` and ``qrels_where`` (``--where``,
-    ``--qrels-where``) are taken for Parquet inputs whose condition the workers can
-    apply (:mod:`sparkeval.engine.plans.scan_filter`).  Without a session (``spark``
-    None) an input whose plan needs one (a condition, a run id column) gives None.
+    readers name them); a run id column is read here (:func:`parquet_run_ids`), or,
+    under ``run_where``, by one Spark job over that column (over the rows it keeps).
+    Two inputs holding the same run id are left to the Spark readers to report.
+    ``run_where`` and ``qrels_where`` (``--where``, ``--qrels-where``) are taken for
+    Parquet inputs whose condition the workers can apply
+    (:mod:`sparkeval.engine.plans.scan_filter`).  Without a session (``spark`` None)
+    an input whose plan needs one (a condition, a run id column whose values cannot
+    be read here) gives None.
     """
     if not all_direct_formats(runs, qrels, run_format, qrels_format):
         return None
@@ -603,20 +605,58 @@ def _plan_one(
     return plan_direct(path, kind, mapping, run_id)
 
 
+def parquet_run_ids(source: DirectInput) -> list[str] | None:
+    """The distinct run ids of a Parquet run input's run id column, sorted, nulls left
+    out, read from its files in this process (no Spark job); None when its rows are
+    filtered, a value is not valid UTF-8 (Spark's readers report it) or a file cannot
+    be read here.
+
+    The same ids as Spark's ``distinct`` over the column, which this replaces: a
+    Spark job (two under adaptive execution) before the evaluation, and one that
+    kept the command line from reading a run file holding a run id column while its
+    JVM starts.  Each file's column is read dictionary-encoded, so each distinct
+    value is decoded once per row group.
+    """
+    import pyarrow.parquet as pq
+
+    if source.fmt != "parquet" or source.where is not None or source.kind != "run":
+        return None
+    column = dict(source.columns).get("run_id")
+    if column is None:
+        return None
+    found: set[str] = set()
+    try:
+        for file in sorted({file for file, _ in source.units}):
+            parquet = pq.ParquetFile(file, read_dictionary=[column])
+            for chunk in parquet.read(columns=[column]).column(0).chunks:
+                if pa.types.is_dictionary(chunk.type):
+                    chunk = chunk.dictionary.take(pc.unique(chunk.indices).drop_null())
+                values = pc.unique(chunk.drop_null())
+                if first_invalid_utf8(values) is not None:
+                    return None
+                found.update(values.to_pylist())
+    except (OSError, pa.ArrowException, KeyError):
+        return None
+    return sorted(found)
+
+
 def _column_values(
     spark: SparkSession | None, source: DirectInput, where: str | None = None
 ) -> list[str] | None:
     """The distinct run ids of a run input with a run id column (nulls left out), of
-    the rows the SQL condition ``where`` keeps; None when a CSV file turns out not to
-    be plain, or a Parquet file's values need a Spark job and there is no session."""
+    the rows the SQL condition ``where`` keeps: read here (:func:`parquet_run_ids`,
+    CSV's :func:`~sparkeval.io.direct_csv.run_ids_in`), else by a Spark job over the
+    column; None when a CSV file turns out not to be plain, or a Parquet file's values
+    need a Spark job and there is no session."""
     from pyspark.sql import functions as F
 
     if source.fmt in ("csv", "tsv"):
         from sparkeval.io.direct_csv import run_ids_in
 
         return run_ids_in(source)
-    if spark is None:
-        return None
+    found = parquet_run_ids(source) if where is None else None
+    if found is not None or spark is None:
+        return found
     column = dict(source.columns)["run_id"]
     files = sorted({file for file, _ in source.units})
     table = spark.read.parquet(*files)

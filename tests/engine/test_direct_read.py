@@ -320,3 +320,46 @@ def test_text_query_ids_are_read_dictionary_encoded_and_checked_once_each(tmp_pa
     plan = plan_direct(str(tmp_path / "bad.parquet"), "run", {}, "r")
     with pytest.raises(NotDirect, match="query_id holds text that is not valid UTF-8"):
         read_unit(plan, 0, ["r"])
+
+
+def test_run_ids_are_read_from_the_parquet_files(tmp_path) -> None:
+    """The distinct run ids of a run id column, sorted, nulls left out, across files,
+    row groups (each with its own dictionary) and plain-encoded pages; None where
+    Spark must judge: a filtered scan, or a value that is not UTF-8."""
+    from dataclasses import replace
+
+    from sparkeval.io.direct import parquet_run_ids, plan_direct_files
+
+    def write(name: str, run_ids: list, **options) -> Path:
+        n = len(run_ids)
+        table = pa.table(
+            {
+                "query_id": [f"q{i}" for i in range(n)],
+                "doc_id": [f"d{i}" for i in range(n)],
+                "score": [float(i) for i in range(n)],
+                "system": pa.array(run_ids, pa.string()),
+            }
+        )
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, path, row_group_size=3, **options)
+        return path
+
+    write("runs/part-0.parquet", ["dense", "bm25", None, "bm25", "zeta", "dense", "bm25"])
+    write("runs/part-1.parquet", ["alpha", None, "bm25"], use_dictionary=False)
+    mapping = {"run_id": "system"}
+    files = sorted(str(p) for p in (tmp_path / "runs").iterdir())
+    source = plan_direct_files(files, "runs", "run", mapping, None)
+    assert source is not None
+    assert parquet_run_ids(source) == ["alpha", "bm25", "dense", "zeta"]
+    assert parquet_run_ids(replace(source, where=("ge", "score", 0.0))) is None
+
+    bad = tmp_path / "bad.parquet"
+    latin1 = pa.array([b"caf\xe9", b"bm25"], pa.binary()).view(pa.string())
+    pq.write_table(
+        pa.table({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 2.0],
+                  "system": latin1}),
+        bad,
+    )  # fmt: skip
+    bad_source = plan_direct_files([str(bad)], "bad", "run", mapping, None)
+    assert bad_source is not None and parquet_run_ids(bad_source) is None

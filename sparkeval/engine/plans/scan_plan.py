@@ -33,7 +33,7 @@ from sparkeval.engine.formats import DEFAULT_RUN_ID
 from sparkeval.engine.plans.scan_filter import Spec, both, condition_spec, node_kind
 from sparkeval.engine.plans.scan_values import text_constant, value_spec
 from sparkeval.io.columns import REQUIRED
-from sparkeval.io.direct import DirectInput, DirectPlan, plan_direct_files
+from sparkeval.io.direct import DirectInput, DirectPlan, parquet_run_ids, plan_direct_files
 from sparkeval.io.readers import distinct_values
 
 if TYPE_CHECKING:
@@ -205,8 +205,10 @@ def scanned_parquet_plan(run: DataFrame, qrels: DataFrame) -> DirectPlan | None:
     files, or None when either is something else (or holds columns the direct read
     leaves to Spark: other types, a run id column that is not text, ...).
 
-    The run ids are those of the run DataFrame's rows (one Spark job over its run id
-    column, filters applied), unless it has no run id column.
+    The run ids are those of the run DataFrame's rows: read from its files here
+    (:func:`~sparkeval.io.direct.parquet_run_ids`), or, for a filtered scan, by one
+    Spark job over its run id column, the filters applied; unless it has no run id
+    column.
     """
     run_input = scanned_input(run, "run")
     if run_input is None:
@@ -215,7 +217,9 @@ def scanned_parquet_plan(run: DataFrame, qrels: DataFrame) -> DirectPlan | None:
     if qrels_input is None:
         return None
     run_id = run_input.run_id
-    run_ids = [run_id] if run_id is not None else distinct_values(run, "run_id")
+    run_ids = [run_id] if run_id is not None else parquet_run_ids(run_input)
+    if run_ids is None:
+        run_ids = distinct_values(run, "run_id")
     return DirectPlan((run_input,), qrels_input, tuple(run_ids))
 
 
