@@ -314,3 +314,37 @@ def test_with_constant_puts_the_column_first_and_every_field_nullable() -> None:
     assert nulls.column("_run").to_pylist() == [None, None]
     assert local_handoff.with_constant(rows, None).column_names == ["query_id", "_value"]
     assert local_handoff.with_constant(rows, None).schema.field("query_id").nullable
+
+
+def test_the_exchange_of_the_workers_rows_is_one_job(spark, tmp_path, monkeypatch, exchange):
+    """Without the handoff, the workers' rows reach their buckets through one exchange,
+    and the evaluation is one Spark job: the session's adaptive execution (on here)
+    would add one for the exchange's map stage and one for the scan of the cached
+    results, with nothing to adapt. The session's setting is left as it was."""
+    from tests.job_groups import jobs_run
+
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # not the driver's small-input path
+    data = write_collection(tmp_path / "data", 5, 53, 2)
+    run_df = spark.read.parquet(str(data / "runs.parquet"))  # a scan: the workers read it
+    qrels_df = spark.read.parquet(str(data / "qrels.parquet")).toDF(
+        "query_id", "doc_id", "relevance"
+    )
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
+    evaluations = []
+
+    def evaluate() -> None:
+        evaluations.append(sparkeval.evaluate(spark, run_df, qrels_df, "AP,RR", buckets=3))
+
+    assert jobs_run(spark, "exchange-evaluation", evaluate) == 1
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
+    (evaluation,) = evaluations
+    exchange.conf.set(HANDOFF_KEY, "true")
+    handed_over = sparkeval.evaluate(spark, run_df, qrels_df, "AP,RR", buckets=3)
+    assert evaluation.report == handed_over.report
+    pd.testing.assert_frame_equal(
+        evaluation.ordered_per_query.toPandas(),
+        handed_over.ordered_per_query.toPandas(),
+        check_exact=True,
+    )
+    evaluation.unpersist()
+    handed_over.unpersist()
