@@ -140,6 +140,11 @@ class DirectInput:
     where: tuple | None = None
     score: tuple | None = None
 
+    @property
+    def files(self) -> list[str]:
+        """The files the units are read from, sorted, each once."""
+        return sorted({file for file, _ in self.units})
+
 
 def _parquet_files(path: str) -> list[str] | None:
     local = path[len("file://") :] if path.startswith("file://") else path
@@ -626,7 +631,7 @@ def parquet_run_ids(source: DirectInput) -> list[str] | None:
         return None
     found: set[str] = set()
     try:
-        for file in sorted({file for file, _ in source.units}):
+        for file in source.files:
             parquet = pq.ParquetFile(file, read_dictionary=[column])
             for chunk in parquet.read(columns=[column]).column(0).chunks:
                 if pa.types.is_dictionary(chunk.type):
@@ -658,8 +663,7 @@ def _column_values(
     if found is not None or spark is None:
         return found
     column = dict(source.columns)["run_id"]
-    files = sorted({file for file, _ in source.units})
-    table = spark.read.parquet(*files)
+    table = spark.read.parquet(*source.files)
     if where is not None:
         table = table.where(where)
     return distinct_values(table, F.col(f"`{column}`"))

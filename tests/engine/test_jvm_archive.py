@@ -32,6 +32,13 @@ def archive(tmp_path_factory) -> Path:
     return cache
 
 
+def source_of(log: Path, class_name: str) -> str:
+    """The line of HotSpot's class-load ``log`` that loaded ``class_name`` first."""
+    lines = [line for line in log.read_text().splitlines() if f"{class_name} " in line]
+    assert lines, f"{class_name} was never loaded according to {log.name}"
+    return lines[0]
+
+
 def _archive_file(cache: Path) -> Path:
     (path,) = cache.glob("jvm-classes-*.jsa")
     return path
@@ -189,11 +196,6 @@ def test_spark_submit_driver_and_executors_map_the_archive(archive, standalone_c
     assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "out" / "summary.json").is_file()
 
-    def source_of(log: Path, class_name: str) -> str:
-        lines = [line for line in log.read_text().splitlines() if f"{class_name} " in line]
-        assert lines, f"{class_name} was never loaded according to {log.name}"
-        return lines[0]
-
     assert "shared objects file (top)" in source_of(
         logs / "driver.log", "org.apache.spark.SparkContext"
     )
@@ -347,16 +349,23 @@ def test_archives_no_install_can_map_are_removed(tmp_path):
     )
 
 
-def _mapped_from_archive(tmp_path: Path, cache: Path, **env: str) -> bool:
-    """Whether a local session started with ``env`` maps SparkContext from the archive
-    in ``cache`` (HotSpot's class-load log names the archive as its source)."""
+def _maps_spark_from_archive(
+    tmp_path: Path, archive_options: list[str] | None = None, **env: str
+) -> bool:
+    """Whether a local session started with ``env`` maps SparkContext from a class
+    archive (HotSpot's class-load log names the archive as its source): the one
+    ``archive_options`` map, or, when None, the one sparkeval finds for that
+    environment (``java_options()`` in the session's process)."""
     log = tmp_path / "classes.log"
+    log.unlink(missing_ok=True)
     script = textwrap.dedent(
         f"""
         from sparkeval.jvm_archive import java_options
         from sparkeval.spark import build_session, local_java_options
 
-        options = [*local_java_options(), *java_options(), "-Xlog:class+load=info:file={log}"]
+        archive = {archive_options!r}
+        archive = java_options() if archive is None else archive
+        options = [*local_java_options(), *archive, "-Xlog:class+load=info:file={log}"]
         spark = build_session(
             "local[1]", conf={{"spark.driver.extraJavaOptions": " ".join(options)}}
         )
@@ -364,14 +373,9 @@ def _mapped_from_archive(tmp_path: Path, cache: Path, **env: str) -> bool:
         spark.stop()
         """
     )
-    done = run_job([sys.executable, "-c", script], tmp_path, SPARKEVAL_CACHE_DIR=str(cache), **env)
+    done = run_job([sys.executable, "-c", script], tmp_path, **env)
     assert done.returncode == 0, done.stderr[-3000:]
-    return "shared objects file (top)" in source_of_class(log, "org.apache.spark.SparkContext")
-
-
-def source_of_class(log: Path, name: str) -> str:
-    """The line of HotSpot's class-load ``log`` that loaded class ``name`` first."""
-    return next((line for line in log.read_text().splitlines() if f"{name} " in line), "")
+    return "shared objects file (top)" in source_of(log, "org.apache.spark.SparkContext")
 
 
 def test_a_configuration_directory_holding_files_means_no_archive(tmp_path):
@@ -431,33 +435,19 @@ def test_an_empty_configuration_directory_gets_an_archive_of_its_own(archive, tm
 
     conf = tmp_path / "empty-conf"
     conf.mkdir()
-    assert _mapped_from_archive(tmp_path, archive)  # without SPARK_CONF_DIR, it is
+    # without SPARK_CONF_DIR, it is
+    assert _maps_spark_from_archive(tmp_path, SPARKEVAL_CACHE_DIR=str(archive))
     cache = tmp_path / "cache"
     env = {"SPARK_CONF_DIR": str(conf), "SPARKEVAL_CACHE_DIR": str(cache)}
     written = run_job([*CLI, "jvm-archive"], tmp_path, **env)
     assert written.returncode == 0, written.stderr[-3000:]
     (ours,) = cache.glob("jvm-classes-*.jsa")
     assert ours.name.split("-")[2] != _archive_file(archive).name.split("-")[2]
-    assert _mapped_from_archive(tmp_path, cache, SPARK_CONF_DIR=str(conf))
+    assert _maps_spark_from_archive(tmp_path, **env)
     # the archive written without it is not mapped under it
     shutil.copy(_archive_file(archive), cache / "foreign.jsa")
-    options = jvm_archive.mapping_options(cache / "foreign.jsa")
-    log = tmp_path / "foreign.log"
-    script = textwrap.dedent(
-        f"""
-        from sparkeval.spark import build_session, local_java_options
-
-        options = [*local_java_options(), *{options!r}, "-Xlog:class+load=info:file={log}"]
-        spark = build_session(
-            "local[1]", conf={{"spark.driver.extraJavaOptions": " ".join(options)}}
-        )
-        assert spark.range(3).count() == 3
-        spark.stop()
-        """
-    )
-    done = run_job([sys.executable, "-c", script], tmp_path, SPARK_CONF_DIR=str(conf))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "shared objects file (top)" not in source_of_class(log, "org.apache.spark.SparkContext")
+    foreign = jvm_archive.mapping_options(cache / "foreign.jsa")
+    assert not _maps_spark_from_archive(tmp_path, foreign, SPARK_CONF_DIR=str(conf))
 
 
 def test_a_failed_background_build_is_not_tried_again_for_a_day(tmp_path, monkeypatch):

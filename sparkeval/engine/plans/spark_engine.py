@@ -916,7 +916,7 @@ def _task_failure(exc: BaseException) -> BaseException:
 #: (the workers' row groups, an exchange into a fixed number of buckets, the
 #: evaluation) leaves it nothing to adapt, while it runs the shuffle's map stage and
 #: the cached evaluation's scan as jobs of their own.  Two-executor standalone cluster,
-#: 10M rows, 4 alternating pairs: 0.89x the time (median of the pairs' ratios).  A
+#: 10M rows, 5 alternating pairs: 0.905x the time (median of the pairs' ratios).  A
 #: DataFrame of the caller's keeps it: its own plan may need it (joins, skew).
 ADAPTIVE_KEY = "spark.sql.adaptive.enabled"
 
