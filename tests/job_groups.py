@@ -15,3 +15,17 @@ def jobs_run(spark, group: str, call: Callable[[], Any]) -> int:
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def tasks_run(spark, group: str, call: Callable[[], Any]) -> int:
+    """The Spark tasks ``call`` runs: of every stage of every job it runs in the job
+    group ``group`` (a name of its own)."""
+    jobs_run(spark, group, call)
+    tracker = spark.sparkContext.statusTracker()
+    stages = {
+        stage
+        for job in tracker.getJobIdsForGroup(group)
+        for stage in (tracker.getJobInfo(job).stageIds if tracker.getJobInfo(job) else [])
+    }
+    infos = [tracker.getStageInfo(stage) for stage in stages]
+    return sum(info.numTasks for info in infos if info is not None)

@@ -197,6 +197,10 @@ class EvaluateConfig(OutputJobConfig):
         paths = [*self.run, *([self.qrels] if self.qrels else [])]
         return [*paths, *([self.near_duplicates] if self.near_duplicates else [])]
 
+    def input_tables(self) -> list[str]:
+        """The catalog tables read (``--run-table``, ``--qrels-table``)."""
+        return [*self.run_table, *([self.qrels_table] if self.qrels_table else [])]
+
     def run_inputs(self) -> list[str]:
         """The run paths, then the catalog tables as ``table:NAME``."""
         return [*self.run, *(f"{TABLE_PREFIX}{name}" for name in self.run_table)]

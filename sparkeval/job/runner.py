@@ -62,10 +62,11 @@ def run_command(
                 from sparkeval.summary_table import check_append_target
 
                 check_append_target(spark, target)  # before the work, not after it
-            if early is None:
-                result = command.run(spark, config)
-            else:
-                result = command.run(spark, config, early)
+            with _command_settings(spark, config):
+                if early is None:
+                    result = command.run(spark, config)
+                else:
+                    result = command.run(spark, config, early)
         finally:
             if early is not None:
                 early.discard()  # what the run did not take
@@ -75,6 +76,19 @@ def run_command(
             log(append_summary(spark, config.out, target))
     command.show(result, config, stdout or sys.stdout)
     return command.exit_code(result)
+
+
+def _command_settings(spark: Any, config: JobConfig) -> AbstractContextManager:
+    """The Spark settings the command runs with, the session's own put back after it
+    (:mod:`sparkeval.job.small_inputs`); nothing without a session."""
+    from sparkeval.job.small_inputs import command_settings
+
+    settings = command_settings(spark, config) if spark is not None else {}
+    if not settings:
+        return nullcontext()
+    from sparkeval.spark import session_settings
+
+    return session_settings(spark, settings)
 
 
 def _absolute_paths(config: JobConfig) -> JobConfig:

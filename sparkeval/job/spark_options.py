@@ -52,6 +52,10 @@ class OutputJobConfig(SparkJobConfig):
         """The paths the command reads (an output directory may not be one of them)."""
         return []
 
+    def input_tables(self) -> list[str]:
+        """The catalog tables the command reads."""
+        return []
+
     def preflight(self) -> None:
         """The output target is usable: not an input, not a non-empty directory without
         ``overwrite`` (:func:`sparkeval.output.check_output_path`)."""
