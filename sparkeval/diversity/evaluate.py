@@ -62,7 +62,9 @@ def evaluate_diversity(
     """Per-user table and overall summary of the diversity measures.
 
     Args:
-        lists: ``query_id, doc_id[, relevance]`` recommendation rows (already cut to k).
+        lists: ``query_id, doc_id[, relevance]`` recommendation rows (already cut to k);
+            cached here (``lists.cache()``), for the caller to ``unpersist()`` once
+            done with ``per_user``.
         train: ``query_id, doc_id`` training interactions.
         features: ``doc_id, features`` item features (array column).
         similarity: item similarity for ILD/serendipity (see

@@ -68,29 +68,32 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
         + (f", {features_path}" if features_path else "")
         + "; computing the measures"
     )
-    per_user, summary = evaluate_diversity(
-        spark,
-        lists,
-        train=train,
-        features=features,
-        length=k,
-        similarity=config.similarity,
-        exact_pair_limit=config.exact_pair_limit,
-        sample_pairs=config.sample_pairs,
-        seed=config.seed,
-    )
-    status("[write] per_user.parquet and summary.json")
-    with atomic_output_dir(config.out) as staging:
-        write_parquet(per_user, staging / "per_user.parquet")
-        summary = {
-            "command": "diversity",
-            "run": config.run,
-            "run_id": config.run_id,
-            "train": train_path,
-            "item_features": features_path,
-            "k": k,
-            **summary,
-            "timings_s": {"total": round(time.perf_counter() - start, 3)},
-        }
-        write_summary(staging, summary, "diversity", config.input_paths())
+    try:
+        per_user, summary = evaluate_diversity(
+            spark,
+            lists,
+            train=train,
+            features=features,
+            length=k,
+            similarity=config.similarity,
+            exact_pair_limit=config.exact_pair_limit,
+            sample_pairs=config.sample_pairs,
+            seed=config.seed,
+        )
+        status("[write] per_user.parquet and summary.json")
+        with atomic_output_dir(config.out) as staging:
+            write_parquet(per_user, staging / "per_user.parquet")
+            summary = {
+                "command": "diversity",
+                "run": config.run,
+                "run_id": config.run_id,
+                "train": train_path,
+                "item_features": features_path,
+                "k": k,
+                **summary,
+                "timings_s": {"total": round(time.perf_counter() - start, 3)},
+            }
+            write_summary(staging, summary, "diversity", config.input_paths())
+    finally:
+        lists.unpersist()  # evaluate_diversity cached it; a running session keeps going
     return summary

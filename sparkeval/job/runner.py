@@ -9,10 +9,13 @@ import os
 import sys
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sparkeval.job.command import Command
 from sparkeval.job.config import JobConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def log(message: str) -> None:
@@ -78,13 +81,13 @@ def run_command(
     return command.exit_code(result)
 
 
-def _command_settings(spark: Any, config: JobConfig) -> AbstractContextManager:
+def _command_settings(spark: SparkSession | None, config: JobConfig) -> AbstractContextManager:
     """The Spark settings the command runs with, the session's own put back after it
     (:mod:`sparkeval.job.small_inputs`); nothing without a session."""
     from sparkeval.job.small_inputs import command_settings
 
     settings = command_settings(spark, config) if spark is not None else {}
-    if not settings:
+    if spark is None or not settings:
         return nullcontext()
     from sparkeval.spark import session_settings
 
