@@ -71,11 +71,13 @@ def is_catalog_table(path: str) -> bool:
     return path.startswith(TABLE_PREFIX)
 
 
-def _is_local(path: str) -> bool:
+def is_local_path(path: str) -> bool:
+    """Whether ``path`` is on this machine's file system (no scheme, or ``file://``)."""
     return "://" not in path or path.startswith("file://")
 
 
-def _local(path: str) -> str:
+def local_path(path: str) -> str:
+    """``path`` without its ``file://`` scheme."""
     return path[len("file://") :] if path.startswith("file://") else path
 
 
@@ -94,7 +96,7 @@ def detect_format(path: str, fmt: str | None = None) -> str:
                 f"{path}: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}"
             )
         return fmt
-    if _is_local(path) and os.path.isdir(_local(path)):
+    if is_local_path(path) and os.path.isdir(local_path(path)):
         return "parquet"
     name = Path(path).name.lower()
     if name.endswith(COMPRESSION_SUFFIXES):
@@ -110,9 +112,9 @@ def check_exists(path: str) -> None:
             compressed file without its compression suffix (Spark picks the decompressor
             by the name, and would read the compressed bytes as text).
     """
-    if not _is_local(path) or is_catalog_table(path):
+    if not is_local_path(path) or is_catalog_table(path):
         return
-    local = _local(path)
+    local = local_path(path)
     try:
         os.stat(local)
     except OSError as exc:
@@ -269,7 +271,7 @@ def _read_source(spark: SparkSession, path: str, fmt: str, infer_types: bool):
             bad_file = _UNREADABLE_FILE.search(str(exc))
             if bad_file and "footer" in str(exc).lower():
                 name = bad_file["file"].removeprefix("file:").replace("///", "/", 1)
-                if os.path.isdir(_local(path)):
+                if os.path.isdir(local_path(path)):
                     raise InputError(
                         f"{name}: not a Parquet file (could not read its footer; in {path}): "
                         "remove it, or hide it from readers with a name starting with '_' or '.'"
@@ -426,9 +428,9 @@ def _bad_json_message(path: str, exc: BaseException) -> str:
 
 
 def _local_files(path: str) -> list[Path]:
-    if not _is_local(path):
+    if not is_local_path(path):
         return []
-    local = Path(_local(path))
+    local = Path(local_path(path))
     if local.is_dir():
         return sorted(
             p for p in local.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
@@ -486,7 +488,7 @@ def _check_json_object_ids(table, columns: Sequence[str], source: str) -> None:
     A value that looks like JSON text is looked up in the file to tell it from a string
     that merely starts with a brace.
     """
-    if not columns or not _is_local(source) or detect_format(source) != "jsonl":
+    if not columns or not is_local_path(source) or detect_format(source) != "jsonl":
         return
     from functools import reduce
 
@@ -749,7 +751,7 @@ def default_run_id(path: str) -> str:
     """The run id of a table without a run id column: its file name up to the first dot."""
     if is_catalog_table(path):
         return path[len(TABLE_PREFIX) :].rsplit(".", 1)[-1]
-    name = Path(_local(path).rstrip("/")).name
+    name = Path(local_path(path).rstrip("/")).name
     return name.split(".")[0] or name
 
 

@@ -85,13 +85,12 @@ def _command_settings(spark: SparkSession | None, config: JobConfig) -> Abstract
     """The Spark settings the command runs with, the session's own put back after it
     (:mod:`sparkeval.job.small_inputs`); nothing without a session."""
     from sparkeval.job.small_inputs import command_settings
-
-    settings = command_settings(spark, config) if spark is not None else {}
-    if spark is None or not settings:
-        return nullcontext()
     from sparkeval.spark import session_settings
 
-    return session_settings(spark, settings)
+    if spark is None:
+        return nullcontext()
+    settings = command_settings(spark, config)
+    return session_settings(spark, settings) if settings else nullcontext()
 
 
 def _absolute_paths(config: JobConfig) -> JobConfig:

@@ -42,11 +42,13 @@ def local_input_bytes(paths: Iterable[str]) -> int | None:
 
     Example: a 100-byte ``run.csv`` and a directory holding two 10-byte files give 120.
     """
+    from sparkeval.io.readers import is_local_path, local_path
+
     total = 0
     for path in paths:
-        local = path[len("file://") :] if path.startswith("file://") else path
-        if "://" in local:
+        if not is_local_path(path):
             return None
+        local = local_path(path)
         if os.path.isfile(local):
             total += os.path.getsize(local)
         elif os.path.isdir(local):
