@@ -18,8 +18,9 @@ base 2 (bits) unless ``base`` says otherwise.
 * :func:`mutual_information` ``I(X; Y) = H(X) + H(Y) - H(X, Y)``
 * :func:`dunning_llr` Dunning's log-likelihood ratio of a 2×2 co-occurrence table
 * :func:`exposure_distribution` share of slots per item, from item ids
-* :func:`spark_entropy` and :func:`spark_plogratio`: ``-sum p log2 p`` as a Spark
-  aggregate, and the ``p log2(p / q)`` terms of KL and JS as a Spark expression
+* :func:`spark_plogp` and :func:`spark_plogratio`: the ``p log2 p`` terms of entropy and
+  the ``p log2(p / q)`` terms of KL and JS as Spark expressions (their callers add the
+  terms exactly, :mod:`sparkeval.exact_means`)
 
 Example:
     >>> round(entropy([1, 1, 2]), 4)  # p = (1/4, 1/4, 1/2)
@@ -230,15 +231,17 @@ def _pair(
     return pp.ravel(), qq.ravel()
 
 
-def spark_entropy(p: Column) -> Column:
-    """Spark aggregate ``-sum p log2 p`` (bits) over rows whose shares ``p`` sum to 1.
+def spark_plogp(p: Column) -> Column:
+    """Spark expression ``p log2 p``: one term of the entropy ``H = -sum p log2 p`` (bits)
+    over rows whose shares ``p`` sum to 1.
 
     Rows hold only items with ``p > 0`` (an item never shown has no row), so
-    ``0 · log 0`` never arises. The Spark form of :func:`entropy` in base 2.
+    ``0 · log 0`` never arises. Summed exactly and negated, the Spark form of
+    :func:`entropy` in base 2.
     """
     from pyspark.sql import functions as F
 
-    return -F.sum(p * F.log2(p))
+    return p * F.log2(p)
 
 
 def spark_plogratio(p: Column, q: Column) -> Column:

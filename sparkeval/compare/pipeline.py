@@ -47,7 +47,8 @@ from sparkeval.compare.stats import (
 from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.information import spark_entropy, spark_plogratio
+from sparkeval.exact_means import exact_totals
+from sparkeval.information import spark_plogp, spark_plogratio
 from sparkeval.spark import spark_type, to_pandas
 
 if TYPE_CHECKING:
@@ -513,24 +514,18 @@ def run_summaries(
 
     keep = [baseline, *runs]
     pq = per_query.filter(F.col("run_id").isin(keep) & F.col("measure").isin(list(measures)))
-    rows = (
-        pq.groupBy("run_id", "measure")
-        .agg(
-            F.avg("value").alias("mean"),
-            F.count("value").alias("n_defined"),
-            F.count(F.lit(1)).alias("n_rows"),
-        )
-        .collect()
-    )
+    # exact means: the same bits for every partitioning
+    totals = exact_totals(pq, ["value"], ["run_id", "measure"])
     queries = dict(pq.groupBy("run_id").agg(F.countDistinct("query_id").alias("n")).collect())
     out: dict[str, Any] = {
         run: {"queries": int(queries.get(run, 0)), "measures": {}} for run in keep
     }
-    for row in rows:
-        out[row["run_id"]]["measures"][row["measure"]] = {
-            "mean": float(row["mean"]) if row["mean"] is not None else math.nan,
-            "n_defined": int(row["n_defined"]),
-            "n_undefined": int(row["n_rows"]) - int(row["n_defined"]),
+    for (run, measure), columns in totals.items():
+        value = columns["value"]
+        out[str(run)]["measures"][str(measure)] = {
+            "mean": value.mean,
+            "n_defined": value.count,
+            "n_undefined": value.rows - value.count,
         }
     for run in keep:
         for m in measures:
@@ -626,26 +621,37 @@ _RD_SCHEMA = (
 )
 
 
+def _flag(condition: Any) -> Any:
+    """1.0 where ``condition`` holds, else null: its count is the rows that hold it."""
+    from pyspark.sql import functions as F
+
+    return F.when(condition, F.lit(1.0))
+
+
 def rank_distance_summary(table: Any, options: CompareOptions) -> dict[str, Any]:
     """Per run: mean of every distance over the paired queries, and the status counts."""
     from pyspark.sql import functions as F
 
-    aggs = [F.avg(name).alias(name) for name in DISTANCE_FIELDS]
-    aggs += [
-        F.sum(F.when(F.col("status") == s, 1).otherwise(0)).alias(s)
-        for s in (PAIRED, RUN_ONLY, BASELINE_ONLY)
-    ]
-    aggs += [
-        F.sum(
-            F.when(F.col("kendall_tau").isNull() & (F.col("status") == PAIRED), 1).otherwise(0)
-        ).alias("_tau_undefined")
-    ]
+    statuses = (PAIRED, RUN_ONLY, BASELINE_ONLY)
+    undefined = F.col("kendall_tau").isNull() & (F.col("status") == PAIRED)
+    # one job: exact means (the same bits for every partitioning), and the status
+    # counts as the counts of columns that are null on the other rows
+    flagged = table.select(
+        "run_id",
+        *DISTANCE_FIELDS,
+        *(_flag(F.col("status") == s).alias(f"_is_{s}") for s in statuses),
+        _flag(undefined).alias("_tau_undefined"),
+    )
+    flags = [f"_is_{s}" for s in statuses]
+    totals = exact_totals(flagged, [*DISTANCE_FIELDS, *flags, "_tau_undefined"], ["run_id"])
     runs: dict[str, Any] = {}
-    for row in table.groupBy("run_id").agg(*aggs).collect():
-        runs[row["run_id"]] = {
-            "mean": {name: row[name] for name in DISTANCE_FIELDS},
-            "queries": {s: int(row[s]) for s in (PAIRED, RUN_ONLY, BASELINE_ONLY)},
-            "tau_rho_undefined": int(row["_tau_undefined"]),
+    for (run,), found in sorted(totals.items(), key=lambda item: str(item[0][0])):
+        runs[str(run)] = {
+            "mean": {
+                name: found[name].mean if found[name].count else None for name in DISTANCE_FIELDS
+            },
+            "queries": {s: found[f"_is_{s}"].count for s in statuses},
+            "tau_rho_undefined": found["_tau_undefined"].count,
         }
     return {
         "baseline": options.baseline,
@@ -680,18 +686,18 @@ def exposure_divergence(
     )
     shares = counts.join(totals, "run_id").withColumn("p", F.col("c") / F.col("slots"))
     shares = shares.cache()
+    # sums of the terms, exact: the same bits for every partitioning
+    plogp = exact_totals(
+        shares.select("run_id", spark_plogp(F.col("p")).alias("plogp")), ["plogp"], ["run_id"]
+    )
     per_run = {
         row["run_id"]: {
-            "entropy": float(row["entropy"]),
+            "entropy": -plogp[(row["run_id"],)]["plogp"].total,
             "slots": int(row["slots"]),
             "items": int(row["items"]),
         }
         for row in shares.groupBy("run_id")
-        .agg(
-            spark_entropy(F.col("p")).alias("entropy"),
-            F.first("slots").alias("slots"),
-            F.first("items").alias("items"),
-        )
+        .agg(F.first("slots").alias("slots"), F.first("items").alias("items"))
         .collect()
     }
     run_ids = spark.createDataFrame([(r,) for r in runs], "run_id string")
@@ -702,30 +708,35 @@ def exposure_divergence(
     p, q = F.col("p"), F.col("q")
     m = (p + q) / 2.0
 
-    rows = (
-        j.groupBy("run_id")
-        .agg(
-            (0.5 * F.sum(spark_plogratio(p, m)) + 0.5 * F.sum(spark_plogratio(q, m))).alias("js"),
-            F.sum(spark_plogratio(p, q)).alias("kl_rb"),
-            F.sum(spark_plogratio(q, p)).alias("kl_br"),
-            F.sum(F.when((F.col("p") > 0) & (F.col("q") == 0), 1).otherwise(0)).alias("only_run"),
-            F.sum(F.when((F.col("q") > 0) & (F.col("p") == 0), 1).otherwise(0)).alias("only_base"),
-            F.sum(F.when((F.col("p") > 0) & (F.col("q") > 0), 1).otherwise(0)).alias("shared"),
-        )
-        .collect()
+    # one job: the terms' sums, exact (the same bits for every partitioning), and the
+    # item counts as the counts of columns that are null on the other rows
+    terms = j.select(
+        "run_id",
+        spark_plogratio(p, m).alias("p_m"),
+        spark_plogratio(q, m).alias("q_m"),
+        spark_plogratio(p, q).alias("p_q"),
+        spark_plogratio(q, p).alias("q_p"),
+        _flag((p > 0) & (q == 0)).alias("only_run"),
+        _flag((q > 0) & (p == 0)).alias("only_base"),
+        _flag((p > 0) & (q > 0)).alias("shared"),
     )
+    names = ["p_m", "q_m", "p_q", "q_p", "only_run", "only_base", "shared"]
+    sums = exact_totals(terms, names, ["run_id"])
     shares.unpersist()
     vs: dict[str, Any] = {}
-    for row in rows:
-        vs[row["run_id"]] = {
-            "js": min(1.0, max(0.0, float(row["js"]))),
-            "kl_run_baseline": math.inf if row["only_run"] else max(0.0, float(row["kl_rb"])),
-            "kl_run_baseline_infinite": bool(row["only_run"]),
-            "kl_baseline_run": math.inf if row["only_base"] else max(0.0, float(row["kl_br"])),
-            "kl_baseline_run_infinite": bool(row["only_base"]),
-            "items_shared": int(row["shared"]),
-            "items_run_only": int(row["only_run"]),
-            "items_baseline_only": int(row["only_base"]),
+    for (run,), found in sorted(sums.items(), key=lambda item: str(item[0][0])):
+        total = {name: found[name].total for name in names[:4]}
+        only_run, only_base = found["only_run"].count, found["only_base"].count
+        js = 0.5 * total["p_m"] + 0.5 * total["q_m"]
+        vs[str(run)] = {
+            "js": min(1.0, max(0.0, js)),
+            "kl_run_baseline": math.inf if only_run else max(0.0, total["p_q"]),
+            "kl_run_baseline_infinite": bool(only_run),
+            "kl_baseline_run": math.inf if only_base else max(0.0, total["q_p"]),
+            "kl_baseline_run_infinite": bool(only_base),
+            "items_shared": found["shared"].count,
+            "items_run_only": only_run,
+            "items_baseline_only": only_base,
         }
     return {"k": options.k, "base": 2, "runs": per_run, "vs_baseline": vs}
 

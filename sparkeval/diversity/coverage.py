@@ -19,13 +19,17 @@ Example: exposures (1, 2, 2, 1) give p = (1/6, 1/3, 1/3, 1/6) and an entropy of
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from sparkeval.information import spark_entropy
-from sparkeval.spark import spark_type
+from sparkeval.exact_means import exact_totals, sorted_mean
+from sparkeval.information import spark_plogp
+
+#: whole numbers summed exactly (38 digits)
+WHOLE = "decimal(38,0)"
 
 
 def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> dict[str, Any]:
@@ -47,7 +51,9 @@ def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
             "gini": math.nan,
         }
     p = F.col("n") / F.lit(big_n)
-    entropy = exposure.agg(spark_entropy(p).alias("h")).collect()[0]["h"]
+    # -sum p log2 p (bits), added exactly: the same bits for every partitioning
+    terms = exact_totals(exposure.select(spark_plogp(p).alias("plogp")), ["plogp"])
+    entropy = -terms[()]["plogp"].total
     result: dict[str, Any] = {
         "recommended_items": recommended,
         "recommendation_rows": int(big_n),
@@ -75,16 +81,16 @@ def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
         F.sum("c").over(Window.orderBy("x").rowsBetween(Window.unboundedPreceding, -1)), F.lit(0)
     )
     blocks = blocks.withColumn("s", before)
+    # whole numbers, summed as decimals: exact, whatever the order
+    x, c, s = (F.col(name).cast(WHOLE) for name in ("x", "c", "s"))
     g = blocks.agg(
-        F.sum(
-            F.col("x").cast(spark_type("double"))
-            * ((F.col("s") + F.col("c")) * (F.col("s") + F.col("c")) - F.col("s") * F.col("s"))
-        ).alias("s"),
-        F.sum(F.col("x") * F.col("c")).alias("sx"),
-        F.sum("c").alias("m"),
+        F.sum(x * ((s + c) * (s + c) - s * s)).alias("s"),
+        F.sum(x * c).alias("sx"),
+        F.sum(c).alias("m"),
     ).collect()[0]
-    m, sx = int(g["m"] or 0), float(g["sx"] or 0)
-    result["gini"] = (float(g["s"]) - m * sx) / (m * sx) if m and sx else math.nan
+    m, sx = int(g["m"] or 0), int(g["sx"] or 0)
+    gini = Fraction(int(g["s"] or 0) - m * sx, m * sx) if m and sx else None
+    result["gini"] = float(gini) if gini is not None else math.nan
     return result
 
 
@@ -99,12 +105,11 @@ def item_novelty(train: DataFrame) -> DataFrame:
 def novelty(lists: DataFrame, train: DataFrame) -> tuple[DataFrame, dict[str, Any]]:
     """Per-user mean novelty and the overall mean over recommended rows."""
     scored = lists.select("query_id", "doc_id").join(item_novelty(train), "doc_id", "left")
-    row = scored.agg(
-        F.mean("novelty").alias("mean"),
-        F.sum(F.when(F.col("novelty").isNull(), 1).otherwise(0)).alias("unseen"),
-    ).collect()[0]
-    per_user = scored.groupBy("query_id").agg(F.mean("novelty").alias("novelty"))
+    overall = exact_totals(scored, ["novelty"]).get(())
+    per_user = scored.groupBy("query_id").agg(sorted_mean("novelty").alias("novelty"))
     return per_user, {
-        "novelty": float(row["mean"]) if row["mean"] is not None else math.nan,
-        "recommended_rows_unseen_in_train": int(row["unseen"] or 0),
+        "novelty": overall["novelty"].mean if overall else math.nan,
+        "recommended_rows_unseen_in_train": (
+            overall["novelty"].rows - overall["novelty"].count if overall else 0
+        ),
     }

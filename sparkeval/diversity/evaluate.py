@@ -33,6 +33,7 @@ from sparkeval.diversity.intra_list import (
     serendipity,
 )
 from sparkeval.errors import ConfigError
+from sparkeval.exact_means import exact_totals
 from sparkeval.lsh.minhash import MinHasher
 from sparkeval.spark import spark_type
 
@@ -163,9 +164,10 @@ def evaluate_diversity(
 
 
 def _mean_and_nulls(per_user: DataFrame, column: str) -> tuple[float, int]:
-    """The mean of ``column`` over its non-null values (NaN when none) and its null count."""
-    row = per_user.agg(
-        F.mean(column).alias("mean"),
-        F.sum(F.when(F.col(column).isNull(), 1).otherwise(0)).alias("nulls"),
-    ).collect()[0]
-    return (float(row["mean"]) if row["mean"] is not None else math.nan), int(row["nulls"] or 0)
+    """The mean of ``column`` over its non-null values (NaN when none), exact
+    (:func:`~sparkeval.exact_means.exact_totals`), and its null count."""
+    totals = exact_totals(per_user, [column]).get(())
+    if totals is None:
+        return math.nan, 0
+    value = totals[column]
+    return value.mean, value.rows - value.count

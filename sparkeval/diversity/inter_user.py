@@ -30,6 +30,7 @@ Example (3 users, L = 2: {1,2}, {1,3}, {1,2}):
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparkeval.exact_means import exact_totals
 from sparkeval.spark import spark_type
 
 #: above this many co-occurring user pairs the mean Jaccard is estimated by sampling
@@ -66,8 +68,9 @@ def hamming_diversity(lists: DataFrame, length: int | None = None) -> InterUser:
         length: L; default the longest list.
     """
     counts = lists.groupBy("doc_id").agg(F.count(F.lit(1)).alias("c"))
+    # whole numbers: c (c - 1) is even, so the pairs are exact, whatever the order
     totals = counts.agg(
-        F.sum(F.col("c") * (F.col("c") - 1) / 2).alias("co_pairs"),
+        F.sum(F.col("c") * (F.col("c") - 1)).alias("twice_co_pairs"),
         F.sum("c").alias("rows"),
     ).collect()[0]
     sizes = lists.groupBy("query_id").agg(F.count(F.lit(1)).alias("list_length"))
@@ -79,8 +82,8 @@ def hamming_diversity(lists: DataFrame, length: int | None = None) -> InterUser:
     users = int(shape["users"] or 0)
     lmax = int(shape["lmax"] or 0)
     big_l = int(length) if length is not None else lmax
-    co_pairs = float(totals["co_pairs"] or 0.0)
-    user_pairs = users * (users - 1) / 2
+    co_pairs = int(totals["twice_co_pairs"] or 0) // 2
+    user_pairs = users * (users - 1) // 2
     mean_inter = co_pairs / user_pairs if user_pairs else math.nan
     mean_div = 1.0 - mean_inter / big_l if user_pairs and big_l else math.nan
     denom = big_l * (users - 1)
@@ -103,7 +106,7 @@ def hamming_diversity(lists: DataFrame, length: int | None = None) -> InterUser:
         "list_length_L": big_l,
         "longest_list": lmax,
         "shortest_list": int(shape["lmin"] or 0),
-        "co_occurring_pairs": int(co_pairs),
+        "co_occurring_pairs": co_pairs,
         "mean_intersection": mean_inter,
         "inter_user_diversity": mean_div,
     }
@@ -145,15 +148,16 @@ def mean_jaccard(
             .groupBy("a", "b")
             .agg(F.count(F.lit(1)).alias("x"))
         )
-        row = (
+        jaccards = (
             inter.join(sizes.select(F.col("query_id").alias("a"), F.col("n").alias("na")), "a")
             .join(sizes.select(F.col("query_id").alias("b"), F.col("n").alias("nb")), "b")
-            .agg(F.sum(F.col("x") / (F.col("na") + F.col("nb") - F.col("x"))).alias("s"))
-            .collect()[0]
+            .select((F.col("x") / (F.col("na") + F.col("nb") - F.col("x"))).alias("j"))
         )
+        found = exact_totals(jaccards, ["j"]).get(())
         return {
             "method": "exact",
-            "mean_jaccard": float(row["s"] or 0.0) / total_pairs,
+            # pairs without a shared item have Jaccard 0: the sum is over the others
+            "mean_jaccard": (found["j"].total if found else 0.0) / total_pairs,
             "bounds": bounds,
         }
     rng = np.random.default_rng(seed)
@@ -162,8 +166,13 @@ def mean_jaccard(
     sample = spark.createDataFrame(
         [(int(a), int(b)) for a, b in zip(first, second, strict=True)], "ia long, ib long"
     )
+    # users numbered in the order of their ids: the same sample for every partitioning
     index = (
-        sizes.select("query_id").rdd.map(lambda r: r[0]).zipWithIndex().toDF(["query_id", "idx"])
+        sizes.select("query_id")
+        .orderBy("query_id")
+        .rdd.map(lambda r: r[0])
+        .zipWithIndex()
+        .toDF(["query_id", "idx"])
     )
     sets = lists.groupBy("query_id").agg(F.collect_set("doc_id").alias("items"))
     indexed = index.join(sets, "query_id").select("idx", "items")
@@ -174,10 +183,11 @@ def mean_jaccard(
         .join(b, "ib")
         .select((F.size(F.array_intersect("A", "B")) / F.size(F.array_union("A", "B"))).alias("j"))
     )
-    row = jac.agg(
-        F.mean("j").alias("mean"), F.stddev_samp("j").alias("sd"), F.count(F.lit(1)).alias("n")
-    ).collect()[0]
-    mean, sd, n = float(row["mean"]), float(row["sd"] or 0.0), int(row["n"])
+    # the sample is small: its values come to the driver, which sums them exactly
+    values = [float(v) for v in jac.toPandas()["j"]]
+    n = len(values)
+    mean = statistics.fmean(values) if n else math.nan
+    sd = statistics.stdev(values) if n > 1 else 0.0
     half = 1.959964 * sd / math.sqrt(n) if n > 1 else math.nan
     return {
         "method": "sampled",

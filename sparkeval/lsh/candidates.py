@@ -95,16 +95,19 @@ def shared_buckets(rows: DataFrame, id_col: str, max_bucket: int | None) -> Data
 
 def bucket_stats(buckets: DataFrame) -> BucketStats:
     """Collect the one-row statistics of :func:`shared_buckets` output."""
-    pairs = F.col("n") * (F.col("n") - 1) / 2
+    twice_pairs = F.col("n") * (F.col("n") - 1)  # whole numbers: exact in any order
     row = buckets.agg(
         F.count(F.lit(1)).alias("buckets_shared"),
         F.coalesce(F.max("n"), F.lit(0)).alias("largest_bucket"),
         F.sum(F.when(~F.col("kept"), 1).otherwise(0)).alias("skipped_buckets"),
         F.sum(F.when(~F.col("kept"), F.col("n")).otherwise(0)).alias("skipped_members"),
-        F.sum(F.when(~F.col("kept"), pairs).otherwise(0)).alias("skipped_pairs"),
-        F.sum(F.when(F.col("kept"), pairs).otherwise(0)).alias("bucket_pairs"),
+        F.sum(F.when(~F.col("kept"), twice_pairs).otherwise(0)).alias("skipped_pairs"),
+        F.sum(F.when(F.col("kept"), twice_pairs).otherwise(0)).alias("bucket_pairs"),
     ).collect()[0]
-    return BucketStats(**{f.name: int(row[f.name] or 0) for f in dataclasses.fields(BucketStats)})
+    found = {f.name: int(row[f.name] or 0) for f in dataclasses.fields(BucketStats)}
+    found["skipped_pairs"] //= 2
+    found["bucket_pairs"] //= 2
+    return BucketStats(**found)
 
 
 def candidate_pairs(buckets: DataFrame) -> DataFrame:

@@ -203,13 +203,13 @@ def similar_fingerprints(
         F.sum("m").alias("docs"),
         F.count(F.lit(1)).alias("distinct"),
         F.sum(F.when(F.col("m") >= 2, 1).otherwise(0)).alias("identical_groups"),
-        F.sum(F.col("m") * (F.col("m") - 1) / 2).alias("identical_pairs"),
+        F.sum(F.col("m") * (F.col("m") - 1)).alias("twice_identical_pairs"),
     ).collect()[0]
     stats.update(
         docs=int(g["docs"] or 0),
         distinct_fingerprints=int(g["distinct"] or 0),
         identical_groups=int(g["identical_groups"] or 0),
-        identical_pairs=int(g["identical_pairs"] or 0),
+        identical_pairs=int(g["twice_identical_pairs"] or 0) // 2,
     )
     distinct = to_pandas(groups.select("fp"))["fp"].to_numpy(dtype=np.int64).view(np.uint64)
     blocks = choose_blocks(distinct, h)

@@ -212,12 +212,14 @@ def similar_sets(
         F.sum(F.when(~nonempty, F.col("m")).otherwise(0)).alias("empty_sets"),
         F.sum(F.when(nonempty, 1).otherwise(0)).alias("distinct_sets"),
         F.sum(F.when(nonempty & (F.col("m") >= 2), 1).otherwise(0)).alias("identical_groups"),
-        F.sum(F.when(nonempty, F.col("m") * (F.col("m") - 1) / 2).otherwise(0)).alias(
+        # whole numbers: exact in any order, halved below
+        F.sum(F.when(nonempty, F.col("m") * (F.col("m") - 1)).otherwise(0)).alias(
             "identical_pairs"
         ),
         F.max(F.when(nonempty, F.col("m"))).alias("largest_identical_group"),
     ).collect()[0]
     stats.update({name: int(value or 0) for name, value in gstats.asDict().items()})
+    stats["identical_pairs"] //= 2
     start = record_lap(stats, "collapse_identical", start)
 
     rows = band_rows(groups, "rep", "items", hasher, params)

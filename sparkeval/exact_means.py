@@ -1,0 +1,197 @@
+"""Sums and means of double columns in Spark that do not depend on partitioning.
+
+``F.mean`` and ``F.sum`` of doubles add their terms in the order the partitions and
+the shuffle deliver them, so the last bits of a summary could change with
+``spark.sql.shuffle.partitions``, adaptive execution or the number of executors.
+Two order-free forms replace them:
+
+* :func:`exact_totals`, for a few totals over a whole frame (a summary's means, one
+  per run or per run and measure): each partition is reduced by a Python worker to
+  exact partial sums (an integer times a power of two,
+  :func:`~sparkeval.engine.worker.exact_summary.exact_double_sum`), and the driver
+  adds them as integers and rounds once.  The mean is the correctly rounded
+  ``sum / n``, e.g. the mean of 0.1, 0.2 and 0.3 is 0.2 exactly as
+  ``float(Fraction(0.1) + Fraction(0.2) + Fraction(0.3)) / 3`` rounds it, not the
+  0.20000000000000004 of adding them left to right.
+* :func:`sorted_mean`, an aggregate for many small groups (a user's list, a user's
+  item pairs): the group's values are collected, sorted ascending and added in that
+  order.  The result is the same for every partitioning; its rounding is that of
+  a left-to-right sum.
+
+Example (on Spark)::
+
+    totals = exact_totals(per_user, ["novelty"])
+    mean = totals[()]["novelty"].mean
+    per_user = pairs.groupBy("query_id").agg(sorted_mean("sim").alias("mean_sim"))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from sparkeval.engine.worker.exact_summary import exact_double_sum
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+#: the partial sum of a partition's group holding an infinite or NaN value is that
+#: value's text (``inf``, ``-inf``, ``nan``); the exact ones are ``n:e`` (n · 2^e)
+_NON_FINITE = ("inf", "-inf", "nan")
+
+
+@dataclass(frozen=True)
+class ExactTotal:
+    """The non-null values of one column in one group.
+
+    Attributes:
+        total: their sum, rounded once (0.0 when there are none; inf, -inf or nan
+            when a value is not finite, as IEEE addition gives them).
+        count: how many there are.
+        rows: the group's rows, nulls included.
+        mean: ``total / count`` rounded once from the exact sum (nan when count is 0).
+    """
+
+    total: float
+    count: int
+    rows: int
+    mean: float
+
+
+def exact_totals(
+    frame: DataFrame, columns: Sequence[str], keys: Sequence[str] = ()
+) -> dict[tuple[str | None, ...], dict[str, ExactTotal]]:
+    """Exact sums, counts and means of the non-null values of ``columns`` (numeric)
+    per distinct value of ``keys`` (as text; no keys: one group, ``()``), in one job.
+
+    Only groups with at least one row appear; a column without a non-null value in a
+    group has count 0.
+
+    Example::
+
+        >>> # on Spark: rows (a, 0.1), (a, 0.2), (a, 0.3), (b, None)
+        >>> # exact_totals(df, ["x"], ["k"])[("a",)]["x"].mean == 0.2; [("b",)]["x"].count == 0
+    """
+    from pyspark.sql import functions as F
+
+    key_names = [f"_k{i}" for i in range(len(keys))]
+    value_names = [f"_v{i}" for i in range(len(columns))]
+    projected = frame.select(
+        *(F.col(k).cast("string").alias(n) for k, n in zip(keys, key_names, strict=True)),
+        *(F.col(c).cast("double").alias(n) for c, n in zip(columns, value_names, strict=True)),
+    )
+    schema = ", ".join(
+        [*(f"{n} string" for n in key_names), "column int", "n long", "rows long", "total string"]
+    )
+    partials = projected.mapInArrow(partial_sums_of(key_names, value_names), schema).collect()
+    return combine_partials(partials, key_names, columns)
+
+
+def partial_sums_of(key_names: Sequence[str], value_names: Sequence[str]):
+    """The ``mapInArrow`` function of :func:`exact_totals`: per group of the keys in a
+    partition and per value column, a row ``keys..., column, n, rows, total``."""
+    keys, values = list(key_names), list(value_names)
+
+    def partial_sums(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        received = list(batches)
+        if not received or not any(b.num_rows for b in received):
+            return
+        table = pa.Table.from_batches(received)
+        if not keys:  # one group (Arrow's list aggregate needs a key)
+            table = table.append_column("_one", pa.repeat(True, table.num_rows))
+        by = keys or ["_one"]
+        grouped = table.group_by(by, use_threads=False).aggregate([(v, "list") for v in values])
+        out: dict[str, list] = {k: [] for k in [*keys, "column", "n", "rows", "total"]}
+        for row in range(grouped.num_rows):
+            for index, name in enumerate(values):
+                listed = grouped.column(f"{name}_list")[row].values
+                defined = listed.drop_null().to_numpy(zero_copy_only=False)
+                for k in keys:
+                    out[k].append(grouped.column(k)[row].as_py())
+                out["column"].append(index)
+                out["n"].append(len(defined))
+                out["rows"].append(len(listed))
+                out["total"].append(_encode(defined))
+        yield pa.record_batch(
+            {
+                **{k: pa.array(out[k], pa.string()) for k in keys},
+                "column": pa.array(out["column"], pa.int32()),
+                "n": pa.array(out["n"], pa.int64()),
+                "rows": pa.array(out["rows"], pa.int64()),
+                "total": pa.array(out["total"], pa.string()),
+            }
+        )
+
+    return partial_sums
+
+
+def _encode(values: np.ndarray) -> str:
+    """A partial sum as text: ``n:e`` when every value is finite, else the IEEE sum."""
+    values = values.astype(np.float64, copy=False)
+    if np.isfinite(values).all():
+        n, e = exact_double_sum(values)
+        return f"{n}:{e}"
+    return repr(float(values.sum()))
+
+
+def combine_partials(
+    rows: Sequence, key_names: Sequence[str], columns: Sequence[str]
+) -> dict[tuple[str | None, ...], dict[str, ExactTotal]]:
+    """:func:`exact_totals`' result from the partitions' partial rows."""
+    counts: dict[tuple, list[int]] = {}
+    group_rows: dict[tuple, int] = {}
+    partials: dict[tuple, list[list[str]]] = {}
+    for row in rows:
+        key = tuple(row[k] for k in key_names)
+        if key not in counts:
+            counts[key] = [0] * len(columns)
+            partials[key] = [[] for _ in columns]
+            group_rows[key] = 0
+        if row["column"] == 0:
+            group_rows[key] += int(row["rows"])
+        counts[key][row["column"]] += int(row["n"])
+        partials[key][row["column"]].append(row["total"])
+    return {
+        key: {
+            column: _total(partials[key][i], counts[key][i], group_rows[key])
+            for i, column in enumerate(columns)
+        }
+        for key in counts
+    }
+
+
+def _total(partials: list[str], count: int, rows: int) -> ExactTotal:
+    """The exact total and mean of a column's partial sums."""
+    non_finite = [float(p) for p in partials if p in _NON_FINITE]
+    if non_finite:
+        signs = {math.copysign(1.0, v) for v in non_finite if not math.isnan(v)}
+        mixed = any(map(math.isnan, non_finite)) or len(signs) > 1
+        total = math.nan if mixed else non_finite[0]
+        return ExactTotal(total, count, rows, total / count if count else math.nan)
+    exact = sum((_fraction(p) for p in partials), Fraction(0))
+    mean = float(exact / count) if count else math.nan
+    return ExactTotal(float(exact), count, rows, mean)
+
+
+def _fraction(text: str) -> Fraction:
+    n, e = text.split(":")
+    return Fraction(int(n)) * Fraction(2) ** int(e)
+
+
+def sorted_mean(column: str) -> Column:
+    """Aggregate: the mean of the group's non-null values of ``column``, added in
+    ascending order (null for a group without one), whatever the partitioning.
+
+    Example: a group of 0.3, 0.1, 0.2 is (0.1 + 0.2 + 0.3) / 3, added in that order.
+    """
+    from pyspark.sql import functions as F
+
+    values = F.array_sort(F.collect_list(F.col(column).cast("double")))
+    total = F.aggregate(values, F.lit(0.0), lambda acc, x: acc + x)
+    return F.when(F.size(values) > 0, total / F.size(values))
