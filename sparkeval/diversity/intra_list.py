@@ -15,8 +15,10 @@ Intra-list diversity of user u (list I_u, at least 2 items):
 ``ILD_u = 1 - mean_{i<j in I_u} s(i, j)``.
 Serendipity of item i for user u (training items T_u, relevance rel_ui, 1 by default):
 ``ser_ui = rel_ui * (1 - mean_{j in T_u} s(i, j))``; per user the mean over the list;
-overall the mean over users. Each mean adds its terms in ascending order
-(:func:`~sparkeval.exact_means.sorted_mean`), so it does not depend on partitioning.
+overall the mean over users. The means of similarities are exact sums of bounded
+terms (:func:`~sparkeval.exact_means.bounded_mean`), the others add their terms in
+ascending order (:func:`~sparkeval.exact_means.sorted_mean`): neither depends on
+partitioning.
 
 Example (item vectors [1,1,0] and [1,0,1]): cosine = 1 / (sqrt 2 * sqrt 2) = 0.5,
 so a two-item list of them has ILD 0.5.
@@ -32,12 +34,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.exact_means import sorted_mean
+from sparkeval.exact_means import bounded_mean, sorted_mean
 from sparkeval.lsh.minhash import MinHasher
 from sparkeval.lsh.similar import flat_lists
 from sparkeval.spark import spark_type
 
 SIMILARITIES: tuple[str, ...] = ("cooccurrence", "cosine", "jaccard", "minhash")
+#: every similarity lies in [-1, 1]; the means' exact sums allow for rounding beyond it
+SIMILARITY_BOUND = 2.0
 
 
 def _pairs_cooccurrence(pairs: DataFrame, train: DataFrame) -> DataFrame:
@@ -188,7 +192,7 @@ def intra_list_diversity(lists: DataFrame, sim_of) -> DataFrame:
     sims = sim_of(within.select("i", "j").distinct())
     per_pair = within.join(sims, ["i", "j"], "left").fillna(0.0, subset=["sim"])
     ild = per_pair.groupBy("query_id").agg(
-        (F.lit(1.0) - sorted_mean("sim")).alias("intra_list_diversity")
+        (F.lit(1.0) - bounded_mean("sim", SIMILARITY_BOUND)).alias("intra_list_diversity")
     )
     users = lists.select("query_id").distinct()
     return users.join(ild, "query_id", "left")
@@ -216,7 +220,9 @@ def serendipity(lists: DataFrame, train: DataFrame, sim_of) -> tuple[DataFrame, 
     cross = reco.join(hist, "query_id")
     sims = sim_of(cross.select("i", "j").distinct())
     scored = cross.join(sims, ["i", "j"], "left").fillna(0.0, subset=["sim"])
-    unexp = scored.groupBy("query_id", "i", "rel").agg((F.lit(1.0) - sorted_mean("sim")).alias("u"))
+    unexp = scored.groupBy("query_id", "i", "rel").agg(
+        (F.lit(1.0) - bounded_mean("sim", SIMILARITY_BOUND)).alias("u")
+    )
     per_item = reco.join(unexp, ["query_id", "i", "rel"], "left").select(
         "query_id",
         F.col("i").alias("doc_id"),

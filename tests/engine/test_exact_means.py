@@ -18,7 +18,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from sparkeval.diversity.evaluate import evaluate_diversity
-from sparkeval.exact_means import exact_totals, sorted_mean
+from sparkeval.exact_means import bounded_mean, exact_totals, sorted_mean
 from sparkeval.spark import session_settings
 
 pytestmark = pytest.mark.spark
@@ -100,6 +100,28 @@ def test_sorted_mean_is_the_same_for_every_partitioning(spark):
     assert dict(seen.pop()) == expected
     empty = spark.createDataFrame([("e", None)], "k string, x double")
     assert empty.groupBy("k").agg(sorted_mean("x").alias("m")).first()["m"] is None
+
+
+def test_bounded_mean_is_the_same_for_every_partitioning(spark):
+    rng = np.random.default_rng(8)
+    values = [float(v) for v in rng.uniform(-1, 1, 400)] + [None] * 3
+    keys = [f"g{i % 4}" for i in range(len(values))]
+    seen = set()
+    for partitions, seed in [(1, 0), (5, 1), (11, 2)]:
+        frame = _frame(spark, values, keys, partitions, seed)
+        rows = frame.groupBy("k").agg(bounded_mean("x", 1.0).alias("m")).collect()
+        seen.add(tuple(sorted((r["k"], r["m"]) for r in rows)))
+    assert len(seen) == 1
+    for key, mean in seen.pop():
+        group = [v for v, k in zip(values, keys, strict=True) if k == key and v is not None]
+        assert mean == pytest.approx(_exact_mean(group), rel=1e-15, abs=1e-17)
+    odd = spark.createDataFrame(
+        [("a", 0.1), ("a", 0.2), ("a", 0.3), ("n", math.nan), ("n", 0.5), ("e", None)],
+        "k string, x double",
+    )
+    found = dict(odd.groupBy("k").agg(bounded_mean("x", 1.0).alias("m")).collect())
+    assert found["a"] == 0.6 / 3  # the exact sum rounds to 0.6
+    assert math.isnan(found["n"]) and found["e"] is None
 
 
 def _partitioned(partitions: int) -> dict[str, str]:
