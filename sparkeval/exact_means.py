@@ -13,25 +13,22 @@ Two order-free forms replace them:
   ``sum / n``, e.g. the mean of 0.1, 0.2 and 0.3 is 0.2 exactly as
   ``float(Fraction(0.1) + Fraction(0.2) + Fraction(0.3)) / 3`` rounds it, not the
   0.20000000000000004 of adding them left to right.
-* :func:`sorted_mean`, an aggregate for many small groups (a user's list): the
-  group's values are collected, sorted ascending and added in that order.  The
-  result is the same for every partitioning; its rounding is that of a
-  left-to-right sum.
-* :func:`bounded_mean`, an aggregate for groups of terms known to lie within a bound
-  (similarities, in [-1, 1]): each term is turned into a fixed-point whole number
-  and summed exactly as longs, streaming, without collecting the group.
+* :func:`bounded_mean` and :func:`bounded_totals`, for terms known to lie within a
+  bound (similarities in [-1, 1], entropy terms, novelty): each term is turned into
+  a fixed-point whole number and summed exactly as longs by Spark, streaming, with
+  no Python worker; the per-group mean, or the whole frame's totals.
 
 Example (on Spark)::
 
     totals = exact_totals(per_user, ["novelty"])
     mean = totals[()]["novelty"].mean
-    per_user = pairs.groupBy("query_id").agg(sorted_mean("sim").alias("mean_sim"))
+    per_user = pairs.groupBy("query_id").agg(bounded_mean("sim", 2.0).alias("mean_sim"))
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -187,23 +184,26 @@ def _fraction(text: str) -> Fraction:
     return Fraction(int(n)) * Fraction(2) ** int(e)
 
 
-def sorted_mean(column: str) -> Column:
-    """Aggregate: the mean of the group's non-null values of ``column``, added in
-    ascending order (null for a group without one), whatever the partitioning.
-
-    Example: a group of 0.3, 0.1, 0.2 is (0.1 + 0.2 + 0.3) / 3, added in that order.
-    """
-    from pyspark.sql import functions as F
-
-    values = F.array_sort(F.collect_list(F.col(column).cast("double")))
-    total = F.aggregate(values, F.lit(0.0), lambda acc, x: acc + x)
-    return F.when(F.size(values) > 0, total / F.size(values))
-
-
 #: a :func:`bounded_mean` term x becomes the whole number ``v = trunc(x · 2^k)`` held
 #: as ``hi · 2^LIMB_BITS + lo`` (``0 <= lo < 2^LIMB_BITS``); each limb's sum is exact
 #: in a long for up to 2^32 terms
 LIMB_BITS = 31
+
+
+def _scale_bits(bound: float) -> int:
+    """k for terms within ``bound``: ``|x| · 2^k < 2^62`` (about 4e-19 kept below 2)."""
+    return 62 - max(0, math.ceil(math.log2(bound)))
+
+
+def _fixed_point(x: Column, bound: float) -> tuple[Column, Column, Column]:
+    """(high limb, low limb, is within the bound) of the term ``x``: the whole number
+    ``trunc(x · 2^k)`` is ``hi · 2^LIMB_BITS + lo``; null where x is null or outside."""
+    from pyspark.sql import functions as F
+
+    within = (x >= -bound) & (x <= bound)
+    whole = F.when(within, (x * F.lit(math.ldexp(1.0, _scale_bits(bound)))).cast("long"))
+    low = whole.bitwiseAND(F.lit((1 << LIMB_BITS) - 1))
+    return F.shiftright(whole, LIMB_BITS), low, within
 
 
 def bounded_mean(column: str, bound: float) -> Column:
@@ -215,8 +215,8 @@ def bounded_mean(column: str, bound: float) -> Column:
     whole number (an absolute error below ``2^-k``: about 4e-19 for a bound of 2) and
     split into two limbs that Spark adds as longs, streaming; the mean is
     ``(Σhi · 2^(31-k) + Σlo · 2^-k) / n`` in doubles.  A group holding a NaN, an
-    infinity or a value beyond the bound is averaged as ``F.mean`` does (NaN or an
-    infinity whatever the order; such values are not expected where this is used).
+    infinity or a value beyond the bound has the mean NaN (such values are not
+    expected where this is used).
 
     Example: similarities 0.1, 0.2, 0.3 give 0.19999999999999998 for every
     partitioning (their sum rounds to 0.6; ``F.mean`` adding left to right gives
@@ -224,15 +224,54 @@ def bounded_mean(column: str, bound: float) -> Column:
     """
     from pyspark.sql import functions as F
 
-    k = 62 - max(0, math.ceil(math.log2(bound)))
+    k = _scale_bits(bound)
     x = F.col(column).cast("double")
-    within = (x >= -bound) & (x <= bound)
-    whole = F.when(within, (x * F.lit(math.ldexp(1.0, k))).cast("long"))
-    hi = F.sum(F.shiftright(whole, LIMB_BITS))
-    lo = F.sum(whole.bitwiseAND(F.lit((1 << LIMB_BITS) - 1)))
-    total = hi.cast("double") * F.lit(math.ldexp(1.0, LIMB_BITS - k)) + lo.cast("double") * F.lit(
-        math.ldexp(1.0, -k)
-    )
-    outside = F.max(F.when(x.isNotNull() & ~within, F.lit(1)))
+    hi, lo, _ = _fixed_point(x, bound)
+    total = F.sum(hi).cast("double") * F.lit(math.ldexp(1.0, LIMB_BITS - k)) + F.sum(lo).cast(
+        "double"
+    ) * F.lit(math.ldexp(1.0, -k))
     count = F.count(x)
-    return F.when(outside.isNotNull(), F.mean(x)).when(count > 0, total / count)
+    # a value outside the bound is counted in x but has no limbs
+    return F.when(F.count(hi) < count, F.lit(math.nan)).when(count > 0, total / count)
+
+
+def bounded_totals(frame: DataFrame, bounds: Mapping[str, float]) -> dict[str, ExactTotal]:
+    """Totals, counts and means over the whole frame of the non-null values of each
+    column of ``bounds``, whose values lie within ``[-bound, bound]``: fixed-point sums
+    (:func:`bounded_mean`'s terms) added exactly as Python integers, so the same for
+    every partitioning; one Spark job, no Python worker.
+
+    A column holding a NaN, an infinity or a value beyond its bound has the IEEE
+    total of ``F.sum`` (NaN or an infinity whatever the order).
+
+    Example: the 0.1, 0.2, 0.3 of :func:`bounded_mean` total 0.6 and average 0.2
+    (the mean is the truncated terms' exact sum divided once).
+    """
+    from pyspark.sql import functions as F
+
+    aggregates = [F.count(F.lit(1)).alias("_rows")]
+    for index, (column, bound) in enumerate(bounds.items()):
+        x = F.col(column).cast("double")
+        hi, lo, within = _fixed_point(x, bound)
+        aggregates += [
+            F.sum(hi).alias(f"_hi{index}"),
+            F.sum(lo).alias(f"_lo{index}"),
+            F.count(x).alias(f"_n{index}"),
+            F.max(F.when(x.isNotNull() & ~within, F.lit(1))).alias(f"_out{index}"),
+            F.sum(x).alias(f"_float{index}"),
+        ]
+    row = frame.agg(*aggregates).first()
+    assert row is not None  # a global aggregate has one row
+    rows = int(row["_rows"])
+    found = {}
+    for index, (column, bound) in enumerate(bounds.items()):
+        count = int(row[f"_n{index}"])
+        if row[f"_out{index}"] is not None:
+            total = float(row[f"_float{index}"])
+            found[column] = ExactTotal(total, count, rows, total / count if count else math.nan)
+            continue
+        whole = (int(row[f"_hi{index}"] or 0) << LIMB_BITS) + int(row[f"_lo{index}"] or 0)
+        exact = Fraction(whole, 1 << _scale_bits(bound))
+        mean = float(exact / count) if count else math.nan
+        found[column] = ExactTotal(float(exact), count, rows, mean)
+    return found

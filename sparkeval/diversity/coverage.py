@@ -25,11 +25,13 @@ from typing import Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from sparkeval.exact_means import exact_totals, sorted_mean
+from sparkeval.exact_means import bounded_mean, bounded_totals
 from sparkeval.information import spark_plogp
 
 #: whole numbers summed exactly (38 digits)
 WHOLE = "decimal(38,0)"
+#: item novelty -log2(t_i / T) is at most log2 T < 64 (T, the training rows, is a long)
+NOVELTY_BOUND = 64.0
 
 
 def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> dict[str, Any]:
@@ -52,8 +54,8 @@ def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
         }
     p = F.col("n") / F.lit(big_n)
     # -sum p log2 p (bits), added exactly: the same bits for every partitioning
-    terms = exact_totals(exposure.select(spark_plogp(p).alias("plogp")), ["plogp"])
-    entropy = -terms[()]["plogp"].total
+    terms = bounded_totals(exposure.select(spark_plogp(p).alias("plogp")), {"plogp": 1.0})
+    entropy = -terms["plogp"].total  # each term lies in [-1/(e ln 2), 0]
     result: dict[str, Any] = {
         "recommended_items": recommended,
         "recommendation_rows": int(big_n),
@@ -105,11 +107,11 @@ def item_novelty(train: DataFrame) -> DataFrame:
 def novelty(lists: DataFrame, train: DataFrame) -> tuple[DataFrame, dict[str, Any]]:
     """Per-user mean novelty and the overall mean over recommended rows."""
     scored = lists.select("query_id", "doc_id").join(item_novelty(train), "doc_id", "left")
-    overall = exact_totals(scored, ["novelty"]).get(())
-    per_user = scored.groupBy("query_id").agg(sorted_mean("novelty").alias("novelty"))
+    overall = bounded_totals(scored, {"novelty": NOVELTY_BOUND})["novelty"]
+    per_user = scored.groupBy("query_id").agg(
+        bounded_mean("novelty", NOVELTY_BOUND).alias("novelty")
+    )
     return per_user, {
-        "novelty": overall["novelty"].mean if overall else math.nan,
-        "recommended_rows_unseen_in_train": (
-            overall["novelty"].rows - overall["novelty"].count if overall else 0
-        ),
+        "novelty": overall.mean,
+        "recommended_rows_unseen_in_train": overall.rows - overall.count,
     }

@@ -27,13 +27,14 @@ from sparkeval.diversity.inter_user import (
     mean_jaccard,
 )
 from sparkeval.diversity.intra_list import (
+    SERENDIPITY_TERM_BOUND,
     SIMILARITIES,
     intra_list_diversity,
     item_similarity,
     serendipity,
 )
 from sparkeval.errors import ConfigError
-from sparkeval.exact_means import exact_totals
+from sparkeval.exact_means import bounded_totals
 from sparkeval.lsh.minhash import MinHasher
 from sparkeval.spark import spark_type
 
@@ -120,7 +121,7 @@ def evaluate_diversity(
     if sim is not None:
         ild = intra_list_diversity(lists, sim_of)
         per_user = per_user.join(ild, "query_id", "left")
-        mean, short = _mean_and_nulls(ild, "intra_list_diversity")
+        mean, short = _mean_and_nulls(ild, "intra_list_diversity", SERENDIPITY_TERM_BOUND)
         summary["intra_list_diversity"] = {
             "similarity": sim,
             "mean": mean,
@@ -139,9 +140,11 @@ def evaluate_diversity(
         per_user = per_user.withColumn("novelty", F.lit(None).cast(spark_type("double")))
         skipped["novelty"] = "needs --train (item popularity)"
     if train is not None and sim is not None:
-        _per_item, ser_user = serendipity(lists, train, sim_of)
+        largest = _largest_relevance(lists)
+        _per_item, ser_user = serendipity(lists, train, sim_of, largest)
         per_user = per_user.join(ser_user, "query_id", "left")
-        mean, without_train = _mean_and_nulls(ser_user, "serendipity")
+        bound = SERENDIPITY_TERM_BOUND * largest
+        mean, without_train = _mean_and_nulls(ser_user, "serendipity", bound)
         summary["serendipity"] = {
             "similarity": sim,
             "mean_over_users": mean,
@@ -163,11 +166,20 @@ def evaluate_diversity(
     return per_user, summary
 
 
-def _mean_and_nulls(per_user: DataFrame, column: str) -> tuple[float, int]:
-    """The mean of ``column`` over its non-null values (NaN when none), exact
-    (:func:`~sparkeval.exact_means.exact_totals`), and its null count."""
-    totals = exact_totals(per_user, [column]).get(())
-    if totals is None:
-        return math.nan, 0
-    value = totals[column]
+def _mean_and_nulls(per_user: DataFrame, column: str, bound: float) -> tuple[float, int]:
+    """The mean of ``column`` over its non-null values (NaN when none), whose values lie
+    within ``bound``, exact (:func:`~sparkeval.exact_means.bounded_totals`), and its
+    null count."""
+    value = bounded_totals(per_user, {column: bound})[column]
     return value.mean, value.rows - value.count
+
+
+def _largest_relevance(lists: DataFrame) -> float:
+    """The largest ``|relevance|`` of the lists (1 without the column; at least 1)."""
+    if "relevance" not in lists.columns:
+        return 1.0
+    row = lists.agg(F.max(F.abs(F.col("relevance").cast("double")))).first()
+    largest = None if row is None else row[0]
+    if largest is None or not math.isfinite(largest):
+        return 1.0  # (a NaN or infinite serendipity is averaged as F.mean does)
+    return max(1.0, float(largest))

@@ -38,7 +38,7 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.exact_means import exact_totals
+from sparkeval.exact_means import bounded_totals
 from sparkeval.spark import spark_type
 
 #: above this many co-occurring user pairs the mean Jaccard is estimated by sampling
@@ -153,11 +153,11 @@ def mean_jaccard(
             .join(sizes.select(F.col("query_id").alias("b"), F.col("n").alias("nb")), "b")
             .select((F.col("x") / (F.col("na") + F.col("nb") - F.col("x"))).alias("j"))
         )
-        found = exact_totals(jaccards, ["j"]).get(())
+        found = bounded_totals(jaccards, {"j": 1.0})["j"]
         return {
             "method": "exact",
             # pairs without a shared item have Jaccard 0: the sum is over the others
-            "mean_jaccard": (found["j"].total if found else 0.0) / total_pairs,
+            "mean_jaccard": found.total / total_pairs,
             "bounds": bounds,
         }
     rng = np.random.default_rng(seed)

@@ -15,10 +15,8 @@ Intra-list diversity of user u (list I_u, at least 2 items):
 ``ILD_u = 1 - mean_{i<j in I_u} s(i, j)``.
 Serendipity of item i for user u (training items T_u, relevance rel_ui, 1 by default):
 ``ser_ui = rel_ui * (1 - mean_{j in T_u} s(i, j))``; per user the mean over the list;
-overall the mean over users. The means of similarities are exact sums of bounded
-terms (:func:`~sparkeval.exact_means.bounded_mean`), the others add their terms in
-ascending order (:func:`~sparkeval.exact_means.sorted_mean`): neither depends on
-partitioning.
+overall the mean over users. Every mean is an exact sum of bounded terms
+(:func:`~sparkeval.exact_means.bounded_mean`): none depends on partitioning.
 
 Example (item vectors [1,1,0] and [1,0,1]): cosine = 1 / (sqrt 2 * sqrt 2) = 0.5,
 so a two-item list of them has ILD 0.5.
@@ -34,7 +32,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.exact_means import bounded_mean, sorted_mean
+from sparkeval.exact_means import bounded_mean
 from sparkeval.lsh.minhash import MinHasher
 from sparkeval.lsh.similar import flat_lists
 from sparkeval.spark import spark_type
@@ -42,6 +40,9 @@ from sparkeval.spark import spark_type
 SIMILARITIES: tuple[str, ...] = ("cooccurrence", "cosine", "jaccard", "minhash")
 #: every similarity lies in [-1, 1]; the means' exact sums allow for rounding beyond it
 SIMILARITY_BOUND = 2.0
+#: |1 - mean similarity| is at most this: the bound of intra-list diversity, and of a
+#: serendipity term per unit of relevance
+SERENDIPITY_TERM_BOUND = 1.0 + SIMILARITY_BOUND
 
 
 def _pairs_cooccurrence(pairs: DataFrame, train: DataFrame) -> DataFrame:
@@ -198,13 +199,18 @@ def intra_list_diversity(lists: DataFrame, sim_of) -> DataFrame:
     return users.join(ild, "query_id", "left")
 
 
-def serendipity(lists: DataFrame, train: DataFrame, sim_of) -> tuple[DataFrame, DataFrame]:
+def serendipity(
+    lists: DataFrame, train: DataFrame, sim_of, largest_relevance: float = 1.0
+) -> tuple[DataFrame, DataFrame]:
     """Per (user, item) and per user serendipity.
 
     Args:
         lists: ``query_id, doc_id[, relevance]`` recommendation rows.
         train: ``query_id, doc_id`` training interactions.
         sim_of: as for :func:`intra_list_diversity`.
+        largest_relevance: the largest ``|relevance|`` of ``lists`` (1 without the
+            column): the per-user means' terms lie within it times
+            :data:`SERENDIPITY_TERM_BOUND`.
 
     Returns:
         ``(per_item, per_user)``: ``query_id, doc_id, serendipity`` and
@@ -228,5 +234,8 @@ def serendipity(lists: DataFrame, train: DataFrame, sim_of) -> tuple[DataFrame, 
         F.col("i").alias("doc_id"),
         (F.col("rel") * F.col("u")).alias("serendipity"),
     )
-    per_user = per_item.groupBy("query_id").agg(sorted_mean("serendipity").alias("serendipity"))
+    bound = SERENDIPITY_TERM_BOUND * max(1.0, largest_relevance)
+    per_user = per_item.groupBy("query_id").agg(
+        bounded_mean("serendipity", bound).alias("serendipity")
+    )
     return per_item, per_user

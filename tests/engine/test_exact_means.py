@@ -18,7 +18,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from sparkeval.diversity.evaluate import evaluate_diversity
-from sparkeval.exact_means import bounded_mean, exact_totals, sorted_mean
+from sparkeval.exact_means import bounded_mean, bounded_totals, exact_totals
 from sparkeval.spark import session_settings
 
 pytestmark = pytest.mark.spark
@@ -80,28 +80,6 @@ def test_several_columns_in_one_job(spark):
     assert exact_totals(frame.where("run = 'none'"), ["u"]) == {}
 
 
-def test_sorted_mean_is_the_same_for_every_partitioning(spark):
-    rng = np.random.default_rng(5)
-    values = [float(v) for v in rng.normal(0, 1e6, 300)] + [None] * 5
-    keys = [f"g{i % 3}" for i in range(len(values))]
-    seen = set()
-    for partitions, seed in [(1, 0), (4, 1), (9, 2)]:
-        frame = _frame(spark, values, keys, partitions, seed)
-        rows = frame.groupBy("k").agg(sorted_mean("x").alias("m")).collect()
-        seen.add(tuple(sorted((r["k"], r["m"]) for r in rows)))
-    assert len(seen) == 1
-    expected = {}
-    for key in ("g0", "g1", "g2"):
-        group = sorted(v for v, k in zip(values, keys, strict=True) if k == key and v is not None)
-        total = 0.0
-        for v in group:  # ascending, left to right
-            total += v
-        expected[key] = total / len(group)
-    assert dict(seen.pop()) == expected
-    empty = spark.createDataFrame([("e", None)], "k string, x double")
-    assert empty.groupBy("k").agg(sorted_mean("x").alias("m")).first()["m"] is None
-
-
 def test_bounded_mean_is_the_same_for_every_partitioning(spark):
     rng = np.random.default_rng(8)
     values = [float(v) for v in rng.uniform(-1, 1, 400)] + [None] * 3
@@ -115,13 +93,36 @@ def test_bounded_mean_is_the_same_for_every_partitioning(spark):
     for key, mean in seen.pop():
         group = [v for v, k in zip(values, keys, strict=True) if k == key and v is not None]
         assert mean == pytest.approx(_exact_mean(group), rel=1e-15, abs=1e-17)
-    odd = spark.createDataFrame(
-        [("a", 0.1), ("a", 0.2), ("a", 0.3), ("n", math.nan), ("n", 0.5), ("e", None)],
-        "k string, x double",
-    )
+    rows = [("a", 0.1), ("a", 0.2), ("a", 0.3), ("n", math.nan), ("n", 0.5), ("e", None)]
+    odd = spark.createDataFrame([*rows, ("b", 0.5), ("b", 1.5)], "k string, x double")
     found = dict(odd.groupBy("k").agg(bounded_mean("x", 1.0).alias("m")).collect())
     assert found["a"] == 0.6 / 3  # the exact sum rounds to 0.6
     assert math.isnan(found["n"]) and found["e"] is None
+    assert math.isnan(found["b"])  # a value beyond the bound
+
+
+def test_bounded_totals_are_the_same_for_every_partitioning(spark):
+    rng = np.random.default_rng(9)
+    values = [float(v) for v in rng.uniform(-2, 2, 500)] + [None] * 4
+    seen = set()
+    for partitions, seed in [(1, 0), (6, 1), (13, 2)]:
+        frame = _frame(spark, values, partitions=partitions, seed=seed)
+        found = bounded_totals(frame, {"x": 2.0})["x"]
+        seen.add((found.total, found.mean, found.count, found.rows))
+    assert len(seen) == 1
+    total, mean, count, rows = seen.pop()
+    defined = [v for v in values if v is not None]
+    assert (count, rows) == (500, 504)
+    # each term is cut below 2^-61: the sum is the exact one to far below a double's ulp
+    assert total == pytest.approx(math.fsum(defined), rel=1e-15, abs=1e-16)
+    assert mean == pytest.approx(_exact_mean(defined), rel=1e-15, abs=1e-17)
+    small = spark.createDataFrame([(0.1,), (0.2,), (0.3,), (None,)], "x double")
+    found = bounded_totals(small, {"x": 1.0})["x"]
+    assert (found.total, found.mean, found.count, found.rows) == (0.6, 0.2, 3, 4)
+    odd = spark.createDataFrame([(0.5, 1.0), (math.nan, 3.0)], "x double, y double")
+    found = bounded_totals(odd, {"x": 1.0, "y": 2.0})
+    assert math.isnan(found["x"].total)  # a NaN: the IEEE sum
+    assert found["y"].total == 4.0  # beyond the bound: the IEEE sum
 
 
 def _partitioned(partitions: int) -> dict[str, str]:
