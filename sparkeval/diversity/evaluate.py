@@ -27,7 +27,7 @@ from sparkeval.diversity.inter_user import (
     mean_jaccard,
 )
 from sparkeval.diversity.intra_list import (
-    SERENDIPITY_TERM_BOUND,
+    DISSIMILARITY_BOUND,
     SIMILARITIES,
     intra_list_diversity,
     item_similarity,
@@ -121,7 +121,7 @@ def evaluate_diversity(
     if sim is not None:
         ild = intra_list_diversity(lists, sim_of)
         per_user = per_user.join(ild, "query_id", "left")
-        mean, short = _mean_and_nulls(ild, "intra_list_diversity", SERENDIPITY_TERM_BOUND)
+        mean, short = _mean_and_nulls(ild, "intra_list_diversity", DISSIMILARITY_BOUND)
         summary["intra_list_diversity"] = {
             "similarity": sim,
             "mean": mean,
@@ -143,7 +143,7 @@ def evaluate_diversity(
         largest = _largest_relevance(lists)
         _per_item, ser_user = serendipity(lists, train, sim_of, largest)
         per_user = per_user.join(ser_user, "query_id", "left")
-        bound = SERENDIPITY_TERM_BOUND * largest
+        bound = DISSIMILARITY_BOUND * largest
         mean, without_train = _mean_and_nulls(ser_user, "serendipity", bound)
         summary["serendipity"] = {
             "similarity": sim,

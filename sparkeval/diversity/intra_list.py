@@ -42,7 +42,7 @@ SIMILARITIES: tuple[str, ...] = ("cooccurrence", "cosine", "jaccard", "minhash")
 SIMILARITY_BOUND = 2.0
 #: |1 - mean similarity| is at most this: the bound of intra-list diversity, and of a
 #: serendipity term per unit of relevance
-SERENDIPITY_TERM_BOUND = 1.0 + SIMILARITY_BOUND
+DISSIMILARITY_BOUND = 1.0 + SIMILARITY_BOUND
 
 
 def _pairs_cooccurrence(pairs: DataFrame, train: DataFrame) -> DataFrame:
@@ -210,7 +210,7 @@ def serendipity(
         sim_of: as for :func:`intra_list_diversity`.
         largest_relevance: the largest ``|relevance|`` of ``lists`` (1 without the
             column): the per-user means' terms lie within it times
-            :data:`SERENDIPITY_TERM_BOUND`.
+            :data:`DISSIMILARITY_BOUND`.
 
     Returns:
         ``(per_item, per_user)``: ``query_id, doc_id, serendipity`` and
@@ -234,7 +234,7 @@ def serendipity(
         F.col("i").alias("doc_id"),
         (F.col("rel") * F.col("u")).alias("serendipity"),
     )
-    bound = SERENDIPITY_TERM_BOUND * max(1.0, largest_relevance)
+    bound = DISSIMILARITY_BOUND * max(1.0, largest_relevance)
     per_user = per_item.groupBy("query_id").agg(
         bounded_mean("serendipity", bound).alias("serendipity")
     )
