@@ -10,9 +10,9 @@ Two order-free forms replace them:
   exact partial sums (an integer times a power of two,
   :func:`~sparkeval.engine.worker.exact_summary.exact_double_sum`), and the driver
   adds them as integers and rounds once.  The mean is the correctly rounded
-  ``sum / n``, e.g. the mean of 0.1, 0.2 and 0.3 is 0.2 exactly as
-  ``float(Fraction(0.1) + Fraction(0.2) + Fraction(0.3)) / 3`` rounds it, not the
-  0.20000000000000004 of adding them left to right.
+  ``sum / n``, e.g. the mean of 0.1, 0.2 and 0.3 is 0.2, as
+  ``float((Fraction(0.1) + Fraction(0.2) + Fraction(0.3)) / 3)`` rounds it, not the
+  0.20000000000000004 of adding them left to right and dividing.
 * :func:`bounded_mean` and :func:`bounded_totals`, for terms known to lie within a
   bound (similarities in [-1, 1], entropy terms, novelty): each term is turned into
   a fixed-point whole number and summed exactly as longs by Spark, streaming, with
