@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from sparkeval.exact_means import bounded_totals
@@ -166,14 +166,10 @@ def mean_jaccard(
     sample = spark.createDataFrame(
         [(int(a), int(b)) for a, b in zip(first, second, strict=True)], "ia long, ib long"
     )
-    # users numbered in the order of their ids: the same sample for every partitioning
-    index = (
-        sizes.select("query_id")
-        .orderBy("query_id")
-        .rdd.map(lambda r: r[0])
-        .zipWithIndex()
-        .toDF(["query_id", "idx"])
-    )
+    # users numbered in the order of their ids: the same sample for every partitioning;
+    # a window over all users (one partition), which Spark Connect runs as well
+    number = F.row_number().over(Window.orderBy("query_id")) - F.lit(1)
+    index = sizes.select("query_id", number.cast(spark_type("long")).alias("idx"))
     sets = lists.groupBy("query_id").agg(F.collect_set("doc_id").alias("items"))
     indexed = index.join(sets, "query_id").select("idx", "items")
     a = indexed.select(F.col("idx").alias("ia"), F.col("items").alias("A"))

@@ -165,3 +165,60 @@ def test_the_python_api_on_a_connect_session(connect_server, spark, tmp_path) ->
     assert all(0 < estimate < 1 << 20 for estimate in estimates)
     assert made_in == ["DeferredBlobs"] * 3 and same
     assert per_query == [list(row) for row in classic.ordered_per_query.collect()]
+
+
+#: the other commands on the collection and on tiny tables (argv after the command)
+OTHER_COMMANDS = {
+    "diversity": ["--run", "recs.csv", "--train", "recs.csv", "--k", "2"],
+    # more co-occurring user pairs than the limit: the mean Jaccard of sampled pairs
+    "diversity-sampled": [
+        "--run", "recs.csv", "--train", "recs.csv", "--k", "2",
+        "--exact-pair-limit", "0", "--sample-pairs", "50",
+    ],
+    "rank-distance": ["--runs", "run_strong.txt", "run_weak.txt", "--baseline", "weak"],
+    "rating-errors": ["--predictions", "predictions.csv", "--truth", "truth.csv"],
+    "compare": [
+        "--per-query", "evaluated", "--baseline", "weak", "--runs", "run_strong.txt",
+        "run_medium.txt", "run_weak.txt", "--permutations", "200", "--bootstrap", "200",
+        "--no-plots",
+    ],
+}  # fmt: skip
+
+
+def _without_timings(value, prefix: str):
+    """A summary with its timings left out and the input directory ``prefix`` cut from
+    its paths (a Connect session names inputs by their absolute paths)."""
+    if isinstance(value, dict):
+        return {k: _without_timings(v, prefix) for k, v in value.items() if "timing" not in k}
+    if isinstance(value, list):
+        return [_without_timings(v, prefix) for v in value]
+    return value.replace(prefix, "") if isinstance(value, str) else value
+
+
+@pytest.mark.parametrize("name", list(OTHER_COMMANDS))
+def test_every_other_command_gives_what_a_classic_session_gives(
+    connect_server, inputs, name
+) -> None:
+    (inputs / "recs.csv").write_text(
+        "user_id,item_id,score\nu1,a,0.9\nu1,b,0.8\nu2,a,0.7\nu2,b,0.6\nu3,c,0.5\n"
+    )
+    (inputs / "predictions.csv").write_text("user,item,prediction\nu1,a,4.0\nu1,b,2.5\nu2,a,3\n")
+    (inputs / "truth.csv").write_text("user,item,rating\nu1,a,5.0\nu1,b,2.0\nu2,a,3.0\n")
+    if name == "compare" and not (inputs / "evaluated").exists():
+        done = run_job(evaluate_argv("evaluated", "--master", "local[2]"), inputs)
+        assert done.returncode == 0, done.stderr[-3000:]
+    command = name.removesuffix("-sampled")
+    argv = [*CLI, command, *OTHER_COMMANDS[name]]
+    remote = run_job([*argv, "--out", f"{name}-remote", "--remote", connect_server], inputs)
+    assert remote.returncode == 0, remote.stderr[-3000:]
+    classic = run_job([*argv, "--out", f"{name}-classic", "--master", "local[2]"], inputs)
+    assert classic.returncode == 0, classic.stderr[-3000:]
+    got, expected = (inputs / f"{name}-{kind}" for kind in ("remote", "classic"))
+    prefix = f"{inputs}/"
+    summaries = [_without_timings(json.loads((d / "summary.json").read_text()), prefix)
+                 for d in (got, expected)]  # fmt: skip
+    assert summaries[0] == summaries[1]
+    tables = sorted(p.name for p in expected.glob("*.parquet") if p.name != "summary.parquet")
+    assert tables == sorted(p.name for p in got.glob("*.parquet") if p.name != "summary.parquet")
+    for table in tables:
+        assert pq.read_table(got / table).equals(pq.read_table(expected / table)), table
