@@ -177,6 +177,7 @@ OTHER_COMMANDS = {
     ],
     "rank-distance": ["--runs", "run_strong.txt", "run_weak.txt", "--baseline", "weak"],
     "rating-errors": ["--predictions", "predictions.csv", "--truth", "truth.csv"],
+    "near-duplicates": ["--docs", "docs.csv", "--method", "minhash", "--threshold", "0.5"],
     "compare": [
         "--per-query", "evaluated", "--baseline", "weak", "--runs", "run_strong.txt",
         "run_medium.txt", "run_weak.txt", "--permutations", "200", "--bootstrap", "200",
@@ -204,6 +205,11 @@ def test_every_other_command_gives_what_a_classic_session_gives(
     )
     (inputs / "predictions.csv").write_text("user,item,prediction\nu1,a,4.0\nu1,b,2.5\nu2,a,3\n")
     (inputs / "truth.csv").write_text("user,item,rating\nu1,a,5.0\nu1,b,2.0\nu2,a,3.0\n")
+    (inputs / "docs.csv").write_text(
+        "doc_id,text\nd1,the quick brown fox jumps over the lazy dog\n"
+        "d2,the quick brown fox jumps over the lazy dog today\n"
+        "d3,an entirely different sentence about spark and data\n"
+    )
     if name == "compare" and not (inputs / "evaluated").exists():
         done = run_job(evaluate_argv("evaluated", "--master", "local[2]"), inputs)
         assert done.returncode == 0, done.stderr[-3000:]
@@ -222,3 +228,6 @@ def test_every_other_command_gives_what_a_classic_session_gives(
     assert tables == sorted(p.name for p in got.glob("*.parquet") if p.name != "summary.parquet")
     for table in tables:
         assert pq.read_table(got / table).equals(pq.read_table(expected / table)), table
+    if name == "near-duplicates":  # d1's 7 word 3-shingles are 7 of d2's 8
+        pairs = pq.read_table(got / "pairs.parquet").to_pylist()
+        assert [(p["doc_a"], p["doc_b"]) for p in pairs] == [("d1", "d2")]
