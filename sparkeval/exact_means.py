@@ -33,17 +33,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 
-from sparkeval.engine.worker.exact_summary import exact_double_sum
+from sparkeval.engine.worker.exact_summary import encode_partial, sum_partials
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-
-#: the partial sum of a partition's group holding an infinite or NaN value is that
-#: value's text (``inf``, ``-inf``, ``nan``); the exact ones are ``n:e`` (n · 2^e)
-_NON_FINITE = ("inf", "-inf", "nan")
 
 
 @dataclass(frozen=True)
@@ -117,7 +112,7 @@ def partial_sums_of(key_names: Sequence[str], value_names: Sequence[str]):
                 out["column"].append(index)
                 out["n"].append(len(defined))
                 out["rows"].append(len(listed))
-                out["total"].append(_encode(defined))
+                out["total"].append(encode_partial(defined))
         yield pa.record_batch(
             {
                 **{k: pa.array(out[k], pa.string()) for k in keys},
@@ -129,15 +124,6 @@ def partial_sums_of(key_names: Sequence[str], value_names: Sequence[str]):
         )
 
     return partial_sums
-
-
-def _encode(values: np.ndarray) -> str:
-    """A partial sum as text: ``n:e`` when every value is finite, else the IEEE sum."""
-    values = values.astype(np.float64, copy=False)
-    if np.isfinite(values).all():
-        n, e = exact_double_sum(values)
-        return f"{n}:{e}"
-    return repr(float(values.sum()))
 
 
 def combine_partials(
@@ -168,20 +154,11 @@ def combine_partials(
 
 def _total(partials: list[str], count: int, rows: int) -> ExactTotal:
     """The exact total and mean of a column's partial sums."""
-    non_finite = [float(p) for p in partials if p in _NON_FINITE]
-    if non_finite:
-        signs = {math.copysign(1.0, v) for v in non_finite if not math.isnan(v)}
-        mixed = any(map(math.isnan, non_finite)) or len(signs) > 1
-        total = math.nan if mixed else non_finite[0]
+    total = sum_partials(partials)
+    if isinstance(total, float):  # an infinity or NaN
         return ExactTotal(total, count, rows, total / count if count else math.nan)
-    exact = sum((_fraction(p) for p in partials), Fraction(0))
-    mean = float(exact / count) if count else math.nan
-    return ExactTotal(float(exact), count, rows, mean)
-
-
-def _fraction(text: str) -> Fraction:
-    n, e = text.split(":")
-    return Fraction(int(n)) * Fraction(2) ** int(e)
+    mean = float(total / count) if count else math.nan
+    return ExactTotal(float(total), count, rows, mean)
 
 
 #: a :func:`bounded_mean` term x becomes the whole number ``v = trunc(x · 2^k)`` held

@@ -13,8 +13,10 @@ import pytest
 
 from sparkeval.engine.worker.exact_summary import (
     combine,
+    encode_partial,
     exact_double_sum,
     partition_sums,
+    sum_partials,
     to_float,
 )
 from sparkeval.measures.names import parse_measures
@@ -92,3 +94,13 @@ def test_undefined_values_and_infinities() -> None:
     assert stats["rows_in_unevaluated_queries"] == 3
     table = wide(["r", "r"], [1.0, math.inf])
     assert combine(partition_sums(table, measures).to_pylist(), measures)["r"]["v0"] == math.inf
+
+
+def test_partials_with_infinities_and_nan_sum_as_ieee_addition_does() -> None:
+    exact_part = encode_partial(np.array([0.1, 0.2]))
+    assert sum_partials([exact_part, encode_partial(np.array([0.3]))]) == exact([0.1, 0.2, 0.3])
+    assert sum_partials([exact_part, encode_partial(np.array([math.inf]))]) == math.inf
+    # +inf in one partition and -inf in another: NaN, as inf + -inf is
+    opposite = [encode_partial(np.array([math.inf])), encode_partial(np.array([-math.inf, 1.0]))]
+    assert math.isnan(sum_partials(opposite))
+    assert math.isnan(sum_partials([exact_part, encode_partial(np.array([math.nan]))]))

@@ -71,8 +71,9 @@ def _fraction(parts: tuple[int, int]) -> Fraction:
     return Fraction(n) * Fraction(2) ** e
 
 
-def _encode(values: np.ndarray) -> str:
+def encode_partial(values: np.ndarray) -> str:
     """A partial sum as text: ``"n:e"`` when exact, else the float sum (inf or nan)."""
+    values = values.astype(np.float64, copy=False)
     if np.isfinite(values).all():
         n, e = exact_double_sum(values)
         return f"{n}:{e}"
@@ -123,7 +124,7 @@ def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBat
             defined = pc.drop_null(column).to_numpy()
             if m.spec.aggregate == "gmean":
                 defined = np.log(np.maximum(defined, GMEAN_FLOOR))
-            emit(run, value_sum_key(i), len(defined), _encode(defined))
+            emit(run, value_sum_key(i), len(defined), encode_partial(defined))
             emit(
                 run,
                 undefined_count_key(i),
@@ -168,11 +169,18 @@ def combine(rows: Sequence[Any], measures: Sequence[Measure]) -> dict[str, dict[
     return stats
 
 
+def sum_partials(partials: Sequence[str]) -> Fraction | float:
+    """The sum of :func:`encode_partial` texts: exact when every one is, else the IEEE
+    sum of the infinite and NaN ones (an infinity, or NaN for NaN or inf + -inf)."""
+    non_finite = [float(p) for p in partials if ":" not in p]
+    if not non_finite:
+        return sum((_fraction(_parse(p)) for p in partials), Fraction(0))
+    signs = {math.copysign(1.0, v) for v in non_finite if not math.isnan(v)}
+    return math.nan if any(map(math.isnan, non_finite)) or len(signs) > 1 else non_finite[0]
+
+
 def _value(partials: list[str], defined: int, aggregate: str) -> float:
-    if all(":" in p for p in partials):
-        total: float | Fraction = sum((_fraction(_parse(p)) for p in partials), Fraction(0))
-    else:  # an infinite or NaN value: no exact sum
-        total = math.fsum(to_float(_parse(p)) if ":" in p else float(p) for p in partials)
+    total = sum_partials(partials)
     mean = float(total if aggregate == "sum" else total / defined)
     return math.exp(mean) if aggregate == "gmean" else mean
 
