@@ -66,7 +66,7 @@ def evaluate_diversity(
     Args:
         lists: ``query_id, doc_id[, relevance]`` recommendation rows (already cut to k);
             cached here (``lists.cache()``), for the caller to ``unpersist()`` once
-            done with ``per_user``.
+            done with ``per_user``, which is cached too (unpersist it as well).
         train: ``query_id, doc_id`` training interactions.
         features: ``doc_id, features`` item features (array column).
         similarity: item similarity for ILD/serendipity (see
@@ -118,15 +118,12 @@ def evaluate_diversity(
         assert sim is not None  # only called when a similarity is available
         return item_similarity(pairs, sim, train=train, features=features, hasher=hasher)
 
+    # the per-user means are taken from per_user once it is cached (below)
+    bounds: dict[str, float] = {}
     if sim is not None:
-        ild = intra_list_diversity(lists, sim_of)
-        per_user = per_user.join(ild, "query_id", "left")
-        mean, short = _mean_and_nulls(ild, "intra_list_diversity", DISSIMILARITY_BOUND)
-        summary["intra_list_diversity"] = {
-            "similarity": sim,
-            "mean": mean,
-            "users_with_fewer_than_2_items": short,
-        }
+        per_user = per_user.join(intra_list_diversity(lists, sim_of), "query_id", "left")
+        bounds["intra_list_diversity"] = DISSIMILARITY_BOUND
+        summary["intra_list_diversity"] = {"similarity": sim}
     else:
         per_user = per_user.withColumn(
             "intra_list_diversity", F.lit(None).cast(spark_type("double"))
@@ -143,18 +140,11 @@ def evaluate_diversity(
         largest = _largest_relevance(lists)
         _per_item, ser_user = serendipity(lists, train, sim_of, largest)
         per_user = per_user.join(ser_user, "query_id", "left")
-        bound = DISSIMILARITY_BOUND * largest
-        mean, without_train = _mean_and_nulls(ser_user, "serendipity", bound)
-        summary["serendipity"] = {
-            "similarity": sim,
-            "mean_over_users": mean,
-            "users_without_train_rows": without_train,
-            "relevance": "column relevance" if "relevance" in lists.columns else "1 for every item",
-        }
+        bounds["serendipity"] = DISSIMILARITY_BOUND * largest
+        summary["serendipity"] = {"similarity": sim}
     else:
         per_user = per_user.withColumn("serendipity", F.lit(None).cast(spark_type("double")))
         skipped["serendipity"] = "needs --train and an item similarity"
-    summary["skipped"] = skipped
     per_user = per_user.select(
         "query_id",
         "list_length",
@@ -162,16 +152,24 @@ def evaluate_diversity(
         "intra_list_diversity",
         "novelty",
         "serendipity",
-    )
+    ).cache()
+    # one job fills the cache and takes the per-user means from it; the caller's rows
+    # come from the cache too, so the item pairs are joined and scored once
+    means = bounded_totals(per_user, bounds) if bounds else {}
+    if "intra_list_diversity" in means:
+        ild = means["intra_list_diversity"]
+        summary["intra_list_diversity"].update(
+            mean=ild.mean, users_with_fewer_than_2_items=ild.rows - ild.count
+        )
+    if "serendipity" in means:
+        ser = means["serendipity"]
+        summary["serendipity"].update(
+            mean_over_users=ser.mean,
+            users_without_train_rows=ser.rows - ser.count,
+            relevance="column relevance" if "relevance" in lists.columns else "1 for every item",
+        )
+    summary["skipped"] = skipped
     return per_user, summary
-
-
-def _mean_and_nulls(per_user: DataFrame, column: str, bound: float) -> tuple[float, int]:
-    """The mean of ``column`` over its non-null values (NaN when none), whose values lie
-    within ``bound``, exact (:func:`~sparkeval.exact_means.bounded_totals`), and its
-    null count."""
-    value = bounded_totals(per_user, {column: bound})[column]
-    return value.mean, value.rows - value.count
 
 
 def _largest_relevance(lists: DataFrame) -> float:

@@ -68,6 +68,7 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
         + (f", {features_path}" if features_path else "")
         + "; computing the measures"
     )
+    per_user = None
     try:
         per_user, summary = evaluate_diversity(
             spark,
@@ -95,5 +96,8 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
             }
             write_summary(staging, summary, "diversity", config.input_paths())
     finally:
-        lists.unpersist()  # evaluate_diversity cached it; a running session keeps going
+        # evaluate_diversity cached both; a running session keeps going
+        if per_user is not None:
+            per_user.unpersist()
+        lists.unpersist()
     return summary

@@ -135,6 +135,7 @@ def _diversity(spark, lists, train, partitions, **options):
         cached = lists.select("*")
         per_user, summary = evaluate_diversity(spark, cached, train=train, **options)
         rows = per_user.toPandas().sort_values("query_id").reset_index(drop=True)
+        per_user.unpersist()
         cached.unpersist()
     return rows, summary
 
