@@ -216,3 +216,38 @@ def test_relevance_column_is_optional(spark):
         reco, train, lambda p: item_similarity(p, "cooccurrence", train=train)
     )
     assert per_item.select(F.col("serendipity")).first()[0] == 1.0
+
+
+def test_the_per_user_table_is_scored_once_and_read_from_its_cache(spark):
+    """The summary's means and the caller's rows come from one cached per-user table:
+    once evaluate_diversity returns, reading the rows is one job, and the summary's
+    means are the exact means of those rows (the Recommenders fixture's values)."""
+    from sparkeval.diversity.evaluate import evaluate_diversity
+    from tests.job_groups import jobs_run
+
+    train = spark.createDataFrame(
+        list(zip(TRAIN["UserId"], TRAIN["ItemId"], strict=True)), "query_id long, doc_id long"
+    )
+    lists = spark.createDataFrame(
+        list(zip(RECO["UserId"], RECO["ItemId"], RECO["Relevance"], strict=True)),
+        "query_id long, doc_id long, relevance long",
+    )
+    per_user, summary = evaluate_diversity(spark, lists, train=train)
+    try:
+        assert per_user.storageLevel.useMemory
+        found: list = []
+        assert jobs_run(spark, "diversity-rows", lambda: found.extend(per_user.collect())) == 1
+    finally:
+        per_user.unpersist()
+        lists.unpersist()
+    assert not per_user.storageLevel.useMemory
+    rows = sorted(found)
+    assert [r.query_id for r in rows] == [1, 2, 3]
+    ild = [r.intra_list_diversity for r in rows]
+    ser = [r.serendipity for r in rows]
+    np.testing.assert_allclose(ild, [0.29289, 1.0, 0.0], atol=1e-5)
+    np.testing.assert_allclose(ser, [0.363915, 0.53455, 0.403775], atol=1e-5)
+    assert summary["intra_list_diversity"]["mean"] == pytest.approx(math.fsum(ild) / 3, abs=1e-15)
+    assert summary["serendipity"]["mean_over_users"] == pytest.approx(0.43408, abs=1e-5)
+    assert summary["serendipity"]["mean_over_users"] == pytest.approx(math.fsum(ser) / 3, abs=1e-15)
+    assert summary["serendipity"]["users_without_train_rows"] == 0
