@@ -19,17 +19,16 @@ Example: exposures (1, 2, 2, 1) give p = (1/6, 1/3, 1/3, 1/6) and an entropy of
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparkeval.exact_means import bounded_mean, bounded_totals
 from sparkeval.information import spark_plogp
 
-#: whole numbers summed exactly (38 digits)
-WHOLE = "decimal(38,0)"
 #: item novelty -log2(t_i / T) is at most log2 T < 64 (T, the training rows, is a long)
 NOVELTY_BOUND = 64.0
 
@@ -62,38 +61,59 @@ def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
         "distributional_coverage": float(entropy),
     }
     if catalogue is not None:
-        cat = catalogue.select("doc_id").distinct()
-        size = cat.count()
-        covered = exposure.join(cat, "doc_id").count()
+        # every item of the catalogue or the lists, its exposure 0 when unrecommended
+        cat = catalogue.select("doc_id").distinct().withColumn("_listed", F.lit(1))
+        items = cat.join(exposure, "doc_id", "full_outer")
+        x = F.coalesce(F.col("n"), F.lit(0))
+        listed = F.col("_listed").isNotNull()
+        blocks = (
+            items.groupBy(x.alias("x"))
+            .agg(
+                F.count(F.lit(1)).alias("c"),
+                F.count("_listed").alias("listed"),
+                F.count(F.when(listed & F.col("n").isNotNull(), F.lit(1))).alias("covered"),
+            )
+            .collect()
+        )
+        size = sum(int(row["listed"]) for row in blocks)
+        covered = sum(int(row["covered"]) for row in blocks)
         result["catalog_items"] = size
         result["catalog_coverage"] = covered / size if size else math.nan
         result["recommended_outside_catalog"] = recommended - covered
-        values = cat.join(exposure, "doc_id", "full_outer").select(
-            F.coalesce(F.col("n"), F.lit(0)).alias("x")
-        )
         result["gini_over"] = "catalogue items (unrecommended ones count 0)"
     else:
+        blocks = exposure.groupBy(F.col("n").alias("x")).agg(F.count(F.lit(1)).alias("c")).collect()
         result["catalog_coverage"] = math.nan
-        values = exposure.select(F.col("n").alias("x"))
         result["gini_over"] = "recommended items (no catalogue given)"
-    # positions k of equal values form a block (s, s + c]: sum (2k - 1) = (s + c)^2 - s^2;
-    # the window runs over distinct exposure counts only, which are few
-    blocks = values.groupBy("x").agg(F.count(F.lit(1)).alias("c"))
-    before = F.coalesce(
-        F.sum("c").over(Window.orderBy("x").rowsBetween(Window.unboundedPreceding, -1)), F.lit(0)
-    )
-    blocks = blocks.withColumn("s", before)
-    # whole numbers, summed as decimals: exact, whatever the order
-    x, c, s = (F.col(name).cast(WHOLE) for name in ("x", "c", "s"))
-    g = blocks.agg(
-        F.sum(x * ((s + c) * (s + c) - s * s)).alias("s"),
-        F.sum(x * c).alias("sx"),
-        F.sum(c).alias("m"),
-    ).collect()[0]
-    m, sx = int(g["m"] or 0), int(g["sx"] or 0)
-    gini = Fraction(int(g["s"] or 0) - m * sx, m * sx) if m and sx else None
+    # one row per distinct exposure x (c items each): at most sqrt(2N) rows for N list
+    # rows, so they come to the driver, which adds whole numbers exactly
+    gini = gini_of_blocks([(int(row["x"]), int(row["c"])) for row in blocks])
     result["gini"] = float(gini) if gini is not None else math.nan
     return result
+
+
+def gini_of_blocks(blocks: Sequence[tuple[int, int]]) -> Fraction | None:
+    """The Gini of exposure, exact, from ``(x, c)`` blocks: ``c`` items exposed ``x``
+    times each (None without items or exposure).
+
+    Sorted ascending, the items of a block hold positions ``k`` in ``(s, s + c]`` (``s``
+    items before it), whose ``2k - 1`` add up to ``(s + c)^2 - s^2``; so
+    ``G = (sum_blocks x ((s + c)^2 - s^2) - m sum x) / (m sum x)`` with ``m`` items.
+
+    Example: exposures (1, 2, 2, 1) are blocks (1, 2), (2, 2):
+    (1·(4 - 0) + 2·(16 - 4) - 4·6) / (4·6) = 4/24 = 1/6.
+
+    >>> gini_of_blocks([(2, 2), (1, 2)])
+    Fraction(1, 6)
+    """
+    weighted = total = before = 0
+    for x, c in sorted(blocks):
+        weighted += x * ((before + c) ** 2 - before**2)
+        total += x * c
+        before += c
+    if not before or not total:
+        return None
+    return Fraction(weighted - before * total, before * total)
 
 
 def item_novelty(train: DataFrame) -> DataFrame:
