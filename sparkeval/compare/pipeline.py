@@ -328,7 +328,9 @@ def select_runs_and_measures(
     per_query: Any, options: CompareOptions
 ) -> tuple[list[str], list[str]]:
     """Validate the baseline, runs and measures against the table; return (runs, measures)."""
-    present_runs = sorted(r[0] for r in per_query.select("run_id").distinct().collect())
+    # the table's (run, measure) pairs are few: one job finds both lists
+    pairs = per_query.select("run_id", "measure").distinct().collect()
+    present_runs = sorted({row[0] for row in pairs})
     if options.baseline not in present_runs:
         raise ConfigError(
             f"baseline run {options.baseline!r} is not in the per-query table; runs: "
@@ -348,9 +350,7 @@ def select_runs_and_measures(
         raise ConfigError(
             f"nothing to compare: the per-query table holds only the baseline {options.baseline!r}"
         )
-    present = sorted(
-        (m[0] for m in per_query.select("measure").distinct().collect()), key=natural_order
-    )
+    present = sorted({row[1] for row in pairs}, key=natural_order)
     if options.measures:
         by_canon = {canonical_measure(m): m for m in present}
         measures = []
