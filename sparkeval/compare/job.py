@@ -64,7 +64,7 @@ def run_compare(spark: SparkSession, config: CompareConfig) -> CompareOutcome:
     extras = dict(load_extra_summary(p) for p in config.extra_summary)
     per_query = read_per_query(spark, config.per_query)
     stage("read", f"per-query table {config.per_query}")
-    runs_df = read_runs(spark, list(config.runs)) if config.runs else None
+    runs_df = read_runs(spark, list(config.runs))[0] if config.runs else None
     result = compare(
         spark, per_query, options, runs_df=runs_df, with_plots=not config.no_plots, say=stage
     )
@@ -79,8 +79,7 @@ def run_rank_distance(spark: SparkSession, config: RankDistanceConfig) -> dict[s
     options = CompareOptions(
         baseline=config.baseline, k=config.k, rbo_p=config.rbo_p, depth=config.depth
     )
-    runs_df = read_runs(spark, list(config.runs))
-    present = sorted(r[0] for r in runs_df.select("run_id").distinct().collect())
+    runs_df, present = read_runs(spark, list(config.runs))
     runs = compared_runs(present, config.baseline, config.compared)
     stage("read", f"{len(present)} run(s) in {', '.join(config.runs)}")
     table = rank_distance_table(spark, runs_df, options, runs).cache()

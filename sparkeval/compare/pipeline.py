@@ -268,8 +268,10 @@ def check_per_query(df: DataFrame, where: str = "per-query table") -> Any:
     )
 
 
-def read_runs(spark: SparkSession, paths: Sequence[str]) -> Any:
-    """Read runs in any input format (TREC text, Parquet, CSV, JSON Lines).
+def read_runs(spark: SparkSession, paths: Sequence[str]) -> tuple[Any, list[str]]:
+    """Read runs in any input format (TREC text, Parquet, CSV, JSON Lines): the rows
+    ``run_id, query_id, doc_id, score`` and their run ids, sorted (as the readers
+    found them: no job of their own).
 
     The readers of :mod:`sparkeval.io` do the parsing; a row they could not parse
     is an error naming the file and line.
@@ -280,7 +282,7 @@ def read_runs(spark: SparkSession, paths: Sequence[str]) -> Any:
     from sparkeval.io import read_runs as read_run_inputs
     from sparkeval.io.locate import with_line_number
 
-    df, _ = read_run_inputs(spark, list(paths))
+    df, run_ids = read_run_inputs(spark, list(paths))
     # one job finds both kinds of bad row; a row the readers could not parse comes first
     unscored = F.col("score").isNull() | F.isnan("score")
     found = (
@@ -298,7 +300,7 @@ def read_runs(spark: SparkSession, paths: Sequence[str]) -> Any:
         raise InputError(with_line_number(found["bad"]))
     if found is not None and found["unscored"] is not None:
         raise InputError(missing_score_message(*found["unscored"]))
-    return df.drop(BAD)
+    return df.drop(BAD), sorted(run_ids)
 
 
 # ----------------------------------------------------------------------------- pairing
