@@ -155,7 +155,11 @@ def evaluate_diversity(
     ).cache()
     # one job fills the cache and takes the per-user means from it; the caller's rows
     # come from the cache too, so the item pairs are joined and scored once
-    means = bounded_totals(per_user, bounds) if bounds else {}
+    try:
+        means = bounded_totals(per_user, bounds) if bounds else {}
+    except BaseException:
+        per_user.unpersist()  # the caller gets no table to unpersist
+        raise
     if "intra_list_diversity" in means:
         ild = means["intra_list_diversity"]
         summary["intra_list_diversity"].update(
