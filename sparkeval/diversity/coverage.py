@@ -85,7 +85,7 @@ def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
         blocks = exposure.groupBy(F.col("n").alias("x")).agg(F.count(F.lit(1)).alias("c")).collect()
         result["catalog_coverage"] = math.nan
         result["gini_over"] = "recommended items (no catalogue given)"
-    # one row per distinct exposure x (c items each): at most sqrt(2N) rows for N list
+    # one row per distinct exposure x (c items each): at most sqrt(2N) + 1 rows for N list
     # rows, so they come to the driver, which adds whole numbers exactly
     gini = gini_of_blocks([(int(row["x"]), int(row["c"])) for row in blocks])
     result["gini"] = float(gini) if gini is not None else math.nan
