@@ -64,9 +64,15 @@ def run_compare(spark: SparkSession, config: CompareConfig) -> CompareOutcome:
     extras = dict(load_extra_summary(p) for p in config.extra_summary)
     per_query = read_per_query(spark, config.per_query)
     stage("read", f"per-query table {config.per_query}")
-    runs_df = read_runs(spark, list(config.runs))[0] if config.runs else None
+    runs_df, run_ids = read_runs(spark, list(config.runs)) if config.runs else (None, None)
     result = compare(
-        spark, per_query, options, runs_df=runs_df, with_plots=not config.no_plots, say=stage
+        spark,
+        per_query,
+        options,
+        runs_df=runs_df,
+        with_plots=not config.no_plots,
+        say=stage,
+        run_ids=run_ids,
     )
     matched = match_conditions(conditions, result.measures)
     summary, failures = write_outputs(result, matched, extras, config.out, config.input_paths())

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -784,6 +784,7 @@ def compare(
     runs_df: DataFrame | None = None,
     with_plots: bool = True,
     say: Any = None,
+    run_ids: Collection[str] | None = None,
 ) -> ComparisonResult:
     """Compare every run of a per-query table with the baseline.
 
@@ -795,6 +796,8 @@ def compare(
             distances and exposure.
         with_plots: also collect the (bounded) samples the report plots need.
         say: ``say(stage, message)`` progress callback.
+        run_ids: the run ids ``runs_df`` holds, when the caller knows them (as
+            :func:`read_runs` returns them); else one job finds them.
 
     Returns:
         the comparison; ``result.deltas`` is a cached Spark DataFrame (unpersist it
@@ -841,7 +844,11 @@ def compare(
             ("run_id", "query_id", "doc_id"),
             "run table",
         )
-        present = {r[0] for r in runs_df.select("run_id").distinct().collect()}
+        present = (
+            set(run_ids)
+            if run_ids is not None
+            else {r[0] for r in runs_df.select("run_id").distinct().collect()}
+        )
         missing = [r for r in [options.baseline, *runs] if r not in present]
         if missing:
             raise InputError(f"run table: no rows for run(s) {', '.join(missing)}")
