@@ -224,32 +224,23 @@ def test_rank_distance_and_exposure(spark) -> None:
     res.rank_distance.unpersist()
 
 
-def test_run_ids_the_caller_knows_spare_the_job_that_finds_them(spark) -> None:
-    """Given the run table's run ids (as its readers return them), ``compare`` spares
-    the jobs of a distinct and gives the same rank distances; a compared run they lack
-    is still an error naming it."""
-    from tests.job_groups import jobs_run
-
+def test_the_run_ids_the_caller_knows_are_used_instead_of_a_job(spark) -> None:
+    """Given the run table's run ids (as its readers return them), ``compare`` checks
+    the compared runs against them rather than running a job to find them, and gives
+    what it gives without them; a compared run missing is an error naming it either way.
+    """
     runs = spark.createDataFrame(
         _runs_table(), "run_id string, query_id string, doc_id string, score double"
-    ).cache()
-    runs.count()
+    )
     per_query = spark.createDataFrame(
         [("base", "q1", "AP", 0.5), ("X", "q1", "AP", 0.6)],
         "run_id string, query_id string, measure string, value double",
     )
     opts = CompareOptions(baseline="base", permutations=16, bootstrap=10, k=3, rbo_p=0.9)
-    results = []
-
-    def call(**known):
-        results.append(compare(spark, per_query, opts, runs_df=runs, with_plots=False, **known))
-
-    call()  # a first call may run jobs later calls do not (plans Spark builds once)
-    given = jobs_run(spark, "compare-given-run-ids", lambda: call(run_ids=["X", "base"]))
-    found = jobs_run(spark, "compare-finds-run-ids", call)
-    # the distinct is two jobs under adaptive execution: its exchange's map stage, then
-    # the result
-    assert found - given == 2
+    results = [
+        compare(spark, per_query, opts, runs_df=runs, with_plots=False, **known)
+        for known in ({}, {"run_ids": ["X", "base"]})
+    ]
     tables = [r.rank_distance.toPandas().sort_values("query_id") for r in results]
     pd.testing.assert_frame_equal(
         tables[0].reset_index(drop=True), tables[1].reset_index(drop=True)
@@ -259,7 +250,10 @@ def test_run_ids_the_caller_knows_spare_the_job_that_finds_them(spark) -> None:
     for r in results:
         r.deltas.unpersist()
         r.rank_distance.unpersist()
+    # the ids given are what is checked: the table holds base, the ids do not
+    with pytest.raises(InputError, match="no rows for run\\(s\\) base"):
+        compare(spark, per_query, opts, runs_df=runs, with_plots=False, run_ids=["X"])
+    # without them, a job finds that the table lacks base
     only_x = runs.where("run_id = 'X'")
     with pytest.raises(InputError, match="no rows for run\\(s\\) base"):
-        compare(spark, per_query, opts, runs_df=only_x, with_plots=False, run_ids=["X"])
-    runs.unpersist()
+        compare(spark, per_query, opts, runs_df=only_x, with_plots=False)
