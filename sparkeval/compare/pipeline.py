@@ -688,19 +688,20 @@ def exposure_divergence(
     )
     shares = counts.join(totals, "run_id").withColumn("p", F.col("c") / F.col("slots"))
     shares = shares.cache()
-    # sums of the terms, exact: the same bits for every partitioning
-    plogp = exact_totals(
-        shares.select("run_id", spark_plogp(F.col("p")).alias("plogp")), ["plogp"], ["run_id"]
+    # one job: the sums of the terms, exact (the same bits for every partitioning), and
+    # each run's slots (the sum of its whole counts, exact below 2**53) and items (rows)
+    entropy_terms = exact_totals(
+        shares.select("run_id", spark_plogp(F.col("p")).alias("plogp"), "c"),
+        ["plogp", "c"],
+        ["run_id"],
     )
     per_run = {
-        row["run_id"]: {
-            "entropy": -plogp[(row["run_id"],)]["plogp"].total,
-            "slots": int(row["slots"]),
-            "items": int(row["items"]),
+        run: {
+            "entropy": -found["plogp"].total,
+            "slots": int(found["c"].total),
+            "items": found["c"].rows,
         }
-        for row in shares.groupBy("run_id")
-        .agg(F.first("slots").alias("slots"), F.first("items").alias("items"))
-        .collect()
+        for (run,), found in sorted(entropy_terms.items(), key=lambda item: str(item[0][0]))
     }
     run_ids = spark.createDataFrame([(r,) for r in runs], "run_id string")
     q = shares.filter(F.col("run_id") == baseline).select("doc_id", F.col("p").alias("q"))

@@ -215,6 +215,11 @@ def test_rank_distance_and_exposure(spark) -> None:
     exp = res.exposure
     assert exp["runs"]["base"]["entropy"] == pytest.approx(sps.entropy(p_base, base=2))
     assert exp["runs"]["X"]["entropy"] == pytest.approx(sps.entropy(p_x, base=2))
+    # top-3 slots filled, and distinct items in them: base d1 d2 d3 | d1; X d3 d1 d9 | d7
+    assert {r: (v["slots"], v["items"]) for r, v in exp["runs"].items()} == {
+        "base": (4, 3),
+        "X": (4, 4),
+    }
     vs = exp["vs_baseline"]["X"]
     assert vs["js"] == pytest.approx(jensenshannon(p_x, p_base, base=2) ** 2)
     assert vs["kl_run_baseline"] == math.inf and vs["kl_run_baseline_infinite"]
