@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -185,7 +186,9 @@ def _runs_table() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"])
 
 
-def test_rank_distance_and_exposure(spark) -> None:
+def _runs_and_one_query(spark) -> tuple[Any, Any, CompareOptions]:
+    """The run table of :func:`_runs_table`, a per-query table of one query and the
+    options of the rank-distance tests (k = 3)."""
     runs = spark.createDataFrame(
         _runs_table(), "run_id string, query_id string, doc_id string, score double"
     )
@@ -193,7 +196,15 @@ def test_rank_distance_and_exposure(spark) -> None:
         [("base", "q1", "AP", 0.5), ("X", "q1", "AP", 0.6)],
         "run_id string, query_id string, measure string, value double",
     )
-    opts = CompareOptions(baseline="base", permutations=16, bootstrap=10, k=3, rbo_p=0.9)
+    return (
+        runs,
+        per_query,
+        CompareOptions(baseline="base", permutations=16, bootstrap=10, k=3, rbo_p=0.9),
+    )
+
+
+def test_rank_distance_and_exposure(spark) -> None:
+    runs, per_query, opts = _runs_and_one_query(spark)
     res = compare(spark, per_query, opts, runs_df=runs, with_plots=False)
     rd = res.rank_distance.toPandas().set_index("query_id")
     assert rd.loc["q2", "status"] == "baseline_only" and rd.loc["q3", "status"] == "run_only"
@@ -234,14 +245,7 @@ def test_the_run_ids_the_caller_knows_are_used_instead_of_a_job(spark) -> None:
     the compared runs against them rather than running a job to find them, and gives
     what it gives without them; a compared run missing is an error naming it either way.
     """
-    runs = spark.createDataFrame(
-        _runs_table(), "run_id string, query_id string, doc_id string, score double"
-    )
-    per_query = spark.createDataFrame(
-        [("base", "q1", "AP", 0.5), ("X", "q1", "AP", 0.6)],
-        "run_id string, query_id string, measure string, value double",
-    )
-    opts = CompareOptions(baseline="base", permutations=16, bootstrap=10, k=3, rbo_p=0.9)
+    runs, per_query, opts = _runs_and_one_query(spark)
     results = [
         compare(spark, per_query, opts, runs_df=runs, with_plots=False, **known)
         for known in ({}, {"run_ids": ["X", "base"]})
