@@ -548,10 +548,17 @@ def with_tie_broken_rank(runs: Any, depth: int | None = None) -> Any:
     return with_rank(runs, ["run_id", "query_id"], depth)
 
 
-def _bucket_count(spark: SparkSession) -> int:
+def rank_distance_buckets(spark: SparkSession, runs_df: DataFrame) -> int:
+    """Buckets of each run's queries in :func:`rank_distance_table`: ``max(8, 4 × the
+    session's cores)``, or one per 4 MiB of Spark's size estimate of the run table when
+    that is fewer (each bucket is a Python task; a unit test's table is one per run).
+
+    Example: a 1 MiB run table is 1 bucket; 100 MiB on 2 cores, 8.
+    """
+    from sparkeval.engine.plans.spark_engine import bucket_count, plan_bytes
     from sparkeval.spark import parallelism
 
-    return max(8, 4 * parallelism(spark))
+    return bucket_count(max(8, 4 * parallelism(spark)), plan_bytes(runs_df, optimized=False))
 
 
 def rank_distance_table(
@@ -578,7 +585,7 @@ def rank_distance_table(
         .withColumn("side", F.lit("b"))
     )
     other = ranked.filter(F.col("run_id").isin(list(runs))).withColumn("side", F.lit("r"))
-    buckets = _bucket_count(spark)
+    buckets = rank_distance_buckets(spark, runs_df)
     both = (
         other.unionByName(base)
         .withColumn("_bucket", F.pmod(F.xxhash64("query_id"), F.lit(buckets)))

@@ -266,3 +266,21 @@ def test_the_run_ids_the_caller_knows_are_used_instead_of_a_job(spark) -> None:
     only_x = runs.where("run_id = 'X'")
     with pytest.raises(InputError, match="no rows for run\\(s\\) base"):
         compare(spark, per_query, opts, runs_df=only_x, with_plots=False)
+
+
+def test_rank_distances_do_not_depend_on_the_bucket_count(spark, monkeypatch) -> None:
+    """A unit test's run table is one bucket per run (one Python task, not eight), and
+    the rows and their summary are the same for any bucket count."""
+    runs, _, opts = _runs_and_one_query(spark)
+    assert pipeline.rank_distance_buckets(spark, runs) == 1
+    tables, summaries = [], []
+    for buckets in (1, 3, 8):
+        monkeypatch.setattr(pipeline, "rank_distance_buckets", lambda spark, df, b=buckets: b)
+        table = pipeline.rank_distance_table(spark, runs, opts, ["X"]).cache()
+        tables.append(table.toPandas().sort_values("query_id").reset_index(drop=True))
+        summaries.append(pipeline.rank_distance_summary(table, opts))
+        table.unpersist()
+    for table, summary in zip(tables[1:], summaries[1:], strict=True):
+        pd.testing.assert_frame_equal(table, tables[0])
+        assert summary == summaries[0]
+    assert list(tables[0]["query_id"]) == ["q1", "q2", "q3"]
