@@ -47,7 +47,7 @@ from sparkeval.compare.stats import (
 from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.exact_means import exact_totals
+from sparkeval.exact_means import ExactTotal, exact_totals
 from sparkeval.information import spark_plogp, spark_plogratio
 from sparkeval.spark import spark_type, to_pandas
 
@@ -630,6 +630,14 @@ _RD_SCHEMA = (
 )
 
 
+def _by_run(
+    totals: dict[tuple[str | None, ...], dict[str, ExactTotal]],
+) -> list[tuple[str, dict[str, ExactTotal]]]:
+    """:func:`~sparkeval.exact_means.exact_totals` keyed by ``run_id`` alone, as
+    ``(run, totals)`` pairs in run order."""
+    return sorted(((str(run), found) for (run,), found in totals.items()), key=lambda p: p[0])
+
+
 def _flag(condition: Any) -> Any:
     """1.0 where ``condition`` holds, else null: its count is the rows that hold it."""
     from pyspark.sql import functions as F
@@ -654,8 +662,8 @@ def rank_distance_summary(table: Any, options: CompareOptions) -> dict[str, Any]
     flags = [f"_is_{s}" for s in statuses]
     totals = exact_totals(flagged, [*DISTANCE_FIELDS, *flags, "_tau_undefined"], ["run_id"])
     runs: dict[str, Any] = {}
-    for (run,), found in sorted(totals.items(), key=lambda item: str(item[0][0])):
-        runs[str(run)] = {
+    for run, found in _by_run(totals):
+        runs[run] = {
             "mean": {
                 name: found[name].mean if found[name].count else None for name in DISTANCE_FIELDS
             },
@@ -690,9 +698,7 @@ def exposure_divergence(
         runs_df.filter(F.col("run_id").isin([baseline, *runs])), options.k
     )
     counts = ranked.groupBy("run_id", "doc_id").agg(F.count(F.lit(1)).alias("c"))
-    totals = counts.groupBy("run_id").agg(
-        F.sum("c").alias("slots"), F.count(F.lit(1)).alias("items")
-    )
+    totals = counts.groupBy("run_id").agg(F.sum("c").alias("slots"))
     shares = counts.join(totals, "run_id").withColumn("p", F.col("c") / F.col("slots"))
     shares = shares.cache()
     # one job: the sums of the terms, exact (the same bits for every partitioning), and
@@ -708,7 +714,7 @@ def exposure_divergence(
             "slots": int(found["c"].total),
             "items": found["c"].rows,
         }
-        for (run,), found in sorted(entropy_terms.items(), key=lambda item: str(item[0][0]))
+        for run, found in _by_run(entropy_terms)
     }
     run_ids = spark.createDataFrame([(r,) for r in runs], "run_id string")
     q = shares.filter(F.col("run_id") == baseline).select("doc_id", F.col("p").alias("q"))
@@ -734,11 +740,11 @@ def exposure_divergence(
     sums = exact_totals(terms, names, ["run_id"])
     shares.unpersist()
     vs: dict[str, Any] = {}
-    for (run,), found in sorted(sums.items(), key=lambda item: str(item[0][0])):
+    for run, found in _by_run(sums):
         total = {name: found[name].total for name in names[:4]}
         only_run, only_base = found["only_run"].count, found["only_base"].count
         js = 0.5 * total["p_m"] + 0.5 * total["q_m"]
-        vs[str(run)] = {
+        vs[run] = {
             "js": min(1.0, max(0.0, js)),
             "kl_run_baseline": math.inf if only_run else max(0.0, total["p_q"]),
             "kl_run_baseline_infinite": bool(only_run),
