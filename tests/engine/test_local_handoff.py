@@ -16,7 +16,12 @@ import sparkeval
 from sparkeval.cli import main
 from sparkeval.engine.plans import driver_plan
 from sparkeval.engine.transport import local_handoff
-from sparkeval.engine.transport.local_handoff import HANDOFF_KEY, handoff_enabled
+from sparkeval.engine.transport.local_handoff import (
+    HANDOFF_KEY,
+    SHARED_DIRECTORY_KEY,
+    handoff_enabled,
+    hands_files_over,
+)
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
 from tests.engine.test_direct_read import MEASURES, evaluate_argv, results, write_collection
 from tests.random_collection import random_collection
@@ -72,6 +77,82 @@ def test_the_local_session_hands_over_files(spark) -> None:
 
 def test_the_setting_turns_the_handoff_off(exchange) -> None:
     assert not handoff_enabled(exchange)
+
+
+@pytest.mark.parametrize(
+    "master,switch,shared,hands_over",
+    [
+        ("local[2]", None, None, True),
+        ("local[2]", "false", None, False),
+        ("spark://node:7077", None, None, False),
+        ("spark://node:7077", None, "  ", False),
+        ("spark://node:7077", None, "/shared/scratch", True),
+        ("yarn", "true", "/shared/scratch", True),
+        ("spark://node:7077", "false", "/shared/scratch", False),
+    ],
+)
+def test_other_masters_hand_files_over_only_into_a_shared_directory(
+    master, switch, shared, hands_over
+) -> None:
+    assert hands_files_over(master, switch, shared) is hands_over
+
+
+@pytest.fixture
+def shared_directory(spark, tmp_path):
+    """The session with a handoff directory of its own, for one test."""
+    directory = tmp_path / "shared"
+    directory.mkdir()
+    spark.conf.set(SHARED_DIRECTORY_KEY, str(directory))
+    yield directory
+    spark.conf.unset(SHARED_DIRECTORY_KEY)
+
+
+def test_a_shared_directory_holds_the_files_until_unpersist(
+    spark, tmp_path, monkeypatch, shared_directory
+) -> None:
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # not the driver's small-input path
+    data = write_collection(tmp_path / "data", 5, 53, 2)
+    run_df = spark.read.parquet(str(data / "runs.parquet"))
+    qrels_df = spark.read.parquet(str(data / "qrels.parquet")).toDF(
+        "query_id", "doc_id", "relevance"
+    )
+    ev = sparkeval.evaluate(spark, run_df, qrels_df, "AP,nDCG@10", buckets=3)
+    try:
+        (results_dir,) = shared_directory.iterdir()  # the handoff's files are gone already
+        assert results_dir.name.startswith("sparkeval-results-")
+        assert sorted(p.name for p in results_dir.iterdir())[0] == "wide-00000.arrow"
+        assert handoff_dirs(spark) == []  # nothing under spark.local.dir
+        shared = ev.ordered_per_query.toPandas()
+    finally:
+        ev.unpersist()
+    assert list(shared_directory.iterdir()) == []
+    spark.conf.unset(SHARED_DIRECTORY_KEY)
+    ev = sparkeval.evaluate(spark, run_df, qrels_df, "AP,nDCG@10", buckets=3)
+    try:
+        local = ev.ordered_per_query.toPandas()
+    finally:
+        ev.unpersist()
+    assert len(local) > 200
+    pd.testing.assert_frame_equal(shared, local, check_exact=True)
+
+
+def test_a_missing_shared_directory_is_a_configuration_error(
+    spark, tmp_path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setattr(driver_plan, "DRIVER_BYTES", -1)  # not the driver's small-input path
+    run, qrels = random_collection(6, queries=10, runs=1)
+    run.drop(columns="run_id").to_parquet(tmp_path / "run.parquet", index=False)
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    missing = tmp_path / "not-there"
+    spark.conf.set(SHARED_DIRECTORY_KEY, str(missing))
+    try:
+        assert main(one_run_argv(tmp_path)) == EXIT_INPUT
+    finally:
+        spark.conf.unset(SHARED_DIRECTORY_KEY)
+    error = capsys.readouterr().err
+    assert SHARED_DIRECTORY_KEY in error and str(missing) in error
+    assert not (tmp_path / "out").exists()
+    assert not missing.exists()
 
 
 @pytest.mark.parametrize("buckets,row_group,shuffle", [(1, 10_000, None), (5, 41, 3)])

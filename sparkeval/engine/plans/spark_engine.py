@@ -15,7 +15,8 @@ only, and ``per_query.parquet`` is written from the evaluated wide rows
 
 Directly-read Parquet inputs skip the union and the row exchange: the workers split
 their rows by bucket and ship them as Arrow IPC payloads
-(:mod:`sparkeval.engine.transport.arrow_exchange`) or, on a local master, as local files
+(:mod:`sparkeval.engine.transport.arrow_exchange`) or, on a local master (or any master
+given ``spark.sparkeval.handoffDirectory``, a directory every executor shares), as files
 (:mod:`sparkeval.engine.transport.local_handoff`); each bucket is one partition of the UDF
 (with local files, one task of a plain Python job: :mod:`sparkeval.engine.plans.bucket_job`).
 
@@ -515,11 +516,7 @@ def evaluate(
         run_ids = list(run_ids)
         buckets = buckets_for(direct, buckets)
         handoff = local_handoff.handoff_enabled(spark)
-        if (
-            ready is None
-            and handoff
-            and local_handoff.switched_on(spark.conf.get(DRIVER_READ_KEY, ""))
-        ):
+        if ready is None and handoff and driver_reads(spark):
             ready = read_in_driver(direct, buckets, spark)
         usable = _usable(ready, direct, buckets, handoff)
         if usable is not None:
@@ -794,8 +791,19 @@ def read_in_driver(direct: DirectPlan, buckets: int, spark: SparkSession) -> Rea
     """``direct``'s rows written by bucket now, by one thread of this (the driver's)
     process per local core, as the local handoff's read job would (None: let that job
     read them)."""
-    parent = local_handoff.directory_parent(spark.conf.get("spark.local.dir", ""))
+    parent = local_handoff.scratch_parent(spark)
     return read_pieces(direct, buckets, parallelism(spark), parent)
+
+
+def driver_reads(spark: SparkSession) -> bool:
+    """Whether the driver may read directly-read inputs itself for the handoff
+    (:data:`DRIVER_READ_KEY`): on a local master unless the setting is ``false``; on
+    other masters (a shared handoff directory) only when it is ``true``, since there
+    the executors' read job spreads the reading over the cluster."""
+    setting = spark.conf.get(DRIVER_READ_KEY, "")
+    if (spark.sparkContext.master or "").startswith("local"):
+        return local_handoff.switched_on(setting)
+    return (setting or "").strip().lower() == "true"
 
 
 def _read_scanned_qrels(
@@ -809,7 +817,7 @@ def _read_scanned_qrels(
     Example: a pipeline's computed run DataFrame and ``spark.table("qrels")``: only the
     run's rows are converted by Spark, the qrels' are read from their files.
     """
-    if is_connect(spark) or not local_handoff.switched_on(spark.conf.get(DRIVER_READ_KEY, "")):
+    if is_connect(spark) or not driver_reads(spark):
         return None
     from sparkeval.engine.plans.scan_plan import scanned_input
 

@@ -31,7 +31,12 @@ so Spark's exchange (its rows serialised, written, read back and converted to Ar
 after the shuffle) is skipped.
 
 ``spark.sparkeval.localHandoff=false`` sends the payloads through Spark's exchange
-on local masters too; other masters always use the exchange.
+on local masters too.  Other masters use the exchange, unless
+``spark.sparkeval.handoffDirectory`` names a directory that the driver and every
+executor see at the same path (a shared file system, or a cluster on one machine):
+the files and the evaluated rows then go there, as on a local master.  On a standalone
+cluster of two one-core workers on loopback (10M rows, 3 alternating repetitions) that
+took the prepared run from 11.5 s to 9.1 s, with the same output files.
 """
 
 from __future__ import annotations
@@ -55,11 +60,13 @@ if TYPE_CHECKING:
 
 #: the Spark setting that turns the handoff off (``false``) on a local master
 HANDOFF_KEY = "spark.sparkeval.localHandoff"
+#: the Spark setting naming a directory the driver and every executor share: the
+#: files go there, and other masters than ``local`` hand them over too
+SHARED_DIRECTORY_KEY = "spark.sparkeval.handoffDirectory"
 
 
 def handoff_enabled(spark: SparkSession) -> bool:
-    """Whether this session's tasks share the driver's filesystem (a ``local`` master)
-    and :data:`HANDOFF_KEY` does not turn the handoff off.
+    """Whether this session's tasks hand files over (:func:`hands_files_over`).
 
     A Spark Connect session never hands over files: its workers run beside the server.
     """
@@ -67,9 +74,24 @@ def handoff_enabled(spark: SparkSession) -> bool:
 
     if is_connect(spark):
         return False
-    if not (spark.sparkContext.master or "").startswith("local"):
+    return hands_files_over(
+        spark.sparkContext.master or "",
+        spark.conf.get(HANDOFF_KEY, ""),
+        spark.conf.get(SHARED_DIRECTORY_KEY, ""),
+    )
+
+
+def hands_files_over(master: str, switch: str | None, shared_directory: str | None) -> bool:
+    """Whether tasks on ``master`` share a file system with the driver: a ``local``
+    master, or any master given a :data:`SHARED_DIRECTORY_KEY`; and :data:`HANDOFF_KEY`
+    (its value ``switch``) does not turn the handoff off.
+
+    Example: ``hands_files_over("spark://h:7077", None, "/shared/scratch")`` is True;
+    without the directory it is False.
+    """
+    if not switched_on(switch):
         return False
-    return switched_on(spark.conf.get(HANDOFF_KEY, ""))
+    return master.startswith("local") or bool((shared_directory or "").strip())
 
 
 def switched_on(setting: str | None) -> bool:
@@ -79,10 +101,28 @@ def switched_on(setting: str | None) -> bool:
 
 def new_directory(spark: SparkSession, prefix: str | None = None) -> Path:
     """A new directory for the files, named ``prefix`` (:data:`DIRECTORY_PREFIX`) and a
-    random part, under the first of ``spark.local.dir`` (or the system's temporary
-    directory)."""
-    parent = directory_parent(spark.conf.get("spark.local.dir", ""))
-    return new_scratch_directory(prefix or DIRECTORY_PREFIX, parent)
+    random part, under :func:`scratch_parent`."""
+    return new_scratch_directory(prefix or DIRECTORY_PREFIX, scratch_parent(spark))
+
+
+def scratch_parent(spark: SparkSession) -> str | None:
+    """Where this session's files go: the :data:`SHARED_DIRECTORY_KEY` directory when
+    set, else the first of ``spark.local.dir`` (None: the system's temporary directory).
+
+    Raises:
+        ConfigError: the shared directory is not an existing directory here.
+    """
+    shared = (spark.conf.get(SHARED_DIRECTORY_KEY, "") or "").strip()
+    if not shared:
+        return directory_parent(spark.conf.get("spark.local.dir", ""))
+    if not os.path.isdir(shared):
+        from sparkeval.errors import ConfigError
+
+        raise ConfigError(
+            f"{SHARED_DIRECTORY_KEY}: {shared} is not a directory; it must be one that "
+            "the driver and every executor see at the same path"
+        )
+    return shared
 
 
 #: what a bucket's task reads: its units, or its units in each of two directories

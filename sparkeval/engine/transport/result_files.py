@@ -17,9 +17,11 @@ Measured at 1M queries × 10 docs on 2 cores: the 123 MB of wide rows took 0.82 
 come back from Spark's cache to the task writing ``per_query.parquet``, more than
 that task's sorting, expanding and writing together.
 
-The directory lives under ``spark.local.dir`` (as the local handoff's) until the
-evaluation's ``unpersist()``, or the end of the process.  ``spark.sparkeval.localHandoff
-= false`` keeps the wide rows in Spark's cache too; other masters always do.
+The directory lives where the local handoff's does (under ``spark.local.dir``, or in
+``spark.sparkeval.handoffDirectory``, which other masters than ``local`` need for
+this) until the evaluation's ``unpersist()``, or the end of the process.
+``spark.sparkeval.localHandoff = false`` keeps the wide rows in Spark's cache too, as
+other masters without a shared directory do.
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ DIRECTORY_PREFIX = RESULTS_PREFIX
 
 
 def new_results_directory(spark: SparkSession) -> Path:
-    """A new directory for an evaluation's wide-row files, under the first of
-    ``spark.local.dir`` (or the system's temporary directory); removed at the end of
-    the process if nothing removed it before."""
+    """A new directory for an evaluation's wide-row files, where the handoff's go
+    (:func:`~sparkeval.engine.transport.local_handoff.scratch_parent`); removed at the
+    end of the process if nothing removed it before."""
     from sparkeval.engine.transport.local_handoff import new_directory
 
     directory = new_directory(spark, prefix=DIRECTORY_PREFIX)
