@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from sparkeval.cli import main
+from sparkeval.engine.transport.local_handoff import SHARED_DIRECTORY_KEY
 from sparkeval.errors import EXIT_OK
 from sparkeval.faults import FAULT_ENV
 from tests.cluster import build_zip, cluster_env, spark_submit
@@ -141,16 +142,64 @@ def parquet_job(job) -> dict[str, Path]:
     return {**job, "config": config}
 
 
+def event_log(directory: Path) -> tuple[str, ...]:
+    """Settings that write the application's event log, uncompressed, to ``directory``."""
+    directory.mkdir()
+    return (
+        "spark.eventLog.enabled=true",
+        f"spark.eventLog.dir={directory}",
+        "spark.eventLog.compress=false",
+    )
+
+
+def shuffle_written(directory: Path) -> tuple[int, int]:
+    """(finished tasks, shuffle bytes they wrote) in the event logs under ``directory``."""
+    tasks = written = 0
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        if path.name.startswith((".", "appstatus")):  # checksums, the status marker
+            continue
+        for line in path.read_text().splitlines():
+            event = json.loads(line)
+            if event.get("Event") == "SparkListenerTaskEnd":
+                tasks += 1
+                metrics = event.get("Task Metrics") or {}
+                written += (metrics.get("Shuffle Write Metrics") or {}).get(
+                    "Shuffle Bytes Written", 0
+                )
+    return tasks, written
+
+
 def test_parquet_read_by_cluster_workers_equals_local_mode(
     standalone_cluster, parquet_job, local_result, tmp_path
 ) -> None:
     out = tmp_path / "out"
-    proc = submitted(standalone_cluster, parquet_job, out)
+    events = event_log(tmp_path / "events")
+    proc = submitted(standalone_cluster, parquet_job, out, *events)
     # spark-submit merges the driver's stderr into its stdout
     output = (proc.stdout + proc.stderr).splitlines()
     logged = [line for line in output if "sparkeval:" in line]  # via the JVM log
     assert "sparkeval: inputs read by the Python workers" in "\n".join(logged), logged
     assert_same_results(out, local_result)
+    tasks, shuffled = shuffle_written(tmp_path / "events")
+    assert tasks > 0 and shuffled > 0  # the rows reached their buckets through the exchange
+
+
+def test_a_shared_handoff_directory_replaces_the_exchange(
+    standalone_cluster, parquet_job, local_result, tmp_path
+) -> None:
+    """The README's ``spark.sparkeval.handoffDirectory``: the executors hand the rows
+    over as files in a directory they share with the driver (here, the one machine's),
+    no row goes through Spark's shuffle, the results are the same, and the directory is
+    left empty."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    out = tmp_path / "out"
+    events = event_log(tmp_path / "events")
+    submitted(standalone_cluster, parquet_job, out, f"{SHARED_DIRECTORY_KEY}={shared}", *events)
+    assert_same_results(out, local_result)
+    tasks, shuffled = shuffle_written(tmp_path / "events")
+    assert tasks > 0 and shuffled == 0
+    assert list(shared.iterdir()) == []
 
 
 def test_a_worker_lost_mid_job_is_survived(standalone_cluster, job, local_result, tmp_path) -> None:
