@@ -18,8 +18,11 @@ executors' Python, as it is in an image or a packed environment), ``sparkeval_ar
 (that, with the driver's JVM too given the options ``sparkeval jvm-archive --java-options
 --jvm-profile workers`` prints, and the executors' as well: sparkeval's class archive and
 its ``workers`` profile, as the README says for executors on the driver's install),
-``mllib`` (``RankingEvaluator``, 4 metrics, nothing cached), ``mllib_cached`` (the lists
-cached once) and ``mllib_archived`` (the usual way, its driver and executors mapping a
+``sparkeval_shared_dir`` (that, with ``spark.sparkeval.handoffDirectory`` naming a
+directory of this machine, which the executors on loopback share: the rows reach their
+buckets as files there instead of through the exchange), ``mllib``
+(``RankingEvaluator``, 4 metrics, nothing cached), ``mllib_cached`` (the lists cached
+once) and ``mllib_archived`` (the usual way, its driver and executors mapping a
 class archive of MLlib's own driver, written at the exit of a small local MLlib run, with
 the ``spark`` profile, as ``bench_evaluate.py`` gives MLlib).
 """
@@ -44,6 +47,7 @@ from bench_evaluate import mllib_java_options, run_measured  # noqa: E402
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate  # noqa: E402
 
+from sparkeval.engine.transport.local_handoff import SHARED_DIRECTORY_KEY  # noqa: E402
 from sparkeval.spark import PYTHON_DAEMON_KEY, PYTHON_DAEMON_MODULE  # noqa: E402
 from tests.cluster import StandaloneCluster, spark_class  # noqa: E402
 
@@ -52,6 +56,7 @@ SYSTEMS = (
     "sparkeval_c1",
     "sparkeval_installed",
     "sparkeval_archived",
+    "sparkeval_shared_dir",
     "mllib",
     "mllib_cached",
     "mllib_archived",
@@ -63,13 +68,21 @@ LABELS = {
     "(sparkeval installed on the executors)",
     "sparkeval_archived": "sparkeval evaluate, as above, driver and executor JVMs with "
     "sparkeval's class archive and workers profile",
+    "sparkeval_shared_dir": "sparkeval evaluate, prepared as above, the rows handed over as "
+    "files in a directory the executors share (spark.sparkeval.handoffDirectory), not "
+    "through the exchange",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
     "mllib_archived": "Spark MLlib RankingEvaluator, the usual way, driver and executor JVMs "
     "with a class archive of MLlib's driver and sparkeval's spark profile",
 }
 #: each archived system against the MLlib row it is compared with
-ARCHIVED_PAIRS = {"sparkeval_archived": "mllib_archived"}
+ARCHIVED_PAIRS = {
+    "sparkeval_archived": "mllib_archived",
+    "sparkeval_shared_dir": "mllib_archived",
+}
+#: the systems prepared as ``sparkeval_archived`` is (archive, profile, daemon)
+PREPARED = ("sparkeval_archived", "sparkeval_shared_dir")
 #: executor JVM options for when the Python workers do the work (as sparkeval's local
 #: ``workers`` profile): C1 alone leaves C2's CPU to the workers on one-core executors
 C1_EXECUTORS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
@@ -124,17 +137,21 @@ def submit_command(
 ) -> list[str]:
     submit = [str(Path(sys.executable).parent / "spark-submit"), "--master", url]
     conf = dict(SUBMIT_CONF)
-    if system in ("sparkeval_c1", "sparkeval_installed", "sparkeval_archived"):
+    if system in ("sparkeval_c1", "sparkeval_installed", *PREPARED):
         conf["spark.executor.extraJavaOptions"] = C1_EXECUTORS
-    if system in ("sparkeval_installed", "sparkeval_archived"):
+    if system in ("sparkeval_installed", *PREPARED):
         conf[PYTHON_DAEMON_KEY] = PYTHON_DAEMON_MODULE  # sparkeval is installed there
-    if system.endswith("_archived"):
+    if system in (*PREPARED, "mllib_archived"):
         if archives is None:
             raise ValueError(f"{system} needs the archives' options")
         # the archive and the JVM profile, for the driver and the executors alike
         options = archives[system.split("_")[0]]
         submit += ["--driver-java-options", options]
         conf["spark.executor.extraJavaOptions"] = options
+    if system == "sparkeval_shared_dir":
+        shared = out.parent / "handoff"  # the cluster's machine is the executors' too
+        shared.mkdir(parents=True, exist_ok=True)
+        conf[SHARED_DIRECTORY_KEY] = str(shared)
     for key, value in conf.items():
         submit += ["--conf", f"{key}={value}"]
     if system.startswith("sparkeval"):
@@ -181,7 +198,7 @@ def main() -> None:
     env = environment()
     # the daemons' directories are new each time, so a --workdir can be used again
     daemons = Path(tempfile.mkdtemp(prefix="cluster-", dir=work))
-    archived = [system for system in args.systems if system.endswith("_archived")]
+    archived = [system for system in args.systems if system in (*PREPARED, "mllib_archived")]
     archives = archive_options(work) if archived else None
     cluster = StandaloneCluster(launcher, daemons, env, worker_memory=args.worker_memory)
     walls: dict[str, list[float]] = {system: [] for system in args.systems}
