@@ -20,7 +20,8 @@ executors' Python, as it is in an image or a packed environment), ``sparkeval_ar
 its ``workers`` profile, as the README says for executors on the driver's install),
 ``sparkeval_shared_dir`` (that, with ``spark.sparkeval.handoffDirectory`` naming a
 directory of this machine, which the executors on loopback share: the rows reach their
-buckets as files there instead of through the exchange), ``mllib``
+buckets as files there instead of through the exchange),
+``sparkeval_shared_dir_driver_read`` (that, the driver reading the inputs itself), ``mllib``
 (``RankingEvaluator``, 4 metrics, nothing cached), ``mllib_cached`` (the lists cached
 once) and ``mllib_archived`` (the usual way, its driver and executors mapping a
 class archive of MLlib's own driver, written at the exit of a small local MLlib run, with
@@ -47,6 +48,7 @@ from bench_evaluate import mllib_java_options, run_measured  # noqa: E402
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate  # noqa: E402
 
+from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY  # noqa: E402
 from sparkeval.engine.transport.local_handoff import SHARED_DIRECTORY_KEY  # noqa: E402
 from sparkeval.spark import PYTHON_DAEMON_KEY, PYTHON_DAEMON_MODULE  # noqa: E402
 from tests.cluster import StandaloneCluster, spark_class  # noqa: E402
@@ -57,6 +59,7 @@ SYSTEMS = (
     "sparkeval_installed",
     "sparkeval_archived",
     "sparkeval_shared_dir",
+    "sparkeval_shared_dir_driver_read",
     "mllib",
     "mllib_cached",
     "mllib_archived",
@@ -71,6 +74,8 @@ LABELS = {
     "sparkeval_shared_dir": "sparkeval evaluate, prepared as above, the rows handed over as "
     "files in a directory the executors share (spark.sparkeval.handoffDirectory), not "
     "through the exchange",
+    "sparkeval_shared_dir_driver_read": "sparkeval evaluate, as above, the driver reading the "
+    "inputs itself (spark.sparkeval.driverRead=true)",
     "mllib": "Spark MLlib RankingEvaluator (4 metrics), the usual way: no cache",
     "mllib_cached": "Spark MLlib RankingEvaluator, tuned: per-query lists cached once",
     "mllib_archived": "Spark MLlib RankingEvaluator, the usual way, driver and executor JVMs "
@@ -80,9 +85,10 @@ LABELS = {
 ARCHIVED_PAIRS = {
     "sparkeval_archived": "mllib_archived",
     "sparkeval_shared_dir": "mllib_archived",
+    "sparkeval_shared_dir_driver_read": "mllib_archived",
 }
 #: the systems prepared as ``sparkeval_archived`` is (archive, profile, daemon)
-PREPARED = ("sparkeval_archived", "sparkeval_shared_dir")
+PREPARED = ("sparkeval_archived", "sparkeval_shared_dir", "sparkeval_shared_dir_driver_read")
 #: executor JVM options for when the Python workers do the work (as sparkeval's local
 #: ``workers`` profile): C1 alone leaves C2's CPU to the workers on one-core executors
 C1_EXECUTORS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
@@ -148,10 +154,12 @@ def submit_command(
         options = archives[system.split("_")[0]]
         submit += ["--driver-java-options", options]
         conf["spark.executor.extraJavaOptions"] = options
-    if system == "sparkeval_shared_dir":
+    if system.startswith("sparkeval_shared_dir"):
         shared = out.parent / "handoff"  # the cluster's machine is the executors' too
         shared.mkdir(parents=True, exist_ok=True)
         conf[SHARED_DIRECTORY_KEY] = str(shared)
+    if system == "sparkeval_shared_dir_driver_read":
+        conf[DRIVER_READ_KEY] = "true"
     for key, value in conf.items():
         submit += ["--conf", f"{key}={value}"]
     if system.startswith("sparkeval"):
