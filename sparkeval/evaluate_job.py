@@ -43,7 +43,7 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
     from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, EarlyPieces
     from sparkeval.engine.transport.local_handoff import (
         HANDOFF_KEY,
-        directory_parent,
+        settings_parent,
         switched_on,
     )
     from sparkeval.spark import local_session_cores, session_running
@@ -64,7 +64,7 @@ def start_early_read(config: EvaluateConfig) -> EarlyPieces | None:
         lambda: _direct_plan(None, config, config.plan()),
         lambda direct: direct_buckets(config.buckets, default, direct),
         cores,
-        directory_parent(settings.get("spark.local.dir")),
+        settings_parent(settings),
     )
 
 

@@ -21,6 +21,7 @@ from sparkeval.engine.transport.local_handoff import (
     SHARED_DIRECTORY_KEY,
     handoff_enabled,
     hands_files_over,
+    settings_parent,
 )
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
 from tests.engine.test_direct_read import MEASURES, evaluate_argv, results, write_collection
@@ -95,6 +96,19 @@ def test_other_masters_hand_files_over_only_into_a_shared_directory(
     master, switch, shared, hands_over
 ) -> None:
     assert hands_files_over(master, switch, shared) is hands_over
+
+
+@pytest.mark.parametrize(
+    "settings,parent",
+    [
+        ({SHARED_DIRECTORY_KEY: "/shared/scratch", "spark.local.dir": "/a"}, "/shared/scratch"),
+        ({SHARED_DIRECTORY_KEY: " ", "spark.local.dir": "/a, /b"}, "/a"),
+        ({"spark.local.dir": "/a"}, "/a"),
+    ],
+)
+def test_the_files_go_to_the_shared_directory_when_there_is_one(settings, parent) -> None:
+    # the CLI's early read takes its place from the config's settings this way
+    assert settings_parent(settings) == parent
 
 
 @pytest.fixture

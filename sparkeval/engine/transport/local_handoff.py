@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -63,6 +63,8 @@ HANDOFF_KEY = "spark.sparkeval.localHandoff"
 #: the Spark setting naming a directory the driver and every executor share: the
 #: files go there, and other masters than ``local`` hand them over too
 SHARED_DIRECTORY_KEY = "spark.sparkeval.handoffDirectory"
+#: Spark's setting of its local scratch directories (the files' place by default)
+LOCAL_DIRS = "spark.local.dir"
 
 
 def handoff_enabled(spark: SparkSession) -> bool:
@@ -112,17 +114,16 @@ def scratch_parent(spark: SparkSession) -> str | None:
     Raises:
         ConfigError: the shared directory is not an existing directory here.
     """
-    shared = (spark.conf.get(SHARED_DIRECTORY_KEY, "") or "").strip()
-    if not shared:
-        return directory_parent(spark.conf.get("spark.local.dir", ""))
-    if not os.path.isdir(shared):
+    settings = {key: spark.conf.get(key, "") or "" for key in (SHARED_DIRECTORY_KEY, LOCAL_DIRS)}
+    parent = settings_parent(settings)
+    if settings[SHARED_DIRECTORY_KEY].strip() and not os.path.isdir(str(parent)):
         from sparkeval.errors import ConfigError
 
         raise ConfigError(
-            f"{SHARED_DIRECTORY_KEY}: {shared} is not a directory; it must be one that "
+            f"{SHARED_DIRECTORY_KEY}: {parent} is not a directory; it must be one that "
             "the driver and every executor see at the same path"
         )
-    return shared
+    return parent
 
 
 #: what a bucket's task reads: its units, or its units in each of two directories
@@ -130,6 +131,13 @@ _Units = TypeVar("_Units")
 
 #: the name of every directory of files starts so
 DIRECTORY_PREFIX = HANDOFF_PREFIX
+
+
+def settings_parent(settings: Mapping[str, str]) -> str | None:
+    """Where the files of a session with these Spark ``settings`` go: the
+    :data:`SHARED_DIRECTORY_KEY` directory when set, else :func:`directory_parent`."""
+    shared = (settings.get(SHARED_DIRECTORY_KEY) or "").strip()
+    return shared or directory_parent(settings.get(LOCAL_DIRS))
 
 
 def directory_parent(local_dir_setting: str | None) -> str | None:
