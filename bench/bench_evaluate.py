@@ -145,6 +145,26 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
+def results_header(title: str, script: str, setup: str) -> list[str]:
+    """The first lines of a results file: its title, the command that wrote it (this
+    process's arguments after ``script``) and the machine, ``setup`` following the
+    Python version (``"; 3 alternating repetitions, ..."``)."""
+    command = " ".join(shlex.quote(a) for a in [script, *sys.argv[1:]])
+    return [
+        title,
+        "",
+        f"Command: `python {command}`",
+        "",
+        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()}{setup}",
+    ]
+
+
+def median_cell(samples: list[float]) -> str:
+    """A table cell of timings: the median and the spread, ``"7.3 (7.0–9.2)"``."""
+    return f"{statistics.median(samples):.1f} ({min(samples):.1f}–{max(samples):.1f})"
+
+
 def run_measured(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, str, str]:
     """(wall seconds, peak tree RSS in MiB, stdout, stderr) of one whole process."""
     peak = 0
@@ -478,34 +498,31 @@ def main() -> None:
         print(f"size {q}x{d}", flush=True)
         sizes.append(bench_size(q, d, args.systems, args.repeat, work, extra_env))
     lines = [
-        "# sparkeval benchmark results",
-        "",
-        "Command: `python "
-        + " ".join(shlex.quote(a) for a in ["bench/bench_evaluate.py", *sys.argv[1:]])
-        + "`",
-        "",
-        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, "
-        f"Python {platform.python_version()}; {args.repeat} alternating repetitions, medians. "
-        "Wall = the whole process (JVM start included); inner = the system's own time after "
-        "start-up (for sparkeval: reading, evaluating and writing the outputs); peak RSS = the "
-        "whole process tree. "
-        + (
-            "Every JVM started cold (--no-jvm-archives)."
-            if args.no_jvm_archives
-            else "sparkeval and MLlib each map their driver JVM's classes from a class-data "
-            "archive written before timing (sparkeval: the one its first run after a fresh "
-            "install builds in the background, the timed runs being the user's next runs; "
-            "MLlib: one written at the exit of a small MLlib run)"
+        *results_header(
+            "# sparkeval benchmark results",
+            "bench/bench_evaluate.py",
+            f"; {args.repeat} alternating repetitions, medians. "
+            "Wall = the whole process (JVM start included); inner = the system's own time after "
+            "start-up (for sparkeval: reading, evaluating and writing the outputs); peak RSS = the "
+            "whole process tree. "
             + (
-                "; the row without it shows the cold start"
-                if "sparkeval_no_archive" in args.systems
-                else ""
-            )
-            + ". MLlib's JVM also runs with the compiler and collector options sparkeval "
-            "uses when Spark's operators do the work. MLlib 'the usual way' caches nothing, "
-            "so each of its four evaluate() calls reads the inputs and rebuilds the lists "
-            "(as Microsoft Recommenders' SparkRankingEvaluation does); 'tuned' caches them "
-            "once."
+                "Every JVM started cold (--no-jvm-archives)."
+                if args.no_jvm_archives
+                else "sparkeval and MLlib each map their driver JVM's classes from a class-data "
+                "archive written before timing (sparkeval: the one its first run after a fresh "
+                "install builds in the background, the timed runs being the user's next runs; "
+                "MLlib: one written at the exit of a small MLlib run)"
+                + (
+                    "; the row without it shows the cold start"
+                    if "sparkeval_no_archive" in args.systems
+                    else ""
+                )
+                + ". MLlib's JVM also runs with the compiler and collector options sparkeval "
+                "uses when Spark's operators do the work. MLlib 'the usual way' caches nothing, "
+                "so each of its four evaluate() calls reads the inputs and rebuilds the lists "
+                "(as Microsoft Recommenders' SparkRankingEvaluation does); 'tuned' caches them "
+                "once."
+            ),
         ),
         "",
         "The LSH stage (similar-users against MLlib MinHashLSH, growth to 1M users, SimHash "

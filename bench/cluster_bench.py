@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import shlex
 import statistics
 import subprocess
 import sys
@@ -44,7 +42,12 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(BENCH), str(ROOT)]
 
-from bench_evaluate import mllib_java_options, run_measured  # noqa: E402
+from bench_evaluate import (  # noqa: E402
+    median_cell,
+    mllib_java_options,
+    results_header,
+    run_measured,
+)
 from runners.common import SPARKEVAL_MEASURES  # noqa: E402
 from synthetic import generate  # noqa: E402
 
@@ -228,17 +231,14 @@ def main() -> None:
     rows = queries * docs
     base = statistics.median(walls["mllib"]) if walls.get("mllib") else None
     lines = [
-        "# sparkeval on a Spark standalone cluster",
-        "",
-        "Command: `python "
-        + " ".join(shlex.quote(a) for a in ["bench/cluster_bench.py", *sys.argv[1:]])
-        + "`",
-        "",
-        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python "
-        f"{platform.python_version()}. Cluster on loopback: one master and two workers of "
-        f"1 core and {args.worker_memory} each; every system is a `spark-submit` to it "
-        f"(executors of {SUBMIT_CONF['spark.executor.memory']}), timed as a whole process "
-        f"(driver JVM start included), {args.repeat} alternating repetitions, medians.",
+        *results_header(
+            "# sparkeval on a Spark standalone cluster",
+            "bench/cluster_bench.py",
+            ". Cluster on loopback: one master and two workers of "
+            f"1 core and {args.worker_memory} each; every system is a `spark-submit` to it "
+            f"(executors of {SUBMIT_CONF['spark.executor.memory']}), timed as a whole process "
+            f"(driver JVM start included), {args.repeat} alternating repetitions, medians.",
+        ),
         "",
         f"### {queries:,} queries × {docs} docs = {rows:,} run rows",
         "",
@@ -248,8 +248,8 @@ def main() -> None:
     for system in args.systems:
         wall = statistics.median(walls[system])
         ratio = f"{base / wall:.2f}×" if base else "-"
-        spread = f"{min(walls[system]):.1f}–{max(walls[system]):.1f}"
-        lines.append(f"| {LABELS[system]} | {wall:.1f} ({spread}) | {rows / wall:,.0f} | {ratio} |")
+        cell = median_cell(walls[system])
+        lines.append(f"| {LABELS[system]} | {cell} | {rows / wall:,.0f} | {ratio} |")
     lines += ["", "### Target: sparkeval ≥ 4× MLlib the usual way on the same cluster", ""]
     for system in args.systems:
         if not system.startswith("sparkeval"):

@@ -27,9 +27,6 @@ background (as in ``bench_evaluate.py``).
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import shlex
 import statistics
 import subprocess
 import sys
@@ -44,6 +41,8 @@ from bench_evaluate import (  # noqa: E402
     base_env,
     command,
     inner_seconds,
+    median_cell,
+    results_header,
     run_measured,
     wait_for_background_archive,
 )
@@ -148,16 +147,13 @@ def results_text(
     fastest = statistics.median(walls["sparkeval"])
     evaluation = statistics.median(inners["sparkeval"])
     lines = [
-        "# How fast the paths Spark converts rows for can be: floors",
-        "",
-        "Command: `python "
-        + " ".join(shlex.quote(a) for a in ["bench/conversion_floor.py", *sys.argv[1:]])
-        + "`",
-        "",
-        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python "
-        f"{platform.python_version()}; local[2]; {args.repeat} alternating repetitions, "
-        "medians; every process maps the class archive a first run builds. A floor runs "
-        "only the hand-over of Spark's rows to Python (no evaluation, no output).",
+        *results_header(
+            "# How fast the paths Spark converts rows for can be: floors",
+            "bench/conversion_floor.py",
+            f"; local[2]; {args.repeat} alternating repetitions, medians; every process maps "
+            "the class archive a first run builds. A floor runs only the hand-over of Spark's "
+            "rows to Python (no evaluation, no output).",
+        ),
         "",
         f"### {queries:,} queries × {docs} docs = {queries * docs:,} run rows",
         "",
@@ -165,9 +161,8 @@ def results_text(
         "|---|---|---|",
     ]
     for system in args.systems:
-        wall = statistics.median(walls[system])
-        spread = f"{min(walls[system]):.1f}–{max(walls[system]):.1f}"
-        lines.append(f"| {LABELS[system]} | {wall:.1f} ({spread}) | {wall / fastest:.2f}× |")
+        ratio = statistics.median(walls[system]) / fastest
+        lines.append(f"| {LABELS[system]} | {median_cell(walls[system])} | {ratio:.2f}× |")
     lines += [
         "",
         f"The fastest path's own evaluation (from its session's start to its outputs): "
