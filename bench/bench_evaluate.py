@@ -291,19 +291,26 @@ def wait_for_background_archive(cache: Path, timeout: float = 900) -> Path:
     raise RuntimeError(f"the background JVM archive builder did not finish in {timeout:.0f} s")
 
 
-def prepare_jvm_archives(work: Path) -> dict[str, dict[str, str]]:
-    """Write a class-data archive for each JVM system; the extra environment of each."""
+def first_run_archive(work: Path) -> tuple[dict[str, str], Path, Path]:
+    """Let a user's first small ``sparkeval evaluate`` build sparkeval's class archive
+    in the background, in ``work/jvm-cache``, and wait for it. Returns the environment
+    of the runs after it (which map the archive) and the small run and qrels used."""
     cache = work / "jvm-cache"
     env = {**base_env(), "SPARKEVAL_CACHE_DIR": str(cache)}
     env.pop("SPARKEVAL_JVM_ARCHIVE", None)  # the default: build it when missing
-    started = time.perf_counter()
     run, qrels = generate(work / "warm-up", 2000, 10)
     first_run = command("sparkeval", run, qrels, work / "first-run")
     subprocess.run(first_run, env=env, cwd=BENCH, check=True, capture_output=True)
     wait_for_background_archive(cache)
-    mllib_options = mllib_java_options(cache, run, qrels)
+    return {"SPARKEVAL_CACHE_DIR": str(cache), "SPARKEVAL_JVM_ARCHIVE": "auto"}, run, qrels
+
+
+def prepare_jvm_archives(work: Path) -> dict[str, dict[str, str]]:
+    """Write a class-data archive for each JVM system; the extra environment of each."""
+    started = time.perf_counter()
+    with_archive, run, qrels = first_run_archive(work)
+    mllib_options = mllib_java_options(work / "jvm-cache", run, qrels)
     print(f"JVM archives written in {time.perf_counter() - started:.0f} s", flush=True)
-    with_archive = {"SPARKEVAL_CACHE_DIR": str(cache), "SPARKEVAL_JVM_ARCHIVE": "auto"}
     return {
         "sparkeval": with_archive,
         "sparkeval_spark_readers": with_archive,

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,11 +39,11 @@ sys.path[:0] = [str(BENCH), str(BENCH.parent)]
 from bench_evaluate import (  # noqa: E402
     base_env,
     command,
+    first_run_archive,
     inner_seconds,
     median_cell,
     results_header,
     run_measured,
-    wait_for_background_archive,
 )
 from synthetic import generate  # noqa: E402
 
@@ -87,18 +86,6 @@ def floor_command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "runners.conversion_floor", str(run), str(qrels), mode, str(out)]
 
 
-def prepared_archive(work: Path) -> dict[str, str]:
-    """The environment of processes that map the class archive a first run builds."""
-    cache = work / "jvm-cache"
-    env = {**base_env(), "SPARKEVAL_CACHE_DIR": str(cache)}
-    env.pop("SPARKEVAL_JVM_ARCHIVE", None)
-    run, qrels = generate(work / "warm-up", 2000, 10)
-    first_run = command("sparkeval", run, qrels, work / "first-run")
-    subprocess.run(first_run, env=env, cwd=BENCH, check=True, capture_output=True)
-    wait_for_background_archive(cache)
-    return {"SPARKEVAL_CACHE_DIR": str(cache), "SPARKEVAL_JVM_ARCHIVE": "auto"}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="100000x100", help="QUERIESxDOCS")
@@ -113,7 +100,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     queries, docs = (int(x) for x in args.size.lower().split("x"))
     run, qrels = generate(work / args.size, queries, docs)
-    env = {**base_env(), **prepared_archive(work)}
+    env = {**base_env(), **first_run_archive(work)[0]}
     walls: dict[str, list[float]] = {system: [] for system in args.systems}
     inners: dict[str, list[float]] = {system: [] for system in args.systems}
     for rep in range(args.repeat):
