@@ -149,15 +149,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         known = classify_failure(exc)
         if known is not None:
-            print(f"sparkeval {command.name}: error: {clean_message(known)}", file=sys.stderr)
+            print(
+                f"sparkeval {command.name}: error: {_shown(clean_message(known))}", file=sys.stderr
+            )
             return known.exit_code
         # an internal error: say so first, keep the traceback for bug reports
         import traceback
 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = _shown(first)
         print(f"sparkeval {command.name}: internal error: {first}", file=sys.stderr)
         traceback.print_exc()
         return EXIT_INTERNAL
+
+
+def _shown(message: str) -> str:
+    """An error message as the user sees it: inputs copied from a store named by their
+    URIs, and no credential (:mod:`sparkeval.storage`)."""
+    from sparkeval.storage.local_copies import original_names
+    from sparkeval.storage.stores import redact
+
+    return redact(original_names(message))
 
 
 def _closed_stdout() -> int:

@@ -36,6 +36,7 @@ from sparkeval import faults
 from sparkeval.errors import ConfigError
 from sparkeval.scratch import host_name, process_alive
 from sparkeval.stable_parquet import sort_footer_encodings
+from sparkeval.storage.uris import is_remote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -43,13 +44,20 @@ if TYPE_CHECKING:
 SUCCESS_MARKER = "_SUCCESS"
 
 
-def check_output_path(out: str | os.PathLike[str], inputs: list[str], overwrite: bool) -> Path:
+def check_output_path(
+    out: str | os.PathLike[str], inputs: list[str], overwrite: bool
+) -> Path | str:
     """Validate an output directory before any work starts.
 
     Refuses a target that holds or lies inside an input, a target under a file, in
     a directory this process cannot write, or that is itself a file, and an existing
-    non-empty target unless ``overwrite`` is set.
+    non-empty target unless ``overwrite`` is set. A URI of a remote store is checked
+    by :func:`sparkeval.storage.targets.check_remote_output` and returned as it is.
     """
+    if is_remote(out):
+        from sparkeval.storage.targets import check_remote_output
+
+        return check_remote_output(os.fspath(out), inputs, overwrite)
     target = Path(os.path.realpath(out))
     for raw in inputs:
         src = Path(os.path.realpath(raw))
@@ -119,9 +127,17 @@ def claim_output(out: str | os.PathLike[str], overwrite: bool) -> Iterator[None]
     file removed meanwhile locks the new one instead (it compares inodes), so two
     writers never both hold it.
 
+    A remote ``out`` has the lock of :func:`sparkeval.storage.object_commit.claim_remote_output`.
+
     Raises:
         ConfigError: another process holds the lock and ``overwrite`` is not set.
     """
+    if is_remote(out):
+        from sparkeval.storage.object_commit import claim_remote_output
+
+        with claim_remote_output(os.fspath(out), overwrite):
+            yield
+        return
     target = Path(os.path.realpath(out))
     target.parent.mkdir(parents=True, exist_ok=True)
     path = _lock_path(target)
@@ -255,7 +271,13 @@ def atomic_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
     staging directories of the same target (see :func:`remove_stale_staging`) are
     dealt with first.  A target that is a mount point cannot be renamed: the output
     is staged inside it and its entries are swapped one by one (:func:`_swap_entries`).
+    A remote ``out`` is staged in a local directory, then uploaded and put in place by
+    :func:`sparkeval.storage.object_commit.commit_directory`.
     """
+    if is_remote(out):
+        with _staged_for_store(os.fspath(out)) as staging:
+            yield staging
+        return
     target = Path(out).resolve()
     if os.path.ismount(target):
         with _staged_inside(target) as staging:
@@ -282,6 +304,22 @@ def atomic_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+@contextmanager
+def _staged_for_store(out: str) -> Iterator[Path]:
+    """A local staging directory (:func:`sparkeval.storage.targets.local_staging_root`)
+    whose files are committed to the remote ``out`` when the job succeeds."""
+    from sparkeval.scratch import OUTPUTS_PREFIX, new_scratch_directory
+    from sparkeval.storage.object_commit import commit_directory
+    from sparkeval.storage.targets import local_staging_root
+
+    staging = new_scratch_directory(OUTPUTS_PREFIX, local_staging_root())
+    try:
+        yield staging
+        commit_directory(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 @contextmanager

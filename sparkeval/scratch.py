@@ -30,8 +30,10 @@ HANDOFF_PREFIX = "sparkeval-handoff-"
 RESULTS_PREFIX = "sparkeval-results-"
 #: directories of copies of piped inputs
 INPUTS_PREFIX = "sparkeval-inputs-"
+#: local staging directories of outputs bound for a remote store
+OUTPUTS_PREFIX = "sparkeval-outputs-"
 #: the prefixes of every scratch directory
-SCRATCH_PREFIXES = (HANDOFF_PREFIX, RESULTS_PREFIX, INPUTS_PREFIX)
+SCRATCH_PREFIXES = (HANDOFF_PREFIX, RESULTS_PREFIX, INPUTS_PREFIX, OUTPUTS_PREFIX)
 
 _NAME = re.compile(
     r"^(?P<prefix>" + "|".join(re.escape(p) for p in SCRATCH_PREFIXES) + r")"

@@ -45,6 +45,10 @@ from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import GRADE_BOUND, default_run_id, detect_format, distinct_values
 from sparkeval.io.utf8_check import first_invalid_utf8
+from sparkeval.storage import files as storage_files
+from sparkeval.storage.files import parquet_source
+from sparkeval.storage.stores import StoreSettings, store_of, use_store
+from sparkeval.storage.uris import is_remote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -125,6 +129,8 @@ class DirectInput:
         score: for a Parquet run, the score computed from file columns, as
             :func:`~sparkeval.engine.plans.scan_values.value_spec` gives it (a
             DataFrame's computed score); None: the ``score`` of ``columns``.
+        store: for files on a remote store, the settings the workers open it with
+            (:mod:`sparkeval.storage.stores`); None for local files.
     """
 
     kind: str
@@ -139,6 +145,7 @@ class DirectInput:
     header: tuple[str, ...] = ()
     where: tuple | None = None
     score: tuple | None = None
+    store: StoreSettings | None = None
 
     @property
     def files(self) -> list[str]:
@@ -147,6 +154,8 @@ class DirectInput:
 
 
 def _parquet_files(path: str) -> list[str] | None:
+    if is_remote(path):
+        return _remote_parquet_files(path)
     local = path[len("file://") :] if path.startswith("file://") else path
     if "://" in local or _GLOB & set(local):
         return None
@@ -163,6 +172,25 @@ def _parquet_files(path: str) -> list[str] | None:
             return None  # partitioned layout: Spark adds columns from the directory names
         files.append(str(entry))
     return files or None
+
+
+def _remote_parquet_files(path: str) -> list[str] | None:
+    """The Parquet files of a remote input: the object itself, or the files of a
+    prefix that has no deeper prefixes (no partition directories)."""
+    found = storage_files.kind(path)
+    if found == "file":
+        return [path]
+    if found != "directory":
+        return None
+    entries = storage_files.list_entries(path)
+    names = []
+    for entry, is_file in entries:
+        if entry.rstrip("/").rsplit("/", 1)[-1].startswith((".", "_")):
+            continue
+        if not is_file:
+            return None  # partitioned layout: Spark adds columns from the directory names
+        names.append(entry)
+    return names or None
 
 
 def plan_direct(
@@ -207,7 +235,7 @@ def plan_direct_files(
     import pyarrow.parquet as pq
 
     try:
-        metas = [pq.ParquetFile(f).metadata for f in files]
+        metas = [pq.ParquetFile(parquet_source(f)).metadata for f in files]
     except (OSError, pa.ArrowException):
         return None  # the Spark reader reports unreadable files
     schema = metas[0].schema.to_arrow_schema()
@@ -269,6 +297,7 @@ def plan_direct_files(
         rows=rows,
         where=where,
         score=score,
+        store=store_of(files[0]),
     )
 
 
@@ -277,8 +306,12 @@ _OTHER_COMPRESSIONS = (".bz2", ".xz", ".zst", ".zstd", ".lz4", ".snappy", ".defl
 
 
 def local_single_file(path: str) -> str | None:
-    """The local file ``path`` names (``file://`` or plain, no glob characters), when it
-    is one file, plain or gzip; None otherwise."""
+    """The file ``path`` names (local: ``file://`` or plain, no glob characters; or a
+    remote URI), when it is one file, plain or gzip; None otherwise."""
+    if is_remote(path):
+        if storage_files.kind(path) != "file":
+            return None
+        return None if path.lower().endswith(_OTHER_COMPRESSIONS) else path
     local = path[len("file://") :] if path.startswith("file://") else path
     if "://" in local or _GLOB & set(local) or not Path(local).is_file():
         return None
@@ -300,7 +333,7 @@ def plan_direct_text(path: str, kind: str) -> DirectInput | None:
     if fields is None or len(fields) < needed:
         return None
     ranges = direct_text.byte_ranges(local)
-    size = Path(local).stat().st_size
+    size = storage_files.file_size(local)
     if direct_text.is_gzip(local):
         size *= direct_text.GZIP_EXPANSION
     return DirectInput(
@@ -313,6 +346,7 @@ def plan_direct_text(path: str, kind: str) -> DirectInput | None:
         rows=0,
         fmt="trec",
         ranges=tuple(ranges),
+        store=store_of(local),
     )
 
 
@@ -337,6 +371,7 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
     """
     import pyarrow.parquet as pq
 
+    use_store(source.store)
     if source.fmt == "trec":
         return _read_text_unit(source, unit, run_ids)
     if source.fmt in ("csv", "tsv"):
@@ -357,9 +392,9 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         computing |= set(value_columns(source.score))
     read = set(cols.values()) | computing
     others = computing | {name for key, name in cols.items() if key != "query_id"}
-    metadata = pq.read_metadata(file)
+    metadata = pq.read_metadata(parquet_source(file))
     encoded = _encoded_query_column(cols["query_id"], others, metadata.schema.to_arrow_schema())
-    parquet = pq.ParquetFile(file, metadata=metadata, read_dictionary=encoded)
+    parquet = pq.ParquetFile(parquet_source(file), metadata=metadata, read_dictionary=encoded)
     raw = parquet.read_row_group(group, columns=sorted(read))
     if source.where is not None:
         raw = _kept_rows(raw, source)
@@ -632,7 +667,7 @@ def parquet_run_ids(source: DirectInput) -> list[str] | None:
     found: set[str] = set()
     try:
         for file in source.files:
-            parquet = pq.ParquetFile(file, read_dictionary=[column])
+            parquet = pq.ParquetFile(parquet_source(file), read_dictionary=[column])
             for chunk in parquet.read(columns=[column]).column(0).chunks:
                 if pa.types.is_dictionary(chunk.type):
                     chunk = chunk.dictionary.take(pc.unique(chunk.indices).drop_null())

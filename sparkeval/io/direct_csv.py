@@ -46,6 +46,8 @@ from sparkeval.io.direct_text import (
     plain_fields,
     read_text_range,
 )
+from sparkeval.storage.files import file_size
+from sparkeval.storage.stores import store_of
 
 #: bytes that make a file's reading depend on Spark's CSV options, and what each is
 _NOT_PLAIN = (
@@ -137,7 +139,7 @@ def plan_direct_csv(
     elif kind == "run" and run_id is None:
         return None
     ranges = byte_ranges(local)
-    size = Path(local).stat().st_size * (GZIP_EXPANSION if is_gzip(local) else 1)
+    size = file_size(local) * (GZIP_EXPANSION if is_gzip(local) else 1)
     return DirectInput(
         kind=kind,
         path=path,
@@ -149,6 +151,7 @@ def plan_direct_csv(
         fmt=fmt,
         ranges=tuple(ranges),
         header=tuple(header),
+        store=store_of(local),
     )
 
 

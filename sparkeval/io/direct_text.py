@@ -24,7 +24,6 @@ from __future__ import annotations
 import gzip
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO
 
 import numpy as np
@@ -36,6 +35,8 @@ from sparkeval.io.direct import NotDirect
 from sparkeval.io.readers import GRADE_BOUND
 from sparkeval.io.readers import WHITESPACE as _WHITESPACE
 from sparkeval.io.streams import DECOMPRESS_ERRORS
+from sparkeval.storage.files import file_size, open_input
+from sparkeval.storage.uris import is_remote
 
 #: bytes of plain text per read task
 TEXT_CHUNK_BYTES = 64 << 20
@@ -76,8 +77,9 @@ def first_data_fields(path: str) -> list[str] | None:
 def open_bytes(path: str) -> IO[bytes]:
     """The file's bytes, decompressed when it is gzip."""
     if is_gzip(path):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
+        source = open_input(path) if is_remote(path) else path
+        return gzip.open(source, "rb")  # type: ignore[return-value]
+    return open_input(path)
 
 
 def _lines_after(head: bytes, handle: IO[bytes]) -> Iterator[bytes]:
@@ -109,14 +111,14 @@ def byte_ranges(path: str, chunk: int | None = None) -> list[tuple[int, int]]:
     ``(part, parts)`` instead (see :func:`read_text_range`); a smaller one, ``(0, 1)``.
     """
     chunk = chunk or TEXT_CHUNK_BYTES
-    size = Path(path).stat().st_size
+    size = file_size(path)
     if is_gzip(path):
         parts = GZIP_PARTS if size * GZIP_EXPANSION > chunk else 1
         return [(part, parts) for part in range(parts)]
     if size <= chunk:
         return [(0, size)]
     bounds = [0]
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         while bounds[-1] + chunk < size:
             handle.seek(bounds[-1] + chunk)
             tail = b""
@@ -148,7 +150,7 @@ def read_text_range(path: str, start: int, end: int) -> bytes:
             return read_gzip_part(path, start, end)
         except DECOMPRESS_ERRORS as exc:
             raise NotDirect(f"{path}: {exc}") from exc
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         handle.seek(start)
         return handle.read(end - start)
 
@@ -190,7 +192,7 @@ def read_gzip_part(path: str, part: int, parts: int) -> bytes:
 
 def _recorded_length(path: str) -> int:
     """The text length a gzip file's trailer records (its last 4 bytes, little-endian)."""
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         handle.seek(0, 2)
         if handle.tell() < 4:
             return 0
@@ -210,7 +212,7 @@ def _decompressed(path: str, block: int = 1 << 20) -> Iterator[bytes]:
     """
     from isal import isal_zlib
 
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         inflater = isal_zlib.decompressobj(wbits=31)
         fed = False
         while compressed := handle.read(block):

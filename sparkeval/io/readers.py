@@ -28,6 +28,8 @@ from sparkeval.errors import InputError
 from sparkeval.io.columns import DOC_NAMES, SCORE_NAMES, parse_mapping, resolve_columns
 from sparkeval.io.streams import DECOMPRESS_ERRORS, open_decompressed, suffix_from_content
 from sparkeval.spark import spark_type
+from sparkeval.storage import files as storage_files
+from sparkeval.storage.uris import is_remote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -98,6 +100,8 @@ def detect_format(path: str, fmt: str | None = None) -> str:
         return fmt
     if is_local_path(path) and os.path.isdir(local_path(path)):
         return "parquet"
+    if is_remote(path) and storage_files.kind(path) == "directory":
+        return "parquet"
     name = Path(path).name.lower()
     if name.endswith(COMPRESSION_SUFFIXES):
         name = name.rsplit(".", 1)[0]
@@ -112,7 +116,11 @@ def check_exists(path: str) -> None:
             compressed file without its compression suffix (Spark picks the decompressor
             by the name, and would read the compressed bytes as text).
     """
-    if not is_local_path(path) or is_catalog_table(path):
+    if is_catalog_table(path):
+        return
+    if not is_local_path(path):
+        if is_remote(path) and storage_files.kind(path) is None:
+            raise InputError(f"{path}: no such file or directory")
         return
     local = local_path(path)
     try:
@@ -143,6 +151,10 @@ def check_exists(path: str) -> None:
 def _trec_lines(spark: SparkSession, path: str):
     from pyspark.sql import functions as F
 
+    if is_remote(path):
+        from sparkeval.storage.local_copies import jvm_path
+
+        path = jvm_path(spark, path)
     lines = spark.read.text(path)
     # every whitespace character, not only spaces: a tab-indented or CRLF line parses the same
     body = F.btrim(F.col("value"), F.lit(WHITESPACE))
@@ -259,6 +271,10 @@ def read_table(
 
 def _read_source(spark: SparkSession, path: str, fmt: str, infer_types: bool):
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    if fmt != "table" and is_remote(path):
+        from sparkeval.storage.local_copies import jvm_path
+
+        return _read_source(spark, jvm_path(spark, path), fmt, infer_types)
     if fmt == "table":
         name = path[len(TABLE_PREFIX) :]
         if not spark.catalog.tableExists(name):

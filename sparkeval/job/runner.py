@@ -53,6 +53,7 @@ def run_command(
     from sparkeval.status import set_quiet
 
     set_quiet(bool(getattr(config, "quiet", False)))
+    _check_stores(config)
     config.preflight()
     if getattr(config, "dry_run", False):
         return _dry_run(config, stdout or sys.stdout)
@@ -61,6 +62,8 @@ def run_command(
         early = command.early(config) if command.uses_spark else None
         try:
             spark = start_spark(command, config) if command.uses_spark else None
+            if spark is not None:
+                _stores_of_session(spark, config)
             if target:
                 from sparkeval.summary_table import check_append_target
 
@@ -79,6 +82,50 @@ def run_command(
             log(append_summary(spark, config.out, target))
     command.show(result, config, stdout or sys.stdout)
     return command.exit_code(result)
+
+
+def _check_stores(config: JobConfig) -> None:
+    """Use the config's store settings (``spark.hadoop.fs.*``) and refuse, before any
+    work, every path option naming a store sparkeval cannot open
+    (:func:`sparkeval.storage.stores.check_paths`)."""
+    from sparkeval.storage.stores import StoreSettings, check_paths, configure
+
+    configure(StoreSettings.from_spark(getattr(config, "spark", None)))
+    check_paths(_path_values(config))
+
+
+def _path_values(config: JobConfig) -> list[str]:
+    """Every path the config names: path options, ``--append-to``, the handoff directory."""
+    values: list[str] = []
+    for spec in type(config).options():
+        value = getattr(config, spec.key)
+        if spec.meta.path and isinstance(value, str):
+            values.append(value)
+        elif spec.meta.path and isinstance(value, tuple):
+            values.extend(v for v in value if isinstance(v, str))
+    append_to = getattr(config, "append_to", None)
+    if append_to:
+        values.append(append_to)
+    return values
+
+
+def _stores_of_session(spark: SparkSession, config: JobConfig) -> None:
+    """The session's ``spark.hadoop.fs.*`` settings too (``spark-submit --conf``), and a
+    remote ``--out`` checked for a staging place every executor sees
+    (:func:`sparkeval.storage.targets.local_staging_root`), before any work."""
+    from sparkeval.storage.stores import StoreSettings, configure
+    from sparkeval.storage.uris import is_remote
+
+    try:
+        session = dict(spark.sparkContext.getConf().getAll())
+    except Exception:  # Spark Connect: no SparkContext; the config's settings stand
+        session = {}
+    configure(StoreSettings.from_spark({**session, **(getattr(config, "spark", None) or {})}))
+    out = getattr(config, "out", None)
+    if isinstance(out, str) and is_remote(out) and session:
+        from sparkeval.storage.targets import local_staging_root
+
+        local_staging_root()
 
 
 def _command_settings(spark: SparkSession | None, config: JobConfig) -> AbstractContextManager:
