@@ -46,6 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sparkeval.errors import ConfigError
+from sparkeval.storage.uris import is_remote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -82,6 +83,9 @@ def inputs_fingerprint(paths: Sequence[str]) -> str:
     every file below them), without reading their contents."""
     entries = []
     for raw in paths:
+        if is_remote(raw):
+            entries += _remote_entries(raw)
+            continue
         local = Path(raw[len("file://") :] if raw.startswith("file://") else raw)
         files = sorted(p for p in local.rglob("*") if p.is_file()) if local.is_dir() else [local]
         for file in files:
@@ -91,6 +95,18 @@ def inputs_fingerprint(paths: Sequence[str]) -> str:
             except OSError:
                 entries.append([str(file), None, None])
     return _digest(entries)
+
+
+def _remote_entries(uri: str) -> list[list[Any]]:
+    """``[uri, size, modification time]`` of each file of a remote input."""
+    from sparkeval.storage import files
+
+    try:
+        found = files.kind(uri)
+        listed = files.list_files(uri, recursive=True) if found == "directory" else [uri]
+        return [[p, *files.stat(p)] for p in listed]
+    except OSError:
+        return [[uri, None, None]]
 
 
 def _numbers(node: Any, path: str) -> Iterator[tuple[str, float]]:
@@ -202,11 +218,12 @@ def check_append_target(spark: SparkSession | None, target: str) -> None:
     Raises:
         ConfigError: no Spark session, or a new table in the in-memory catalog.
     """
-    if "://" in target and not target.startswith("file://"):
-        raise ConfigError(
-            f"--append-to {target}: remote paths are not written here; give a local or "
-            "mounted path, or a catalog table (which may live on any storage)"
-        )
+    if is_remote(target):
+        from sparkeval.storage import files
+
+        if files.kind(target) == "file":
+            raise ConfigError(f"--append-to {target}: a file, not a Parquet dataset directory")
+        return
     if is_path_target(target):
         return
     if spark is None:
@@ -220,6 +237,29 @@ def check_append_target(spark: SparkSession | None, target: str) -> None:
         )
 
 
+def _read_summary_table(out: str) -> pa.Table:
+    """``OUT/summary.parquet``, locally or on a store."""
+    if not is_remote(out):
+        return pq.read_table(Path(out) / SUMMARY_TABLE)
+    from sparkeval.storage import files
+    from sparkeval.storage.uris import join
+
+    return pq.read_table(pa.BufferReader(files.read_bytes(join(out, SUMMARY_TABLE))))
+
+
+def _append_to_store(table: pa.Table, target: str, evaluation_id: str) -> str:
+    """One object ``evaluation_id=ID.parquet`` in the remote dataset: a single upload
+    replaces it whole (an object store never shows half an object)."""
+    from sparkeval.storage import files
+    from sparkeval.storage.uris import join
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    final = join(target, f"evaluation_id={evaluation_id}.parquet")
+    files.write_bytes(final, sink.getvalue().to_pybytes())
+    return f"{table.num_rows} summary rows in {final}"
+
+
 def append_summary(spark: SparkSession | None, out: str, target: str) -> str:
     """Add ``OUT/summary.parquet`` to ``target``, replacing the rows of the same
     evaluation; returns what was written where.
@@ -230,11 +270,13 @@ def append_summary(spark: SparkSession | None, out: str, target: str) -> str:
       use; later the evaluation's partition is overwritten (dynamic partition
       overwrite), so other evaluations' rows are untouched.
     """
-    table = pq.read_table(Path(out) / SUMMARY_TABLE)
+    table = _read_summary_table(out)
     if table.num_rows == 0:
         return f"no summary rows to append to {target}"
     evaluation_id = table.column("evaluation_id")[0].as_py()
     check_append_target(spark, target)
+    if is_remote(target):
+        return _append_to_store(table, target, evaluation_id)
     if is_path_target(target):
         directory = Path(target.removeprefix("file://"))
         if directory.exists() and not directory.is_dir():

@@ -17,6 +17,9 @@ from typing import Any
 from sparkeval.compare.gate import GateCondition, evaluate_gate, parse_condition
 from sparkeval.compare.progress import stage
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.storage import files
+from sparkeval.storage.uris import is_remote, join, parent
+from sparkeval.storage.uris import name as name_of
 
 OUTPUT_FILES = {
     "comparison": "comparison.parquet",
@@ -29,8 +32,27 @@ OUTPUT_FILES = {
 }
 
 
+def _remote_extra_summary(raw: str) -> tuple[str, Any]:
+    """:func:`load_extra_summary` of a URI of a store."""
+    uri = join(raw, "summary.json") if files.kind(raw) == "directory" else raw
+    try:
+        payload = json.loads(files.read_bytes(uri))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"--extra-summary {raw}: no such file (or no summary.json in it)"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--extra-summary {raw}: not valid JSON ({exc})") from None
+    title = (
+        name_of(parent(uri)) if name_of(uri) == "summary.json" else name_of(uri).rsplit(".", 1)[0]
+    )
+    return f"Summary of {title}", payload
+
+
 def load_extra_summary(raw: str) -> tuple[str, Any]:
     """(title, payload) of an ``--extra-summary`` path (a JSON file or a dir with summary.json)."""
+    if is_remote(raw):
+        return _remote_extra_summary(raw)
     path = Path(raw)
     if path.is_dir():
         path = path / "summary.json"
@@ -196,9 +218,9 @@ def write_outputs(
     result.deltas.unpersist()
     if result.rank_distance is not None:
         result.rank_distance.unpersist()
-    target = Path(out).resolve()
+    target = out if is_remote(out) else str(Path(out).resolve())
     for name in summary["outputs"].values():
-        stage("write", f"{target / name}")
+        stage("write", join(target, name))
     for failure in failures:
         stage("gate", "FAILED: " + failure["message"])
     if conditions and not failures:

@@ -50,6 +50,8 @@ from sparkeval.errors import ConfigError, InputError
 from sparkeval.exact_means import ExactTotal, exact_totals
 from sparkeval.information import spark_plogp, spark_plogratio
 from sparkeval.spark import spark_type, to_pandas
+from sparkeval.storage import files
+from sparkeval.storage.uris import is_remote, join
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -215,8 +217,17 @@ def direction_known(name: str) -> bool:
 # ----------------------------------------------------------------------------- reading
 
 
-def resolve_per_query_path(path: str | os.PathLike[str]) -> Path:
-    """``path`` itself, or ``path/per_query.parquet`` when ``path`` is an evaluate output."""
+def resolve_per_query_path(path: str | os.PathLike[str]) -> Path | str:
+    """``path`` itself, or ``path/per_query.parquet`` when ``path`` is an evaluate output
+    (a local path or a URI of a store)."""
+    if is_remote(path):
+        uri = os.fspath(path)
+        inner = join(uri, "per_query.parquet")
+        if files.kind(inner) is not None:
+            return inner
+        if files.kind(uri) is None:
+            raise InputError(f"per-query table {path} does not exist")
+        return uri
     p = Path(path)
     if (p / "per_query.parquet").exists():
         return p / "per_query.parquet"

@@ -170,7 +170,13 @@ def probe_lock(out: str) -> None:
 
     from sparkeval.errors import ConfigError
     from sparkeval.output import _lock_path
+    from sparkeval.storage.uris import is_remote
 
+    if is_remote(out):
+        from sparkeval.storage.object_commit import probe_remote_lock
+
+        probe_remote_lock(out)
+        return
     path = _lock_path(Path(os.path.realpath(out)))
     try:
         handle = open(path)  # noqa: SIM115 - closed below

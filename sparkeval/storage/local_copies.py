@@ -20,7 +20,7 @@ import shutil
 import threading
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.storage import files
@@ -68,11 +68,10 @@ def _jvm_scheme(spark: SparkSession, found: str) -> bool:
     key = (id(spark), found)
     if key in _known:
         return _known[key]
+    jvm: Any = spark._jvm
+    context: Any = spark._jsc
     try:
-        spark._jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(  # type: ignore[union-attr]
-            found,
-            spark._jsc.hadoopConfiguration(),  # type: ignore[attr-defined]
-        )
+        jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(found, context.hadoopConfiguration())
         answer = True
     except Exception:  # UnsupportedFileSystemException, ClassNotFoundException
         answer = False

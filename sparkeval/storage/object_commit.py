@@ -163,6 +163,20 @@ def claim_remote_output(out: str, overwrite: bool) -> Iterator[None]:
         files.delete_file(mine)
 
 
+def probe_remote_lock(out: str) -> None:
+    """Fail as a real run would if a live writer holds the lock of ``out``; writes nothing.
+
+    Raises:
+        ConfigError: naming the holder.
+    """
+    claims = _claims(_lock_dir(out))
+    newest = max((m for _, m in claims if m is not None), default=None)
+    now = max(newest or 0, time.time_ns())
+    for claim, mtime in claims:
+        if not _stale(claim, mtime, now):
+            raise ConfigError(f"output directory {out} is being written by {_holder(claim)}")
+
+
 def _renew(claim: str, body: bytes, stop: threading.Event) -> None:
     while not stop.wait(RENEW_S):
         with contextlib.suppress(OSError):  # the next renewal tries again

@@ -117,6 +117,14 @@ def scratch_parent(spark: SparkSession) -> str | None:
     """
     settings = {key: spark.conf.get(key, "") or "" for key in (SHARED_DIRECTORY_KEY, LOCAL_DIRS)}
     parent = settings_parent(settings)
+    if "://" in str(parent) and not str(parent).startswith("file://"):
+        from sparkeval.errors import ConfigError
+
+        raise ConfigError(
+            f"{SHARED_DIRECTORY_KEY}: {parent} is a URI; the handoff needs a directory the "
+            "driver and every executor see at the same path (a shared file system). "
+            "Without one, leave the setting out: Spark's exchange moves the rows"
+        )
     if settings[SHARED_DIRECTORY_KEY].strip() and not os.path.isdir(str(parent)):
         from sparkeval.errors import ConfigError
 
