@@ -99,11 +99,14 @@ def trec_names(fam: Family) -> list[str]:
     patterns = (p for p in (fam.trec, fam.trec_cut) if p)
     names = [TREC_FIELD.sub(lambda m: f"<{m.group(1)}>", p) for p in patterns]
     for tp in fam.trec_params:
+        if tp.mode == "one":  # printed as set_F_0.5 for -m set_F.0.5
+            names.append(f"{tp.base}_<{tp.param}>")
         example = {
             "cutoffs": "k1,k2,…",
             "each": "v1,v2,…",
             "list": "v1,v2,…",
             "pairs": "g1=v1,g2=v2,…",
+            "one": "v",
         }[tp.mode]
         names.append(f"-m {tp.base}.{example}")
     return names

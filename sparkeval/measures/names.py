@@ -257,6 +257,9 @@ def parse_measure(name: str) -> Measure:
             groups = match.groupdict()
             k = _parse_cutoff(text, groups.pop("k")) if "k" in groups else None
             return _build(text, family, k, groups)
+    printed = _printed_trec_value(text)
+    if printed is not None:
+        return printed
     match = _CANONICAL.match(text)
     if match:
         found = _family_of(match["family"])
@@ -276,6 +279,19 @@ def parse_measure(name: str) -> Measure:
             k = _parse_cutoff(text, match["k"]) if match["k"] is not None else None
             return _build(text, family, k, raw)
     raise UnknownMeasureError(f"unknown measure {text!r}; " + valid_names_text())
+
+
+def _printed_trec_value(text: str) -> Measure | None:
+    """The measure of a name trec_eval prints for a one-value request (``set_F_0.5`` for
+    ``-m set_F.0.5``), or None."""
+    base, sep, value = text.rpartition("_")
+    if not sep or not _NUMBER.match(value):
+        return None
+    found = trec_bases().get(base)
+    if found is None or found[1].mode != "one":
+        return None
+    family, tp = found
+    return _build(text, family, None, {tp.param or "": value})
 
 
 def _leading_int(text: str, request: str) -> int:
@@ -327,6 +343,17 @@ def _expand(text: str, family: str, tp: TrecParams, raw: str, items: list[str]) 
         if len(set(values)) != len(values):
             raise ValueError(f"measure {text!r}: duplicate parameters")
         return [_build(text, family, None, {param: repr(v)}) for v in values]
+    if tp.mode == "one":
+        if len(items) != 1:
+            raise ValueError(
+                f"measure {text!r}: {tp.base} takes one {param} value (trec_eval would use "
+                f"only the first); request {tp.base}.{items[0].strip()} alone"
+            )
+        value = items[0].strip()
+        if not _NUMBER.match(value):
+            raise ValueError(f"measure {text!r}: {param} {value!r} is not a number")
+        built = _build(text, family, None, {param: value})
+        return [Measure(built.family, built.k, built.params, trec_label=f"{tp.base}_{raw}")]
     if tp.mode == "list":
         value = ";".join(item.strip() for item in items)
     else:

@@ -148,16 +148,21 @@ class TrecParams:
             named ``base_<values as given>`` (``utility.2,-1,0,0``).
         ``pairs``: ``grade=value`` pairs go to the grade-map parameter ``param``
             (``ndcg.1=3,2=9``).
+        ``one``: exactly one number goes to parameter ``param``; one measure named
+            ``base_<value as given>`` (``set_F.0.5`` is printed ``set_F_0.5``; trec_eval
+            would read only the first of several values, so more than one is refused).
     """
 
     base: str
-    mode: Literal["cutoffs", "each", "list", "pairs"]
+    mode: Literal["cutoffs", "each", "list", "pairs", "one"]
     param: str | None = None
 
     def render(self, value: Any) -> str:
         """trec_eval's printed parameter text for a value built from canonical params."""
         if self.mode == "pairs":
             return ",".join(f"{k}={format_value(v)}" for k, v in value)
+        if self.mode == "one":
+            return format_value(value)
         return ",".join(format_value(v) for v in value)
 
 
@@ -251,7 +256,7 @@ class Measure:
         if self.k is None and len(explicit) == 1:
             ((pname, value),) = explicit.items()
             for tp in spec.trec_params:
-                if tp.mode in ("list", "pairs") and tp.param == pname:
+                if tp.mode in ("list", "pairs", "one") and tp.param == pname:
                     return f"{tp.base}_{tp.render(value)}"
         return None
 

@@ -47,6 +47,13 @@ NAMES = {
     "SetP": "SetP",
     "SetR": "SetR",
     "SetF": "SetF",
+    # ir_measures' beta is trec_eval's set_F parameter: (1+beta) P R / (beta P + R)
+    "SetF(beta=0.25)": "SetF(beta=0.25)",
+    "SetF(beta=0.5)": "SetF(beta=0.5)",
+    "SetF(rel=1,beta=0.5)": "SetF(beta=0.5,rel=1)",
+    "SetF(beta=1.0)": "SetF",
+    "SetF(beta=2.0)": "SetF(beta=2)",
+    "SetF(rel=2,beta=0.5)": "SetF(beta=0.5,rel=2)",
     "SetAP": "SetAP",
 }
 
@@ -77,6 +84,16 @@ def test_ir_measures_names_map_and_agree(collection, name: str, canonical: str) 
     measure = ir_measures.parse_measure(name)
     expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
     assert ours(collection, name) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("trec", ["set_F.0.25", "set_F.0.5", "set_F.1", "set_F.2"])
+def test_trec_eval_set_f_spelling_agrees(collection, trec: str) -> None:
+    # ir_measures reads trec_eval's spelling too: set_F.0.5 is its SetF(beta=0.5)
+    (measure,) = ir_measures.parse_trec_measure(trec)
+    run, qrels = collection
+    expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+    assert ours(collection, trec) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    assert ours(collection, str(measure)) == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
 def test_dcg_exp_log2_is_the_exponential_gain(collection) -> None:

@@ -64,6 +64,25 @@ def test_ndcg_hand_derived() -> None:
     assert value("nDCG", rel_level=2) == pytest.approx(dcg / idcg, abs=1e-12)
 
 
+def test_set_f_weighs_recall_unsquared_and_f_at_k_squared() -> None:
+    # running example: n = 5, h = 3, R = 4, so P = 3/5 and R = 3/4 (P@5 and R@5 alike)
+    # SetF(beta=x) is trec_eval's m_set_F.c: (1+x) P R / (x P + R); at x = 0.5:
+    # 1.5 * 9/20 / (3/10 + 3/4) = (27/40) / (21/20) = 9/14
+    for name in ("SetF(beta=0.5)", "set_F_0.5", "SetF(rel=1,beta=0.5)"):
+        assert value(name) == pytest.approx(9 / 14, abs=1e-12), name
+    # F(beta=b)@k is the classic F_b: (1+b^2) P R / (b^2 P + R); at b = 0.5, k = 5:
+    # 1.25 * 9/20 / (3/20 + 3/4) = (9/16) / (9/10) = 5/8, what SetF gives at x = b^2
+    assert value("F(beta=0.5)@5") == pytest.approx(5 / 8, abs=1e-12)
+    assert value("SetF(beta=0.25)") == pytest.approx(5 / 8, abs=1e-12)
+    # x = 2: 3 * 9/20 / (6/5 + 3/4) = (27/20) / (39/20) = 9/13; classic b = 2: 5 * 9/20 /
+    # (12/5 + 3/4) = (9/4) / (63/20) = 5/7
+    assert value("SetF(beta=2)") == pytest.approx(9 / 13, abs=1e-12)
+    assert value("F(beta=2)@5") == pytest.approx(5 / 7, abs=1e-12)
+    # beta = 1 is F1 in both: 2 * 9/20 / (27/20) = 2/3
+    for name in ("SetF", "SetF(beta=1)", "F@5", "F(beta=1)@5"):
+        assert value(name) == pytest.approx(2 / 3, abs=1e-12), name
+
+
 def test_rr_with_cutoff_and_no_relevant() -> None:
     rels = [[0, -1, 1], [0, 0]]
     qrels = [[1, 0, 0], [0]]
