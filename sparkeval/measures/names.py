@@ -42,8 +42,17 @@ ALIASES = {
     "GMAP": "gm_map",
     "HitRate": "Success",  # recommender spelling: a hit in the top k
     "HR": "Success",
+    "hit_rate": "Success",  # ranx: 1 if a relevant doc is in the top k
+    "HitRatio": "Success",
+    "Hit": "Success",  # RecBole's hit@k
+    "F1": "F",  # ranx's f1@k: 2 P@k R@k / (P@k + R@k), F with beta = 1
     "iP": "IPrec",
 }
+#: parameters an alias fixes (any case of the alias); giving one of them is refused
+ALIAS_PARAMS: dict[str, dict[str, str]] = {"f1": {"beta": "1"}}
+#: families an ir_measures spelling with ``rel=`` stands for: its NumRet(rel=l) counts the
+#: retrieved docs with grade >= l (how it prints NumRelRet)
+_WITH_REL = {"NumRet": "NumRelRet"}
 #: ir_measures' nDCG ``dcg=`` values and the gain each stands for
 _IR_MEASURES_DCG = {"log2": "linear", "exp-log2": "exp"}
 
@@ -264,21 +273,48 @@ def parse_measure(name: str) -> Measure:
     if match:
         found = _family_of(match["family"])
         if found is not None:
-            family = found
-            raw: dict[str, str] = {}
-            if match["params"]:
-                for item in _split_params(match["params"]):
-                    key, sep, value = item.partition("=")
-                    if not sep or not key.strip():
-                        raise ValueError(f"measure {text!r}: parameter {item!r} is not key=value")
-                    raw[key.strip()] = value
-            raw = _ir_measures_params(text, family, raw)
-            if family == "IPrec" and match["k"] is not None:  # ir_measures: IPrec@0.1
-                raw["recall"] = match["k"]
-                return _build(text, family, None, raw)
-            k = _parse_cutoff(text, match["k"]) if match["k"] is not None else None
-            return _build(text, family, k, raw)
+            return _parse_canonical(text, match, found)
     raise UnknownMeasureError(f"unknown measure {text!r}; " + valid_names_text())
+
+
+def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
+    """The measure of a canonical or ir_measures style name whose family is known.
+
+    ir_measures' spellings: ``cutoff=k`` is ``@k``; ``NumRet(rel=l)`` is
+    ``NumRelRet(rel=l)``; ``IPrec@r`` is ``IPrec(recall=r)``. An alias that fixes a
+    parameter (``F1``: beta = 1) refuses that parameter rather than override it.
+    """
+    raw: dict[str, str] = {}
+    if match["params"]:
+        for item in _split_params(match["params"]):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ValueError(f"measure {text!r}: parameter {item!r} is not key=value")
+            raw[key.strip()] = value
+    fixed = ALIAS_PARAMS.get(match["family"].lower(), {})
+    for key, value in fixed.items():
+        if key in raw:
+            raise ValueError(
+                f"measure {text!r}: {match['family']} fixes {key}={value}; "
+                f"write {family}({key}=…) for another {key}"
+            )
+        raw[key] = value
+    raw = _ir_measures_params(text, family, raw)
+    if family in _WITH_REL and "rel" in raw:
+        family = _WITH_REL[family]
+    cutoff = match["k"]
+    if "cutoff" in raw and "cutoff" not in REGISTRY[family].params:
+        given = raw.pop("cutoff").strip()
+        if REGISTRY[family].cutoff == "none" or family == "IPrec":
+            raise ValueError(f"measure {text!r}: {family} takes no cutoff; cutoff={given} given")
+        if cutoff is not None and _parse_cutoff(text, cutoff) != _parse_cutoff(text, given):
+            raise ValueError(f"measure {text!r}: cutoff={given} contradicts @{cutoff}")
+        cutoff = given
+    if family == "IPrec" and cutoff is not None:  # ir_measures: IPrec@0.1
+        raw["recall"] = cutoff
+        return _build(text, family, None, raw)
+    k = _parse_cutoff(text, cutoff) if cutoff is not None else None
+    return _build(text, family, k, raw)
 
 
 def _printed_trec_value(text: str) -> Measure | None:

@@ -40,10 +40,16 @@ NAMES = {
     "Success@10": "Success@10",
     "Success(rel=2)@5": "Success(rel=2)@5",
     "Judged@10": "Judged@10",
+    "Judged(cutoff=10)": "Judged@10",
+    "Judged(cutoff=5)": "Judged@5",
+    "Judged": "Judged",
     "NumQ": "NumQ",
     "NumRet": "NumRet",
     "NumRel": "NumRel",
     "NumRelRet": "NumRelRet",
+    # ir_measures prints NumRelRet as NumRet(rel=1): the retrieved docs with grade >= rel
+    "NumRet(rel=1)": "NumRelRet(rel=1)",
+    "NumRet(rel=2)": "NumRelRet(rel=2)",
     "SetP": "SetP",
     "SetR": "SetR",
     "SetF": "SetF",
@@ -126,6 +132,14 @@ def test_dcg_exp_log2_is_the_exponential_gain(collection) -> None:
         ("IPrec@0.1", "IPrec(recall=0.1)"),
         ("err@20", "ERR@20"),
         ("bpref", "Bpref"),
+        ("hit_rate@10", "Success@10"),  # ranx
+        ("HitRatio@10", "Success@10"),
+        ("hit@10", "Success@10"),  # RecBole
+        ("hit_rate(rel=2)@10", "Success(rel=2)@10"),
+        ("f1@10", "F@10"),  # ranx: F1 at k, F with beta = 1
+        ("F1@10", "F@10"),
+        ("nDCG(cutoff=10)", "nDCG@10"),  # ir_measures' cutoff parameter is @k
+        ("P(rel=2,cutoff=5)", "P(rel=2)@5"),
     ],
 )
 def test_names_in_any_case_and_recommender_aliases(typed: str, canonical: str) -> None:
@@ -138,6 +152,9 @@ def test_names_in_any_case_and_recommender_aliases(typed: str, canonical: str) -
         ("nDCG(judged_only=True)@10", "judged_only=True"),
         ("RBP(p=0.8,rel=2)", "unknown parameter(s) rel"),
         ("nDCG(dcg=log10)@10", "expected log2 or exp-log2"),
+        ("F1(beta=2)@10", "F1 fixes beta=1"),
+        ("Judged(cutoff=10)@5", "cutoff=10 contradicts @5"),
+        ("NumQ(cutoff=10)", "NumQ takes no cutoff"),
     ],
 )
 def test_spellings_of_measures_sparkeval_lacks_are_refused(typed: str, why: str) -> None:

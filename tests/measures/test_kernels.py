@@ -83,6 +83,30 @@ def test_set_f_weighs_recall_unsquared_and_f_at_k_squared() -> None:
         assert value(name) == pytest.approx(2 / 3, abs=1e-12), name
 
 
+def test_recommender_spellings_hand_derived() -> None:
+    # running example: hits in the top 3 = 1 (d1), R = 4. ranx's f1@k = 2 P R / (P + R) with
+    # P = hits/k = 1/3 and R = hits/R = 1/4: 2 * (1/12) / (7/12) = 2/7
+    for name in ("f1@3", "F1@3", "F@3"):
+        assert value(name) == pytest.approx(2 / 7, abs=1e-12), name
+    # hit_rate@k, HitRatio@k, hit@k: 1 if a relevant doc is in the top k, else 0
+    rels, qrels = [[0, -1, 1], [0, 0, 0]], [[1, 0], [1, 0]]
+    for name in ("hit_rate@2", "HitRatio@2", "hit@2"):
+        assert [value(name, [r], [q]) for r, q in zip(rels, qrels, strict=True)] == [0, 0]
+    for name in ("hit_rate@3", "HitRatio@3", "hit@3"):
+        assert [value(name, [r], [q]) for r, q in zip(rels, qrels, strict=True)] == [1, 0]
+
+
+def test_ir_measures_rel_and_cutoff_spellings_hand_derived() -> None:
+    # NumRet(rel=l): retrieved docs with grade >= l; rel = [1, -1, 0, 2, 1]
+    assert value("NumRet(rel=1)") == 3.0  # d1, d4, d5
+    assert value("NumRet(rel=2)") == 1.0  # d4
+    assert value("NumRet(rel=0)") == 4.0  # every judged doc but the unjudged d2
+    assert value("NumRet(rel=2)", rel_level=1) == value("NumRelRet(rel=2)")
+    # Judged(cutoff=k): judged docs in the top k / min(k, n): d1 and d3 of the top 3
+    assert value("Judged(cutoff=3)") == pytest.approx(2 / 3, abs=1e-12)
+    assert value("Judged(cutoff=10)") == pytest.approx(4 / 5, abs=1e-12)
+
+
 def test_rr_with_cutoff_and_no_relevant() -> None:
     rels = [[0, -1, 1], [0, 0]]
     qrels = [[1, 0, 0], [0]]
