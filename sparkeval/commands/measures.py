@@ -11,7 +11,7 @@ from sparkeval.job.options import option
 from sparkeval.measures import REGISTRY, Family, Param
 from sparkeval.measures.names import ALIASES, SETS
 from sparkeval.measures.rating import RATING_ERRORS
-from sparkeval.measures.registry import TREC_FIELD, format_value
+from sparkeval.measures.registry import REL_PARAM, TREC_FIELD, format_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -74,7 +74,7 @@ def syntax(fam: Family) -> str:
 
 def describe_param(name: str, param: Param) -> str:
     """``gain: linear|exp|jarvelin, default linear — help``."""
-    if name == "rel":
+    if name == "rel" and param == REL_PARAM:
         kind = "int, default: the run's relevance level (1)"
     else:
         kinds = {

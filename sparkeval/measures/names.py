@@ -235,11 +235,17 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
         raise ValueError(f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10")
     if k is None:
         k = fam.default_cutoff
+    kept: set[str] = set()
+    for pname in fam.params.keys() & raw_params.keys():
+        for other, why in fam.params[pname].requires:
+            if other not in raw_params:
+                raise ValueError(f"measure {name!r}: {pname}=… needs {other}=… given too ({why})")
+            kept.add(other)
     params = []
     for pname in fam.params:  # declaration order keeps canonical names stable
         if pname in raw_params:
             value = fam.params[pname].coerce(family, pname, _parse_value(raw_params[pname]))
-            if value != fam.params[pname].default or pname == "rel":
+            if value != fam.params[pname].default or pname == "rel" or pname in kept:
                 params.append((pname, value))
     missing = [p for p, spec in fam.params.items() if spec.required and p not in raw_params]
     if missing:

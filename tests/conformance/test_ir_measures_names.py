@@ -102,6 +102,24 @@ def test_trec_eval_set_f_spelling_agrees(collection, trec: str) -> None:
     assert ours(collection, str(measure)) == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        ("RBP(p=0.8,rel=2)", "RBP(p=0.8,rel=2)"),
+        ("RBP(rel=1,p=0.5)", "RBP(p=0.5,rel=1)"),
+        ("RBP(p=0.9,rel=3)", "RBP(p=0.9,rel=3)"),
+    ],
+)
+def test_rbp_with_rel_is_ir_measures_binary_rbp(collection, name: str, canonical: str) -> None:
+    # ir_measures computes RBP(rel=…) with its cwl_eval provider only
+    pytest.importorskip("cwl", reason="ir_measures computes RBP(rel=…) through cwl_eval")
+    assert parse_measure(name).name == canonical
+    run, qrels = collection
+    measure = ir_measures.parse_measure(name)
+    expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+    assert ours(collection, name) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
 def test_dcg_exp_log2_is_the_exponential_gain(collection) -> None:
     # ir_measures computes dcg=exp-log2 through a gdeval script; the same gains as a map
     # (2^g - 1) go through its pytrec_eval provider
@@ -150,7 +168,7 @@ def test_names_in_any_case_and_recommender_aliases(typed: str, canonical: str) -
     ("typed", "why"),
     [
         ("nDCG(judged_only=True)@10", "judged_only=True"),
-        ("RBP(p=0.8,rel=2)", "unknown parameter(s) rel"),
+        ("RBP(rel=2)", "rel=… needs p=… given too"),  # ir_measures' default p is 0.8
         ("nDCG(dcg=log10)@10", "expected log2 or exp-log2"),
         ("F1(beta=2)@10", "F1 fixes beta=1"),
         ("Judged(cutoff=10)@5", "cutoff=10 contradicts @5"),

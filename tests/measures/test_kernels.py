@@ -107,6 +107,21 @@ def test_ir_measures_rel_and_cutoff_spellings_hand_derived() -> None:
     assert value("Judged(cutoff=10)") == pytest.approx(4 / 5, abs=1e-12)
 
 
+def test_binary_rbp_with_rel_hand_derived() -> None:
+    # RBP(p, rel=l) = (1 - p) sum_i [grade_i >= l] p^(i-1); rel = [1, -1, 0, 2, 1]
+    assert value("RBP(p=0.5,rel=2)") == pytest.approx(0.5 * 0.5**3, abs=1e-12)  # d4
+    # d1, d4, d5: 0.5 * (1 + 1/8 + 1/16) = 19/32, whatever the run's relevance level
+    assert value("RBP(p=0.5,rel=1)", rel_level=2) == pytest.approx(19 / 32, abs=1e-12)
+    # rel=0: every judged doc (d1, d3, d4, d5): 0.5 * (1 + 1/4 + 1/8 + 1/16) = 23/32
+    assert value("RBP(p=0.5,rel=0)") == pytest.approx(23 / 32, abs=1e-12)
+    # a negative grade counts as grade 0: judged at rel=0, not relevant at rel=1
+    assert value("RBP(p=0.5,rel=0)", [[-2, 1]], [[1, -1]]) == pytest.approx(0.75, abs=1e-12)
+    assert value("RBP(p=0.5,rel=1)", [[-2, 1]], [[1, -1]]) == pytest.approx(0.25, abs=1e-12)
+    # without rel, trec_eval's graded gain, grade / 2 (the largest grade): 0.5 * (1/2 +
+    # (2/2) / 8 + (1/2) / 16) = 21/64
+    assert value("RBP(p=0.5)") == pytest.approx(21 / 64, abs=1e-12)
+
+
 def test_rr_with_cutoff_and_no_relevant() -> None:
     rels = [[0, -1, 1], [0, 0]]
     qrels = [[1, 0, 0], [0]]

@@ -28,6 +28,8 @@ CANONICAL = [
     "F(beta=0.5)@10",
     "RC(weight=log)",
     "RBP(p=0.8)",
+    "RBP(p=0.8,rel=2)",
+    "RBP(p=0.9,rel=1)",  # p stays in the name: with rel, it must be given
     "AP(rel=2)@5",
     "CG(gain=exp)@5",
     "DCG(gain=jarvelin)",
@@ -119,6 +121,7 @@ def test_trec_parameter_syntax(request_text: str, names: list[str], trec: list[s
         "utility.1,2",
         "Rprec_mult(mult=-1)",
         "RBP(p=1.5)",
+        "RBP(rel=2)",  # ir_measures' p defaults to 0.8, trec_eval's to 0.9
         "set_F.0.5,2",  # trec_eval would silently use only 0.5
         "set_F.x",
         "SetF(beta=-1)",
