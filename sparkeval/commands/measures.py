@@ -9,7 +9,7 @@ from sparkeval.job.command import Command
 from sparkeval.job.config import JobConfig
 from sparkeval.job.options import option
 from sparkeval.measures import REGISTRY, Family, Param
-from sparkeval.measures.names import ALIASES, SETS
+from sparkeval.measures.names import ALIASES, SETS, closest_families
 from sparkeval.measures.rating import RATING_ERRORS
 from sparkeval.measures.registry import REL_PARAM, TREC_FIELD, format_value
 
@@ -58,7 +58,11 @@ def _select(names: list[str]) -> list[Family]:
     for name in names:
         family = ALIASES.get(name, name)
         if family not in REGISTRY:
-            raise ConfigError(f"unknown measure family {name!r}; families: {', '.join(REGISTRY)}")
+            near = closest_families(name)
+            raise ConfigError(
+                f"unknown measure family {name!r}; did you mean {', '.join(near[:-1])} or "
+                f"{near[-1]}? ('sparkeval measures' without a name lists them all)"
+            )
         out.append(REGISTRY[family])
     return out
 

@@ -15,11 +15,12 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Iterator
 
 from sparkeval.measures import REGISTRY, Measure, trec_patterns
-from sparkeval.measures.registry import TREC_FIELD, TrecParams, trec_bases
+from sparkeval.measures.registry import TrecParams, pattern_fields, trec_bases
 
 _CANONICAL = re.compile(
     r"^(?P<family>[A-Za-z0-9][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[^@()]+))?$"
@@ -186,27 +187,92 @@ class UnknownMeasureError(ValueError):
     """A measure name that matches nothing in the registry."""
 
 
-def valid_names_text() -> str:
-    """A compact list of what ``--measures`` accepts, for error messages."""
-    canon = []
+#: where an error about a measure name sends the reader for the whole list
+LIST_HINT = "'sparkeval measures' lists every measure"
+
+
+def _similarity(a: str, b: str) -> float:
+    """difflib's ratio of two spellings, compared case-insensitively."""
+    return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+
+def closest_measures(text: str, n: int = 3) -> list[str]:
+    """The ``n`` valid names closest to ``text``, closest first, each a distinct measure.
+
+    A family, alias or set name is compared with the name before its parameters and
+    cutoff, which the suggestion keeps where the family allows them; a trec_eval name
+    is compared whole, its cutoff taken from ``text`` (10 when there is none).
+
+    Example:
+        >>> closest_measures("nDGC@10")
+        ['nDCG@10', 'RnDCG', 'DCG@10']
+        >>> closest_measures("ndcg_cutt_5")
+        ['ndcg_cut_5', 'map_cut_5', 'nDCG']
+    """
+    head = re.split(r"[(@]", text, maxsplit=1)[0]
+    tail = text[len(head) :]
+    number = re.search(r"_(\d+)$", text)
+    cut = number.group(1) if number else "10"
+    scored: list[tuple[float, int, list[str]]] = []
+    for spelling in [*REGISTRY, *ALIASES]:
+        tries = [spelling + tail, spelling + tail + "@10", spelling, spelling + "@10"]
+        scored.append((_similarity(head, spelling), len(scored), tries))
     for fam in REGISTRY.values():
-        suffix = {"none": "", "optional": "[@k]", "required": "@k"}[fam.cutoff]
-        extra = [n for n in fam.params]
-        params = f"({','.join(p + '=…' for p in extra)})" if extra else ""
-        canon.append(f"{fam.name}{params}{suffix}")
-    trec = []
-    for fam in REGISTRY.values():
-        for pattern in (fam.trec, fam.trec_cut):
-            if pattern:
-                trec.append(TREC_FIELD.sub(lambda m: m.group(1).upper(), pattern))
-    return (
-        "valid measures: "
-        + ", ".join(canon)
-        + "; trec_eval names: "
-        + ", ".join(trec)
-        + "; sets: "
-        + ", ".join(SETS)
+        if fam.trec and not pattern_fields(fam.trec):
+            scored.append((_similarity(text, fam.trec), len(scored), [fam.trec]))
+        if fam.trec_cut and pattern_fields(fam.trec_cut) == ["k"]:
+            name = fam.trec_cut.format(k=cut)
+            scored.append((_similarity(text, name), len(scored), [name]))
+    for set_name in SETS:
+        scored.append((_similarity(text, set_name), len(scored), [set_name]))
+    out: list[str] = []
+    seen: set[str] = set()
+    for _, _, tries in sorted(scored, key=lambda item: (-item[0], item[1])):
+        for candidate in tries:
+            key = candidate if candidate in SETS else _measure_name(candidate)
+            if key is not None:
+                if key not in seen:
+                    seen.add(key)
+                    out.append(candidate)
+                break
+        if len(out) == n:
+            break
+    return out
+
+
+def _measure_name(text: str) -> str | None:
+    """The canonical name of the measure ``text`` names, None when it names none."""
+    try:
+        measure = _parse_known(text)
+    except ValueError:
+        return None
+    return None if measure is None else measure.name
+
+
+def closest_families(name: str, n: int = 3) -> list[str]:
+    """The ``n`` family names closest to ``name`` (families and their aliases compared).
+
+    Example:
+        >>> closest_families("nDGC")
+        ['nDCG', 'RnDCG', 'DCG']
+    """
+    spellings = sorted(
+        [*((f, f) for f in REGISTRY), *ALIASES.items()],
+        key=lambda item: -_similarity(name, item[0]),
     )
+    out: list[str] = []
+    for _, family in spellings:
+        if family not in out:
+            out.append(family)
+    return out[:n]
+
+
+def unknown_measure(text: str) -> UnknownMeasureError:
+    """The one-line error for a name that matches nothing: the closest valid names and
+    where the list is."""
+    near = closest_measures(text)
+    guess = f"did you mean {', '.join(near[:-1])} or {near[-1]}? " if len(near) > 1 else ""
+    return UnknownMeasureError(f"unknown measure {text!r}; {guess}({LIST_HINT})")
 
 
 def _parse_value(text: str) -> int | float | str:
@@ -262,10 +328,25 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
 
 
 def parse_measure(name: str) -> Measure:
-    """Parse one measure name (canonical or trec_eval style)."""
+    """Parse one measure name (canonical or trec_eval style).
+
+    Raises:
+        UnknownMeasureError: the name matches no measure (the message suggests the
+            closest valid names).
+        ValueError: a known measure with a bad cutoff or parameter.
+    """
     text = name.strip()
     if not text:
-        raise UnknownMeasureError("empty measure name; " + valid_names_text())
+        raise UnknownMeasureError(f"empty measure name ({LIST_HINT})")
+    measure = _parse_known(text)
+    if measure is None:
+        raise unknown_measure(text)
+    return measure
+
+
+def _parse_known(text: str) -> Measure | None:
+    """The measure ``text`` names, None when it names none (ValueError when it names a
+    family but with a bad cutoff or parameter)."""
     for rx, family, _has_cut in trec_patterns():
         match = rx.match(text)
         if match:
@@ -280,7 +361,7 @@ def parse_measure(name: str) -> Measure:
         found = _family_of(match["family"])
         if found is not None:
             return _parse_canonical(text, match, found)
-    raise UnknownMeasureError(f"unknown measure {text!r}; " + valid_names_text())
+    return None
 
 
 def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
@@ -491,7 +572,7 @@ def parse_measures(spec: str | Iterable[str]) -> list[Measure]:
                 seen.add(m.name)
                 measures.append(m)
     if not measures:
-        raise UnknownMeasureError("no measures given; " + valid_names_text())
+        raise UnknownMeasureError(f"no measures given ({LIST_HINT})")
     return measures
 
 

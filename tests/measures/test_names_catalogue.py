@@ -171,3 +171,14 @@ def test_measures_command_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(line.count(" | ") >= 3 for line in rows)
     one = _run_command(capsys, "nDCG", "--format", "markdown")
     assert "`ndcg_cut_<k>`" in one and "RMSE" not in one
+
+
+def test_unknown_family_is_one_short_line() -> None:
+    from sparkeval.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        run_argv(["measures", "nDGC"])
+    assert str(info.value) == (
+        "unknown measure family 'nDGC'; did you mean nDCG, RnDCG or DCG? "
+        "('sparkeval measures' without a name lists them all)"
+    )
