@@ -9,9 +9,9 @@ from sparkeval.job.command import Command
 from sparkeval.job.config import JobConfig
 from sparkeval.job.options import option
 from sparkeval.measures import REGISTRY, Family, Param
-from sparkeval.measures.names import ALIASES, SETS
+from sparkeval.measures.names import ALIASES, SETS, closest_families
 from sparkeval.measures.rating import RATING_ERRORS
-from sparkeval.measures.registry import TREC_FIELD, format_value
+from sparkeval.measures.registry import REL_PARAM, TREC_FIELD, format_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -58,7 +58,11 @@ def _select(names: list[str]) -> list[Family]:
     for name in names:
         family = ALIASES.get(name, name)
         if family not in REGISTRY:
-            raise ConfigError(f"unknown measure family {name!r}; families: {', '.join(REGISTRY)}")
+            near = closest_families(name)
+            raise ConfigError(
+                f"unknown measure family {name!r}; did you mean {', '.join(near[:-1])} or "
+                f"{near[-1]}? ('sparkeval measures' without a name lists them all)"
+            )
         out.append(REGISTRY[family])
     return out
 
@@ -74,7 +78,7 @@ def syntax(fam: Family) -> str:
 
 def describe_param(name: str, param: Param) -> str:
     """``gain: linear|exp|jarvelin, default linear — help``."""
-    if name == "rel":
+    if name == "rel" and param == REL_PARAM:
         kind = "int, default: the run's relevance level (1)"
     else:
         kinds = {
@@ -99,11 +103,14 @@ def trec_names(fam: Family) -> list[str]:
     patterns = (p for p in (fam.trec, fam.trec_cut) if p)
     names = [TREC_FIELD.sub(lambda m: f"<{m.group(1)}>", p) for p in patterns]
     for tp in fam.trec_params:
+        if tp.mode == "one":  # printed as set_F_0.5 for -m set_F.0.5
+            names.append(f"{tp.base}_<{tp.param}>")
         example = {
             "cutoffs": "k1,k2,…",
             "each": "v1,v2,…",
             "list": "v1,v2,…",
             "pairs": "g1=v1,g2=v2,…",
+            "one": "v",
         }[tp.mode]
         names.append(f"-m {tp.base}.{example}")
     return names

@@ -15,11 +15,12 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Iterator
 
 from sparkeval.measures import REGISTRY, Measure, trec_patterns
-from sparkeval.measures.registry import TREC_FIELD, TrecParams, trec_bases
+from sparkeval.measures.registry import TrecParams, pattern_fields, trec_bases
 
 _CANONICAL = re.compile(
     r"^(?P<family>[A-Za-z0-9][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[^@()]+))?$"
@@ -42,8 +43,17 @@ ALIASES = {
     "GMAP": "gm_map",
     "HitRate": "Success",  # recommender spelling: a hit in the top k
     "HR": "Success",
+    "hit_rate": "Success",  # ranx: 1 if a relevant doc is in the top k
+    "HitRatio": "Success",
+    "Hit": "Success",  # RecBole's hit@k
+    "F1": "F",  # ranx's f1@k: 2 P@k R@k / (P@k + R@k), F with beta = 1
     "iP": "IPrec",
 }
+#: parameters an alias fixes (any case of the alias); giving one of them is refused
+ALIAS_PARAMS: dict[str, dict[str, str]] = {"f1": {"beta": "1"}}
+#: families an ir_measures spelling with ``rel=`` stands for: its NumRet(rel=l) counts the
+#: retrieved docs with grade >= l (how it prints NumRelRet)
+_WITH_REL = {"NumRet": "NumRelRet"}
 #: ir_measures' nDCG ``dcg=`` values and the gain each stands for
 _IR_MEASURES_DCG = {"log2": "linear", "exp-log2": "exp"}
 
@@ -177,27 +187,92 @@ class UnknownMeasureError(ValueError):
     """A measure name that matches nothing in the registry."""
 
 
-def valid_names_text() -> str:
-    """A compact list of what ``--measures`` accepts, for error messages."""
-    canon = []
+#: where an error about a measure name sends the reader for the whole list
+LIST_HINT = "'sparkeval measures' lists every measure"
+
+
+def _similarity(a: str, b: str) -> float:
+    """difflib's ratio of two spellings, compared case-insensitively."""
+    return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+
+def closest_measures(text: str, n: int = 3) -> list[str]:
+    """The ``n`` valid names closest to ``text``, closest first, each a distinct measure.
+
+    A family, alias or set name is compared with the name before its parameters and
+    cutoff, which the suggestion keeps where the family allows them; a trec_eval name
+    is compared whole, its cutoff taken from ``text`` (10 when there is none).
+
+    Example:
+        >>> closest_measures("nDGC@10")
+        ['nDCG@10', 'RnDCG', 'DCG@10']
+        >>> closest_measures("ndcg_cutt_5")
+        ['ndcg_cut_5', 'map_cut_5', 'nDCG']
+    """
+    head = re.split(r"[(@]", text, maxsplit=1)[0]
+    tail = text[len(head) :]
+    number = re.search(r"_(\d+)$", text)
+    cut = number.group(1) if number else "10"
+    scored: list[tuple[float, int, list[str]]] = []
+    for spelling in [*REGISTRY, *ALIASES]:
+        tries = [spelling + tail, spelling + tail + "@10", spelling, spelling + "@10"]
+        scored.append((_similarity(head, spelling), len(scored), tries))
     for fam in REGISTRY.values():
-        suffix = {"none": "", "optional": "[@k]", "required": "@k"}[fam.cutoff]
-        extra = [n for n in fam.params]
-        params = f"({','.join(p + '=…' for p in extra)})" if extra else ""
-        canon.append(f"{fam.name}{params}{suffix}")
-    trec = []
-    for fam in REGISTRY.values():
-        for pattern in (fam.trec, fam.trec_cut):
-            if pattern:
-                trec.append(TREC_FIELD.sub(lambda m: m.group(1).upper(), pattern))
-    return (
-        "valid measures: "
-        + ", ".join(canon)
-        + "; trec_eval names: "
-        + ", ".join(trec)
-        + "; sets: "
-        + ", ".join(SETS)
+        if fam.trec and not pattern_fields(fam.trec):
+            scored.append((_similarity(text, fam.trec), len(scored), [fam.trec]))
+        if fam.trec_cut and pattern_fields(fam.trec_cut) == ["k"]:
+            name = fam.trec_cut.format(k=cut)
+            scored.append((_similarity(text, name), len(scored), [name]))
+    for set_name in SETS:
+        scored.append((_similarity(text, set_name), len(scored), [set_name]))
+    out: list[str] = []
+    seen: set[str] = set()
+    for _, _, tries in sorted(scored, key=lambda item: (-item[0], item[1])):
+        for candidate in tries:
+            key = candidate if candidate in SETS else _measure_name(candidate)
+            if key is not None:
+                if key not in seen:
+                    seen.add(key)
+                    out.append(candidate)
+                break
+        if len(out) == n:
+            break
+    return out
+
+
+def _measure_name(text: str) -> str | None:
+    """The canonical name of the measure ``text`` names, None when it names none."""
+    try:
+        measure = _parse_known(text)
+    except ValueError:
+        return None
+    return None if measure is None else measure.name
+
+
+def closest_families(name: str, n: int = 3) -> list[str]:
+    """The ``n`` family names closest to ``name`` (families and their aliases compared).
+
+    Example:
+        >>> closest_families("nDGC")
+        ['nDCG', 'RnDCG', 'DCG']
+    """
+    spellings = sorted(
+        [*((f, f) for f in REGISTRY), *ALIASES.items()],
+        key=lambda item: -_similarity(name, item[0]),
     )
+    out: list[str] = []
+    for _, family in spellings:
+        if family not in out:
+            out.append(family)
+    return out[:n]
+
+
+def unknown_measure(text: str) -> UnknownMeasureError:
+    """The one-line error for a name that matches nothing: the closest valid names and
+    where the list is."""
+    near = closest_measures(text)
+    guess = f"did you mean {', '.join(near[:-1])} or {near[-1]}? " if len(near) > 1 else ""
+    return UnknownMeasureError(f"unknown measure {text!r}; {guess}({LIST_HINT})")
 
 
 def _parse_value(text: str) -> int | float | str:
@@ -226,11 +301,17 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
         raise ValueError(f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10")
     if k is None:
         k = fam.default_cutoff
+    kept: set[str] = set()
+    for pname in fam.params.keys() & raw_params.keys():
+        for other, why in fam.params[pname].requires:
+            if other not in raw_params:
+                raise ValueError(f"measure {name!r}: {pname}=… needs {other}=… given too ({why})")
+            kept.add(other)
     params = []
     for pname in fam.params:  # declaration order keeps canonical names stable
         if pname in raw_params:
             value = fam.params[pname].coerce(family, pname, _parse_value(raw_params[pname]))
-            if value != fam.params[pname].default or pname == "rel":
+            if value != fam.params[pname].default or pname == "rel" or pname in kept:
                 params.append((pname, value))
     missing = [p for p, spec in fam.params.items() if spec.required and p not in raw_params]
     if missing:
@@ -247,35 +328,93 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
 
 
 def parse_measure(name: str) -> Measure:
-    """Parse one measure name (canonical or trec_eval style)."""
+    """Parse one measure name (canonical or trec_eval style).
+
+    Raises:
+        UnknownMeasureError: the name matches no measure (the message suggests the
+            closest valid names).
+        ValueError: a known measure with a bad cutoff or parameter.
+    """
     text = name.strip()
     if not text:
-        raise UnknownMeasureError("empty measure name; " + valid_names_text())
+        raise UnknownMeasureError(f"empty measure name ({LIST_HINT})")
+    measure = _parse_known(text)
+    if measure is None:
+        raise unknown_measure(text)
+    return measure
+
+
+def _parse_known(text: str) -> Measure | None:
+    """The measure ``text`` names, None when it names none (ValueError when it names a
+    family but with a bad cutoff or parameter)."""
     for rx, family, _has_cut in trec_patterns():
         match = rx.match(text)
         if match:
             groups = match.groupdict()
             k = _parse_cutoff(text, groups.pop("k")) if "k" in groups else None
             return _build(text, family, k, groups)
+    printed = _printed_trec_value(text)
+    if printed is not None:
+        return printed
     match = _CANONICAL.match(text)
     if match:
         found = _family_of(match["family"])
         if found is not None:
-            family = found
-            raw: dict[str, str] = {}
-            if match["params"]:
-                for item in _split_params(match["params"]):
-                    key, sep, value = item.partition("=")
-                    if not sep or not key.strip():
-                        raise ValueError(f"measure {text!r}: parameter {item!r} is not key=value")
-                    raw[key.strip()] = value
-            raw = _ir_measures_params(text, family, raw)
-            if family == "IPrec" and match["k"] is not None:  # ir_measures: IPrec@0.1
-                raw["recall"] = match["k"]
-                return _build(text, family, None, raw)
-            k = _parse_cutoff(text, match["k"]) if match["k"] is not None else None
-            return _build(text, family, k, raw)
-    raise UnknownMeasureError(f"unknown measure {text!r}; " + valid_names_text())
+            return _parse_canonical(text, match, found)
+    return None
+
+
+def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
+    """The measure of a canonical or ir_measures style name whose family is known.
+
+    ir_measures' spellings: ``cutoff=k`` is ``@k``; ``NumRet(rel=l)`` is
+    ``NumRelRet(rel=l)``; ``IPrec@r`` is ``IPrec(recall=r)``. An alias that fixes a
+    parameter (``F1``: beta = 1) refuses that parameter rather than override it.
+    """
+    raw: dict[str, str] = {}
+    if match["params"]:
+        for item in _split_params(match["params"]):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ValueError(f"measure {text!r}: parameter {item!r} is not key=value")
+            raw[key.strip()] = value
+    fixed = ALIAS_PARAMS.get(match["family"].lower(), {})
+    for key, value in fixed.items():
+        if key in raw:
+            raise ValueError(
+                f"measure {text!r}: {match['family']} fixes {key}={value}; "
+                f"write {family}({key}=…) for another {key}"
+            )
+        raw[key] = value
+    raw = _ir_measures_params(text, family, raw)
+    if family in _WITH_REL and "rel" in raw:
+        family = _WITH_REL[family]
+    cutoff = match["k"]
+    if "cutoff" in raw and "cutoff" not in REGISTRY[family].params:
+        given = raw.pop("cutoff").strip()
+        if REGISTRY[family].cutoff == "none" or family == "IPrec":
+            raise ValueError(f"measure {text!r}: {family} takes no cutoff; cutoff={given} given")
+        if cutoff is not None and _parse_cutoff(text, cutoff) != _parse_cutoff(text, given):
+            raise ValueError(f"measure {text!r}: cutoff={given} contradicts @{cutoff}")
+        cutoff = given
+    if family == "IPrec" and cutoff is not None:  # ir_measures: IPrec@0.1
+        raw["recall"] = cutoff
+        return _build(text, family, None, raw)
+    k = _parse_cutoff(text, cutoff) if cutoff is not None else None
+    return _build(text, family, k, raw)
+
+
+def _printed_trec_value(text: str) -> Measure | None:
+    """The measure of a name trec_eval prints for a one-value request (``set_F_0.5`` for
+    ``-m set_F.0.5``), or None."""
+    base, sep, value = text.rpartition("_")
+    if not sep or not _NUMBER.match(value):
+        return None
+    found = trec_bases().get(base)
+    if found is None or found[1].mode != "one":
+        return None
+    family, tp = found
+    return _build(text, family, None, {tp.param or "": value})
 
 
 def _leading_int(text: str, request: str) -> int:
@@ -327,6 +466,17 @@ def _expand(text: str, family: str, tp: TrecParams, raw: str, items: list[str]) 
         if len(set(values)) != len(values):
             raise ValueError(f"measure {text!r}: duplicate parameters")
         return [_build(text, family, None, {param: repr(v)}) for v in values]
+    if tp.mode == "one":
+        if len(items) != 1:
+            raise ValueError(
+                f"measure {text!r}: {tp.base} takes one {param} value (trec_eval would use "
+                f"only the first); request {tp.base}.{items[0].strip()} alone"
+            )
+        value = items[0].strip()
+        if not _NUMBER.match(value):
+            raise ValueError(f"measure {text!r}: {param} {value!r} is not a number")
+        built = _build(text, family, None, {param: value})
+        return [Measure(built.family, built.k, built.params, trec_label=f"{tp.base}_{raw}")]
     if tp.mode == "list":
         value = ";".join(item.strip() for item in items)
     else:
@@ -422,7 +572,7 @@ def parse_measures(spec: str | Iterable[str]) -> list[Measure]:
                 seen.add(m.name)
                 measures.append(m)
     if not measures:
-        raise UnknownMeasureError("no measures given; " + valid_names_text())
+        raise UnknownMeasureError(f"no measures given ({LIST_HINT})")
     return measures
 
 

@@ -33,6 +33,10 @@ class Param:
     ``kind`` is ``int``, ``float``, ``str``, ``tuple`` (a list of numbers, written
     ``0.2;0.5`` in a measure name) or ``dict`` (a map from integer grade to number,
     written ``1:3;2:9``; stored as sorted ``(grade, value)`` pairs).
+
+    ``requires`` names other parameters that must be given with this one, each with
+    the reason (a peer's default that differs from ours); they then stay in the
+    canonical name even at their default.
     """
 
     kind: type
@@ -43,6 +47,7 @@ class Param:
     maximum: float | None = None
     required: bool = False
     exclusive_minimum: bool = False
+    requires: tuple[tuple[str, str], ...] = ()
 
     def coerce(self, family: str, name: str, raw: Any) -> Any:
         """Convert a parsed value to this parameter's type or raise ValueError."""
@@ -148,16 +153,21 @@ class TrecParams:
             named ``base_<values as given>`` (``utility.2,-1,0,0``).
         ``pairs``: ``grade=value`` pairs go to the grade-map parameter ``param``
             (``ndcg.1=3,2=9``).
+        ``one``: exactly one number goes to parameter ``param``; one measure named
+            ``base_<value as given>`` (``set_F.0.5`` is printed ``set_F_0.5``; trec_eval
+            would read only the first of several values, so more than one is refused).
     """
 
     base: str
-    mode: Literal["cutoffs", "each", "list", "pairs"]
+    mode: Literal["cutoffs", "each", "list", "pairs", "one"]
     param: str | None = None
 
     def render(self, value: Any) -> str:
         """trec_eval's printed parameter text for a value built from canonical params."""
         if self.mode == "pairs":
             return ",".join(f"{k}={format_value(v)}" for k, v in value)
+        if self.mode == "one":
+            return format_value(value)
         return ",".join(format_value(v) for v in value)
 
 
@@ -182,7 +192,8 @@ class Family:
 
     @property
     def uses_rel_level(self) -> bool:
-        return "rel" in self.params
+        """The family's ``rel`` falls back to the run's relevance level (trec_eval's -l)."""
+        return self.params.get("rel") == REL_PARAM
 
 
 TREC_FIELD = re.compile(r"\{(\w+)(?::([^{}]*))?\}")
@@ -240,8 +251,12 @@ class Measure:
         """
         if self.trec_label is not None:
             return self.trec_label
-        explicit = {k: v for k, v in self.params if not (k == "rel" and v == rel_level)}
         spec = self.spec
+        explicit = {
+            k: v
+            for k, v in self.params
+            if not (k == "rel" and v == rel_level and spec.uses_rel_level)
+        }
         pattern = spec.trec if self.k is None else spec.trec_cut
         if pattern is not None:
             fields = set(pattern_fields(pattern)) - {"k"}
@@ -251,7 +266,7 @@ class Measure:
         if self.k is None and len(explicit) == 1:
             ((pname, value),) = explicit.items()
             for tp in spec.trec_params:
-                if tp.mode in ("list", "pairs") and tp.param == pname:
+                if tp.mode in ("list", "pairs", "one") and tp.param == pname:
                     return f"{tp.base}_{tp.render(value)}"
         return None
 
@@ -288,7 +303,9 @@ def measure(
         description: one-line definition with its formula.
         cutoff: whether ``@k`` is forbidden, optional or required.
         params: extra parameters (``gain=exp``).
-        rel: the family depends on the relevance level (adds the ``rel`` parameter).
+        rel: the family depends on the relevance level (adds the ``rel`` parameter,
+            the run's relevance level unless given); a family whose ``rel`` means
+            something else declares its own in ``params`` with ``rel=False``.
         trec: trec_eval name without cutoff (``ndcg``), if any; ``{param:fmt}``
             stands for a parameter (``iprec_at_recall_{recall:.2f}``).
         trec_cut: trec_eval name with cutoff, ``{k}`` standing for it (``ndcg_cut_{k}``).

@@ -2,6 +2,15 @@
 
 Notation (one segment): n retrieved docs, h of them relevant (grade >= l),
 R relevant docs in the qrels.
+
+Two F measures weigh recall differently, each as its peers spell it:
+
+* ``SetF(beta=x)`` is trec_eval's ``set_F.x`` and ir_measures' ``SetF(beta=x)``:
+  (1 + x) P R / (x P + R), with x un-squared (trec_eval's ``m_set_F.c``);
+* ``F(beta=b)@k`` is van Rijsbergen's classic F_b at k: (1 + b^2) P R / (b^2 P + R).
+
+Both are F1 at 1; elsewhere ``SetF(beta=x)`` over the whole list equals the classic
+F with b = sqrt(x).
 """
 
 from __future__ import annotations
@@ -19,18 +28,41 @@ BETA_PARAM = Param(
     float,
     1.0,
     minimum=0.0,
-    help="weight of recall: F = (1+beta^2) P R / (beta^2 P + R); beta = 1 is F1",
+    help="weight of recall, squared (the classic F_beta): F = (1+beta^2) P R / (beta^2 P + R); "
+    "beta = 1 is F1; SetF's beta is trec_eval's, not squared",
+)
+SET_F_BETA_PARAM = Param(
+    float,
+    1.0,
+    minimum=0.0,
+    help="trec_eval's weight of recall, not squared: (1+beta) P R / (beta P + R); beta = 1 "
+    "is F1; the classic F_b is beta = b^2",
 )
 
 
 def f_measure(precision: np.ndarray, recall: np.ndarray, beta: float) -> np.ndarray:
-    """(1 + beta^2) P R / (beta^2 P + R), 0 where P + R = 0.
+    """The classic F_beta: (1 + beta^2) P R / (beta^2 P + R), 0 where P + R = 0.
 
     The harmonic form 1 / (lam / P + (1 - lam) / R) is the same measure with
     lam = 1 / (1 + beta^2) (lam = 0.5 for beta = 1).
+
+    Example:
+        >>> f_measure(np.array([0.5]), np.array([0.25]), 2.0).tolist()  # (5/8) / (9/4)
+        [0.2777777777777778]
     """
-    b2 = beta * beta
-    return safe_divide((1.0 + b2) * precision * recall, b2 * precision + recall)
+    return set_f_measure(precision, recall, beta * beta)
+
+
+def set_f_measure(precision: np.ndarray, recall: np.ndarray, x: float) -> np.ndarray:
+    """trec_eval's set_F with parameter x: (1 + x) P R / (x P + R), 0 where P + R = 0.
+
+    x weighs recall as it is, not squared: x = 1 is F1, and x = b^2 is the classic F_b.
+
+    Example:
+        >>> set_f_measure(np.array([0.5]), np.array([0.25]), 2.0).tolist()  # (3/8) / (5/4)
+        [0.3]
+    """
+    return safe_divide((1.0 + x) * precision * recall, x * precision + recall)
 
 
 def _counts(b: RankedBatch, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -61,14 +93,19 @@ def set_r(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 
 @measure(
     "SetF",
-    description="set F: (1+beta^2) P R / (beta^2 P + R) with P = h/n, R = h/R; 0 when h = 0",
-    params={"beta": BETA_PARAM},
+    description=(
+        "set F as trec_eval's set_F and ir_measures' SetF define it: (1+beta) P R / "
+        "(beta P + R) with P = h/n, R = h/R and beta not squared (SetF(beta=4) is the "
+        "classic F_2); 0 when h = 0"
+    ),
+    params={"beta": SET_F_BETA_PARAM},
     trec="set_F",
-    references=TREC + "; van Rijsbergen, Information Retrieval, 1979",
+    trec_params=(TrecParams("set_F", "one", "beta"),),
+    references=TREC + " m_set_F.c; van Rijsbergen, Information Retrieval, 1979",
 )
 def set_f(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     n, h, r = _counts(b, p["rel"])
-    return f_measure(safe_divide(h, n), safe_divide(h, r), p["beta"])
+    return set_f_measure(safe_divide(h, n), safe_divide(h, r), p["beta"])
 
 
 @measure(
@@ -124,8 +161,9 @@ def utility(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 @measure(
     "F",
     description=(
-        "F at k: (1+beta^2) P@k R@k / (beta^2 P@k + R@k); 0 when nothing relevant is in "
-        "the first k (the seed's 1/(lam/P + (1-lam)/R) with lam = 1/(1+beta^2))"
+        "F at k, the classic F_beta with beta squared: (1+beta^2) P@k R@k / (beta^2 P@k + "
+        "R@k) (unlike SetF's trec_eval beta); 0 when nothing relevant is in the first k "
+        "(1/(lam/P + (1-lam)/R) with lam = 1/(1+beta^2)); F1@k is F@k"
     ),
     cutoff="required",
     params={"beta": BETA_PARAM},

@@ -240,27 +240,48 @@ def unjudged(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 
 
 P_PARAM = Param(float, 0.9, help="persistence p in [0, 1)", minimum=0.0, maximum=1.0)
+RBP_REL_PARAM = Param(
+    int,
+    None,
+    minimum=0,
+    help="binary gain: 1 for a doc judged with grade >= rel (a negative grade counting as 0), "
+    "else 0 (ir_measures' RBP(p=…,rel=…), so p must be given too); without it the graded "
+    "gain of trec_eval's rbp",
+    requires=(("p", "ir_measures' RBP defaults to p=0.8, trec_eval's rbp to p=0.9"),),
+)
 
 
 @measure(
     "RBP",
     description=(
-        "rank-biased precision: (1 - p) sum_i gain_i p^(i-1); gain = grade, divided by the "
-        "query's largest judged grade when that exceeds 1 (trec_eval's normalisation)"
+        "rank-biased precision: (1 - p) sum_i gain_i p^(i-1); without rel, gain = grade, "
+        "divided by the query's largest judged grade when that exceeds 1 (trec_eval's rbp); "
+        "with rel=l (and p given), gain = 1 for a doc judged with grade >= l, else 0 "
+        "(ir_measures' RBP(p=…,rel=l), computed by cwl_eval over the first 1000 ranks with "
+        "weights rescaled by 1/(1 - p^1000): a relative difference of p^1000, below 1e-16 "
+        "up to p = 0.96)"
     ),
     rel=False,
-    params={"p": P_PARAM},
+    params={"p": P_PARAM, "rel": RBP_REL_PARAM},
     trec="rbp",
-    references=TREC + "; Moffat & Zobel, ACM TOIS 27(1), 2008",
+    references=TREC
+    + "; ir_measures RBP(rel=…) (terrierteam/ir_measures, cwl_eval provider); "
+    + "Moffat & Zobel, ACM TOIS 27(1), 2008",
 )
 def rbp(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
-    gains = np.maximum(b.rel, 0).astype(np.float64)
-    top = np.zeros(b.n_queries)
-    np.maximum.at(top, b.qrels_query, np.maximum(b.qrels_grades, 0).astype(np.float64))
-    scale = np.maximum(top, 1.0)[b.seg_query][b.seg]
+    level = p["rel"]
+    if level is None:
+        gains = np.maximum(b.rel, 0).astype(np.float64)
+        top = np.zeros(b.n_queries)
+        np.maximum.at(top, b.qrels_query, np.maximum(b.qrels_grades, 0).astype(np.float64))
+        gains /= np.maximum(top, 1.0)[b.seg_query][b.seg]
+    elif level <= 0:  # every judged doc: a negative grade counts as 0 >= rel
+        gains = (b.rel != NONPOOL).astype(np.float64)
+    else:
+        gains = b.relevant(level).astype(np.float64)
     pers = p["p"]
     weight = np.power(pers, (b.positions - 1).astype(np.float64))
-    return (1.0 - pers) * b.segment_sum(gains / scale * weight)
+    return (1.0 - pers) * b.segment_sum(gains * weight)
 
 
 @measure(

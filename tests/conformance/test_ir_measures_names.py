@@ -40,13 +40,26 @@ NAMES = {
     "Success@10": "Success@10",
     "Success(rel=2)@5": "Success(rel=2)@5",
     "Judged@10": "Judged@10",
+    "Judged(cutoff=10)": "Judged@10",
+    "Judged(cutoff=5)": "Judged@5",
+    "Judged": "Judged",
     "NumQ": "NumQ",
     "NumRet": "NumRet",
     "NumRel": "NumRel",
     "NumRelRet": "NumRelRet",
+    # ir_measures prints NumRelRet as NumRet(rel=1): the retrieved docs with grade >= rel
+    "NumRet(rel=1)": "NumRelRet(rel=1)",
+    "NumRet(rel=2)": "NumRelRet(rel=2)",
     "SetP": "SetP",
     "SetR": "SetR",
     "SetF": "SetF",
+    # ir_measures' beta is trec_eval's set_F parameter: (1+beta) P R / (beta P + R)
+    "SetF(beta=0.25)": "SetF(beta=0.25)",
+    "SetF(beta=0.5)": "SetF(beta=0.5)",
+    "SetF(rel=1,beta=0.5)": "SetF(beta=0.5,rel=1)",
+    "SetF(beta=1.0)": "SetF",
+    "SetF(beta=2.0)": "SetF(beta=2)",
+    "SetF(rel=2,beta=0.5)": "SetF(beta=0.5,rel=2)",
     "SetAP": "SetAP",
 }
 
@@ -72,6 +85,34 @@ def ours(collection, name: str) -> float:
 
 @pytest.mark.parametrize(("name", "canonical"), NAMES.items())
 def test_ir_measures_names_map_and_agree(collection, name: str, canonical: str) -> None:
+    assert parse_measure(name).name == canonical
+    run, qrels = collection
+    measure = ir_measures.parse_measure(name)
+    expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+    assert ours(collection, name) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("trec", ["set_F.0.25", "set_F.0.5", "set_F.1", "set_F.2"])
+def test_trec_eval_set_f_spelling_agrees(collection, trec: str) -> None:
+    # ir_measures reads trec_eval's spelling too: set_F.0.5 is its SetF(beta=0.5)
+    (measure,) = ir_measures.parse_trec_measure(trec)
+    run, qrels = collection
+    expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+    assert ours(collection, trec) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    assert ours(collection, str(measure)) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        ("RBP(p=0.8,rel=2)", "RBP(p=0.8,rel=2)"),
+        ("RBP(rel=1,p=0.5)", "RBP(p=0.5,rel=1)"),
+        ("RBP(p=0.9,rel=3)", "RBP(p=0.9,rel=3)"),
+    ],
+)
+def test_rbp_with_rel_is_ir_measures_binary_rbp(collection, name: str, canonical: str) -> None:
+    # ir_measures computes RBP(rel=…) with its cwl_eval provider only
+    pytest.importorskip("cwl", reason="ir_measures computes RBP(rel=…) through cwl_eval")
     assert parse_measure(name).name == canonical
     run, qrels = collection
     measure = ir_measures.parse_measure(name)
@@ -109,6 +150,14 @@ def test_dcg_exp_log2_is_the_exponential_gain(collection) -> None:
         ("IPrec@0.1", "IPrec(recall=0.1)"),
         ("err@20", "ERR@20"),
         ("bpref", "Bpref"),
+        ("hit_rate@10", "Success@10"),  # ranx
+        ("HitRatio@10", "Success@10"),
+        ("hit@10", "Success@10"),  # RecBole
+        ("hit_rate(rel=2)@10", "Success(rel=2)@10"),
+        ("f1@10", "F@10"),  # ranx: F1 at k, F with beta = 1
+        ("F1@10", "F@10"),
+        ("nDCG(cutoff=10)", "nDCG@10"),  # ir_measures' cutoff parameter is @k
+        ("P(rel=2,cutoff=5)", "P(rel=2)@5"),
     ],
 )
 def test_names_in_any_case_and_recommender_aliases(typed: str, canonical: str) -> None:
@@ -119,8 +168,11 @@ def test_names_in_any_case_and_recommender_aliases(typed: str, canonical: str) -
     ("typed", "why"),
     [
         ("nDCG(judged_only=True)@10", "judged_only=True"),
-        ("RBP(p=0.8,rel=2)", "unknown parameter(s) rel"),
+        ("RBP(rel=2)", "rel=… needs p=… given too"),  # ir_measures' default p is 0.8
         ("nDCG(dcg=log10)@10", "expected log2 or exp-log2"),
+        ("F1(beta=2)@10", "F1 fixes beta=1"),
+        ("Judged(cutoff=10)@5", "cutoff=10 contradicts @5"),
+        ("NumQ(cutoff=10)", "NumQ takes no cutoff"),
     ],
 )
 def test_spellings_of_measures_sparkeval_lacks_are_refused(typed: str, why: str) -> None:

@@ -51,14 +51,14 @@ OURS = "all_trec"
 EXCLUDED_PREFIXES = ("iprec_at_recall", "11pt_avg", "gm_", "rbp", "unj")
 
 
-def _expected(run, qrels, rel_level: int):
+def _expected(run, qrels, rel_level: int, measures: set[str] = TREC_MEASURES):
     qrel = {}
     for q, d, g in qrels.itertuples(index=False):
         qrel.setdefault(q, {})[d] = int(g)
     ranking = {}
     for _, q, d, s in run.itertuples(index=False):
         ranking.setdefault(q, {})[d] = float(s)
-    evaluator = pytrec_eval.RelevanceEvaluator(qrel, TREC_MEASURES, relevance_level=rel_level)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrel, measures, relevance_level=rel_level)
     return evaluator.evaluate(ranking)
 
 
@@ -85,3 +85,20 @@ def test_matches_pytrec_eval(seed: int, rel_level: int) -> None:
                 bad.append((name, q, value, want))
     assert compared >= 40 * 75
     assert not bad, f"{len(bad)} of {compared} values differ, e.g. {bad[:10]}"
+
+
+@pytest.mark.parametrize("beta", ["0.25", "0.5", "1", "2"])
+@pytest.mark.parametrize("rel_level", [1, 2])
+def test_set_f_beta_is_trec_evals_unsquared_weight(beta: str, rel_level: int) -> None:
+    # pytrec_eval reads -m set_F.<beta> (and reports it as set_F): (1+beta) P R / (beta P + R)
+    run, qrels = random_collection(11, queries=40)
+    expected = _expected(run, qrels, rel_level, {f"set_F.{beta}"})
+    names = [f"set_F.{beta}", f"SetF(beta={beta})", f"set_F_{beta}"]
+    measures = [m for name in names for m in parse_measures(name)]
+    assert {m.name for m in measures} == {"SetF" if beta == "1" else f"SetF(beta={beta})"}
+    wide = evaluate_frames(run, qrels, measures, EvalOptions(queries="both", rel_level=rel_level))
+    wide = wide[wide["evaluated"]]
+    assert set(wide["query_id"]) == set(expected)
+    for i in range(len(measures)):
+        for q, value in zip(wide["query_id"], wide[measure_column(i)], strict=True):
+            assert value == pytest.approx(expected[q]["set_F"], rel=1e-12, abs=1e-12), (q, names[i])

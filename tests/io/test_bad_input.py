@@ -110,7 +110,11 @@ def test_missing_path(spark, tmp_path, capsys) -> None:
 @pytest.mark.parametrize(
     ("measures", "fragment"),
     [
-        ("nDGC@10", "unknown measure 'nDGC@10'; valid measures: "),
+        (
+            "nDGC@10",
+            "unknown measure 'nDGC@10'; did you mean nDCG@10, RnDCG or DCG@10? "
+            "('sparkeval measures' lists every measure)",
+        ),
         ("P@0", "cutoff must be >= 1"),
         ("P@x", "not a whole number"),
         ("P", "needs a cutoff"),
@@ -133,6 +137,7 @@ def test_bad_measures_fail_before_spark_work(tmp_path, capsys, measures, fragmen
     err = capsys.readouterr().err
     assert code == EXIT_INPUT
     assert "key 'measures'" in err and fragment in err
+    assert len(err.strip().splitlines()) == 1 and len(err) < 200  # one short line
     assert_no_output(tmp_path)
 
 

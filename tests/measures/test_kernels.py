@@ -64,6 +64,64 @@ def test_ndcg_hand_derived() -> None:
     assert value("nDCG", rel_level=2) == pytest.approx(dcg / idcg, abs=1e-12)
 
 
+def test_set_f_weighs_recall_unsquared_and_f_at_k_squared() -> None:
+    # running example: n = 5, h = 3, R = 4, so P = 3/5 and R = 3/4 (P@5 and R@5 alike)
+    # SetF(beta=x) is trec_eval's m_set_F.c: (1+x) P R / (x P + R); at x = 0.5:
+    # 1.5 * 9/20 / (3/10 + 3/4) = (27/40) / (21/20) = 9/14
+    for name in ("SetF(beta=0.5)", "set_F_0.5", "SetF(rel=1,beta=0.5)"):
+        assert value(name) == pytest.approx(9 / 14, abs=1e-12), name
+    # F(beta=b)@k is the classic F_b: (1+b^2) P R / (b^2 P + R); at b = 0.5, k = 5:
+    # 1.25 * 9/20 / (3/20 + 3/4) = (9/16) / (9/10) = 5/8, what SetF gives at x = b^2
+    assert value("F(beta=0.5)@5") == pytest.approx(5 / 8, abs=1e-12)
+    assert value("SetF(beta=0.25)") == pytest.approx(5 / 8, abs=1e-12)
+    # x = 2: 3 * 9/20 / (6/5 + 3/4) = (27/20) / (39/20) = 9/13; classic b = 2: 5 * 9/20 /
+    # (12/5 + 3/4) = (9/4) / (63/20) = 5/7
+    assert value("SetF(beta=2)") == pytest.approx(9 / 13, abs=1e-12)
+    assert value("F(beta=2)@5") == pytest.approx(5 / 7, abs=1e-12)
+    # beta = 1 is F1 in both: 2 * 9/20 / (27/20) = 2/3
+    for name in ("SetF", "SetF(beta=1)", "F@5", "F(beta=1)@5"):
+        assert value(name) == pytest.approx(2 / 3, abs=1e-12), name
+
+
+def test_recommender_spellings_hand_derived() -> None:
+    # running example: hits in the top 3 = 1 (d1), R = 4. ranx's f1@k = 2 P R / (P + R) with
+    # P = hits/k = 1/3 and R = hits/R = 1/4: 2 * (1/12) / (7/12) = 2/7
+    for name in ("f1@3", "F1@3", "F@3"):
+        assert value(name) == pytest.approx(2 / 7, abs=1e-12), name
+    # hit_rate@k, HitRatio@k, hit@k: 1 if a relevant doc is in the top k, else 0
+    rels, qrels = [[0, -1, 1], [0, 0, 0]], [[1, 0], [1, 0]]
+    for name in ("hit_rate@2", "HitRatio@2", "hit@2"):
+        assert [value(name, [r], [q]) for r, q in zip(rels, qrels, strict=True)] == [0, 0]
+    for name in ("hit_rate@3", "HitRatio@3", "hit@3"):
+        assert [value(name, [r], [q]) for r, q in zip(rels, qrels, strict=True)] == [1, 0]
+
+
+def test_ir_measures_rel_and_cutoff_spellings_hand_derived() -> None:
+    # NumRet(rel=l): retrieved docs with grade >= l; rel = [1, -1, 0, 2, 1]
+    assert value("NumRet(rel=1)") == 3.0  # d1, d4, d5
+    assert value("NumRet(rel=2)") == 1.0  # d4
+    assert value("NumRet(rel=0)") == 4.0  # every judged doc but the unjudged d2
+    assert value("NumRet(rel=2)", rel_level=1) == value("NumRelRet(rel=2)")
+    # Judged(cutoff=k): judged docs in the top k / min(k, n): d1 and d3 of the top 3
+    assert value("Judged(cutoff=3)") == pytest.approx(2 / 3, abs=1e-12)
+    assert value("Judged(cutoff=10)") == pytest.approx(4 / 5, abs=1e-12)
+
+
+def test_binary_rbp_with_rel_hand_derived() -> None:
+    # RBP(p, rel=l) = (1 - p) sum_i [grade_i >= l] p^(i-1); rel = [1, -1, 0, 2, 1]
+    assert value("RBP(p=0.5,rel=2)") == pytest.approx(0.5 * 0.5**3, abs=1e-12)  # d4
+    # d1, d4, d5: 0.5 * (1 + 1/8 + 1/16) = 19/32, whatever the run's relevance level
+    assert value("RBP(p=0.5,rel=1)", rel_level=2) == pytest.approx(19 / 32, abs=1e-12)
+    # rel=0: every judged doc (d1, d3, d4, d5): 0.5 * (1 + 1/4 + 1/8 + 1/16) = 23/32
+    assert value("RBP(p=0.5,rel=0)") == pytest.approx(23 / 32, abs=1e-12)
+    # a negative grade counts as grade 0: judged at rel=0, not relevant at rel=1
+    assert value("RBP(p=0.5,rel=0)", [[-2, 1]], [[1, -1]]) == pytest.approx(0.75, abs=1e-12)
+    assert value("RBP(p=0.5,rel=1)", [[-2, 1]], [[1, -1]]) == pytest.approx(0.25, abs=1e-12)
+    # without rel, trec_eval's graded gain, grade / 2 (the largest grade): 0.5 * (1/2 +
+    # (2/2) / 8 + (1/2) / 16) = 21/64
+    assert value("RBP(p=0.5)") == pytest.approx(21 / 64, abs=1e-12)
+
+
 def test_rr_with_cutoff_and_no_relevant() -> None:
     rels = [[0, -1, 1], [0, 0]]
     qrels = [[1, 0, 0], [0]]

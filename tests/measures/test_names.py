@@ -7,7 +7,9 @@ import pytest
 from sparkeval.measures.names import (
     ALL_TREC,
     OFFICIAL,
+    SETS,
     UnknownMeasureError,
+    closest_measures,
     parse_measure,
     parse_measures,
     split_measure_list,
@@ -68,12 +70,37 @@ def test_bad_names_are_clear_errors(text: str, fragment: str) -> None:
     assert fragment in str(info.value)
 
 
-def test_unknown_measure_lists_valid_names() -> None:
+@pytest.mark.parametrize(
+    ("typed", "closest"),
+    [
+        ("nDGC@10", ["nDCG@10", "RnDCG", "DCG@10"]),  # RnDCG takes no cutoff: none kept
+        ("ndcg_cutt_5", ["ndcg_cut_5", "map_cut_5", "nDCG"]),  # trec_eval names keep the 5
+        ("Succes(rel=2)@5", ["Success(rel=2)@5", "success_10", "AUC"]),
+        ("Precison", ["Precision@10", "Rprec", "recip_rank"]),  # P needs a cutoff
+        ("mapp", ["MAP", "GMAP", "set_map"]),  # distinct measures: not MAP, AP and map
+        ("offical", ["official", "Recall@10", "set_recall"]),  # sets too
+        ("hit_rat@10", ["hit_rate@10", "relative_P_10", "P_10"]),  # one spelling of Success
+    ],
+)
+def test_unknown_measure_is_one_short_line_with_the_closest_names(
+    typed: str, closest: list[str]
+) -> None:
     with pytest.raises(UnknownMeasureError) as info:
-        parse_measure("nDGC@10")
+        parse_measure(typed)
     text = str(info.value)
-    for expected in ("nDCG", "AP", "P(rel=…)@k", "ndcg_cut_K", "official", "all_trec"):
-        assert expected in text
+    assert closest_measures(typed) == closest
+    assert text == (
+        f"unknown measure {typed!r}; did you mean {closest[0]}, {closest[1]} or {closest[2]}? "
+        "('sparkeval measures' lists every measure)"
+    )
+    for suggestion in closest:  # each suggestion is valid
+        assert suggestion in SETS or parse_measure(suggestion)
+
+
+def test_no_measure_names_point_to_the_catalogue() -> None:
+    for spec in ("", " , "):
+        with pytest.raises(UnknownMeasureError, match="'sparkeval measures' lists every measure"):
+            parse_measures(spec)
 
 
 def test_sets_expand_in_trec_order_without_repeats() -> None:

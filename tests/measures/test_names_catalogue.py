@@ -28,6 +28,8 @@ CANONICAL = [
     "F(beta=0.5)@10",
     "RC(weight=log)",
     "RBP(p=0.8)",
+    "RBP(p=0.8,rel=2)",
+    "RBP(p=0.9,rel=1)",  # p stays in the name: with rel, it must be given
     "AP(rel=2)@5",
     "CG(gain=exp)@5",
     "DCG(gain=jarvelin)",
@@ -94,6 +96,10 @@ def test_every_trec_name_round_trips() -> None:
         ("11pt_avg..25,.5,.75", ["11pt(recalls=0.25;0.5;0.75)"], ["11pt_avg_.25,.5,.75"]),
         ("ndcg.1=3,2=9,4=4.5", ["nDCG(gains=1:3;2:9;4:4.5)"], ["ndcg_1=3,2=9,4=4.5"]),
         ("unj.3", ["Unjudged@3"], ["unj_3"]),
+        # trec_eval prints set_F_ and the parameter as given; beta = 1 is the default
+        ("set_F.0.5", ["SetF(beta=0.5)"], ["set_F_0.5"]),
+        ("set_F.1.0", ["SetF"], ["set_F_1.0"]),
+        ("set_F.2", ["SetF(beta=2)"], ["set_F_2"]),
     ],
 )
 def test_trec_parameter_syntax(request_text: str, names: list[str], trec: list[str]) -> None:
@@ -115,6 +121,10 @@ def test_trec_parameter_syntax(request_text: str, names: list[str], trec: list[s
         "utility.1,2",
         "Rprec_mult(mult=-1)",
         "RBP(p=1.5)",
+        "RBP(rel=2)",  # ir_measures' p defaults to 0.8, trec_eval's to 0.9
+        "set_F.0.5,2",  # trec_eval would silently use only 0.5
+        "set_F.x",
+        "SetF(beta=-1)",
         "nDCG(foo=1)",
         "WTA@5",
         "P",
@@ -161,3 +171,14 @@ def test_measures_command_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(line.count(" | ") >= 3 for line in rows)
     one = _run_command(capsys, "nDCG", "--format", "markdown")
     assert "`ndcg_cut_<k>`" in one and "RMSE" not in one
+
+
+def test_unknown_family_is_one_short_line() -> None:
+    from sparkeval.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        run_argv(["measures", "nDGC"])
+    assert str(info.value) == (
+        "unknown measure family 'nDGC'; did you mean nDCG, RnDCG or DCG? "
+        "('sparkeval measures' without a name lists them all)"
+    )
