@@ -392,9 +392,10 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         computing |= set(value_columns(source.score))
     read = set(cols.values()) | computing
     others = computing | {name for key, name in cols.items() if key != "query_id"}
-    metadata = pq.read_metadata(parquet_source(file))
+    opened = parquet_source(file)  # one handle of a remote file for the footer and the rows
+    metadata = pq.read_metadata(opened)
     encoded = _encoded_query_column(cols["query_id"], others, metadata.schema.to_arrow_schema())
-    parquet = pq.ParquetFile(parquet_source(file), metadata=metadata, read_dictionary=encoded)
+    parquet = pq.ParquetFile(opened, metadata=metadata, read_dictionary=encoded)
     raw = parquet.read_row_group(group, columns=sorted(read))
     if source.where is not None:
         raw = _kept_rows(raw, source)
