@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.io.columns import RUN_ALIASES, match_columns
+from sparkeval.io.columns import DOC_NAMES, QUERY_NAMES, RUN_ALIASES, RUN_NAMES, match_columns
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import (
     check_exists,
@@ -32,7 +32,8 @@ from sparkeval.spark import spark_type
 
 
 def read_typed_table(spark: SparkSession, path: str) -> DataFrame:
-    """A Parquet/CSV/TSV/JSONL table with CSV types inferred; the format from the path.
+    """A Parquet/CSV/TSV/JSONL table with CSV types inferred but for its id columns,
+    which stay text (:func:`_ids_as_text`); the format from the path.
 
     Raises:
         InputError: the path does not exist or is not a table (TREC text, say).
@@ -43,7 +44,30 @@ def read_typed_table(spark: SparkSession, path: str) -> DataFrame:
         raise InputError(
             f"{path}: not a table; expected a Parquet file or directory, .csv, .tsv or .jsonl"
         )
-    return read_table(spark, path, fmt, infer_types=True)
+    table = read_table(spark, path, fmt, infer_types=True)
+    if fmt not in ("csv", "tsv"):
+        return table
+    return _ids_as_text(table, read_table(spark, path, fmt), path)
+
+
+#: column names (any case) that hold ids in the tables read here
+_ID_NAMES = frozenset((*QUERY_NAMES, *DOC_NAMES, *RUN_NAMES, "id"))
+
+
+def _ids_as_text(inferred: DataFrame, text: DataFrame, path: str) -> DataFrame:
+    """A CSV table with its id columns as the file's text and every other column of
+    the type Spark inferred: ids ``007`` and ``7``, or ``01`` and ``1``, stay two ids.
+
+    ``text`` is the same file read with every column as text (the inference pass of
+    ``inferred`` is not repeated: its schema is used)."""
+    columns = []
+    for field in inferred.schema.fields:
+        column = F.col(f"`{field.name}`")
+        if field.name.lower() in _ID_NAMES or field.dataType.typeName() == "string":
+            columns.append(column)
+        else:
+            columns.append(column.cast(field.dataType).alias(field.name))
+    return text.select(*columns)
 
 
 def _read_trec_run(spark: SparkSession, path: str) -> DataFrame:
