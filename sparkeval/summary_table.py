@@ -208,23 +208,26 @@ def is_path_target(target: str) -> bool:
     return "/" in target or target.endswith(".parquet") or os.path.isdir(target)
 
 
-def check_append_target(spark: SparkSession | None, target: str) -> None:
-    """A catalog table target needs a catalog that outlives the process.
+def check_append_target(
+    spark: SparkSession | None,
+    target: str,
+    out: str | None = None,
+    inputs: Sequence[str] = (),
+) -> None:
+    """An ``--append-to`` target that can take the summary rows, checked before any work.
 
-    Spark's default in-memory catalog forgets a table when the session ends, so the
-    next run could neither find nor recreate it: name a path instead, or use a
-    persistent catalog (``spark.sql.catalogImplementation=hive``, Delta, Iceberg).
+    A path must be a Parquet dataset directory (or not exist yet) that neither overlaps
+    ``out`` nor an input, and whose files have the summary rows' columns. A catalog
+    table target needs a catalog that outlives the process: Spark's default in-memory
+    catalog forgets a table when the session ends, so the next run could neither find
+    nor recreate it: name a path instead, or use a persistent catalog
+    (``spark.sql.catalogImplementation=hive``, Delta, Iceberg).
 
     Raises:
-        ConfigError: no Spark session, or a new table in the in-memory catalog.
+        ConfigError: naming the target and what is wrong.
     """
-    if is_remote(target):
-        from sparkeval.storage import files
-
-        if files.kind(target) == "file":
-            raise ConfigError(f"--append-to {target}: a file, not a Parquet dataset directory")
-        return
-    if is_path_target(target):
+    if is_path_target(target) or is_remote(target):
+        _check_dataset_target(target, out, inputs)
         return
     if spark is None:
         raise ConfigError(f"--append-to {target}: a catalog table needs a Spark session")
@@ -235,6 +238,56 @@ def check_append_target(spark: SparkSession | None, target: str) -> None:
             "process ends; give a path (a Parquet dataset, e.g. ./metrics) or a persistent "
             "catalog (spark.sql.catalogImplementation: hive, or a Delta/Iceberg catalog)"
         )
+
+
+def _overlaps(a: str, b: str) -> bool:
+    """Whether two paths or URIs are the same, or one lies inside the other."""
+    if is_remote(a) != is_remote(b):
+        return False
+    if is_remote(a):
+        from sparkeval.storage.targets import inside
+
+        return inside(a, b) or inside(b, a)
+    first, second = (Path(os.path.realpath(p.removeprefix("file://"))) for p in (a, b))
+    return first == second or first in second.parents or second in first.parents
+
+
+def _check_dataset_target(target: str, out: str | None, inputs: Sequence[str]) -> None:
+    """:func:`check_append_target` for a Parquet dataset path or URI."""
+    from sparkeval.storage import files
+
+    for other, what in [(out, "--out"), *((i, "the input") for i in inputs)]:
+        if other and _overlaps(target, other):
+            raise ConfigError(
+                f"--append-to {target} overlaps {what} {other}; keep the metrics "
+                "history apart from the outputs and inputs"
+            )
+    found = files.kind(target)
+    if found == "file":
+        raise ConfigError(f"--append-to {target}: a file, not a Parquet dataset directory")
+    if found is None:
+        return
+    for path in files.list_files(target):
+        if files_name(path).startswith((".", "_")):
+            continue
+        try:
+            schema = pq.read_schema(files.parquet_source(path))
+        except (OSError, pa.ArrowException):
+            raise ConfigError(
+                f"--append-to {target}: {path} is not a Parquet file; the target must be a "
+                "dataset of sparkeval's summary rows"
+            ) from None
+        if not schema.remove_metadata().equals(SCHEMA):
+            raise ConfigError(
+                f"--append-to {target}: {path} has other columns than sparkeval's summary "
+                "rows; choose a dataset of its own"
+            )
+        return  # every file of the dataset was written by this function: one is enough
+
+
+def files_name(path: str) -> str:
+    """The last segment of a path or URI."""
+    return path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _read_summary_table(out: str) -> pa.Table:

@@ -67,7 +67,9 @@ def run_command(
             if target:
                 from sparkeval.summary_table import check_append_target
 
-                check_append_target(spark, target)  # before the work, not after it
+                inputs = list(getattr(config, "input_paths", list)())
+                # before the work, not after it
+                check_append_target(spark, target, getattr(config, "out", None), inputs)
             with _command_settings(spark, config):
                 if early is None:
                     result = command.run(spark, config)
