@@ -82,13 +82,27 @@ class StoreSettings:
             "AWS_REGION",
             "AWS_DEFAULT_REGION",
             "STORAGE_EMULATOR_HOST",
+            # the driver's keys go to the workers with the files they read, so that an
+            # executor without them in its environment opens the store as the driver does
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
         )
         environment = {n: os.environ[n] for n in names if os.environ.get(n)}
         return cls(hadoop=hadoop, environment=environment)
 
+    def __repr__(self) -> str:
+        """The keys only: a repr never shows a credential."""
+        return f"StoreSettings(keys={sorted(self.hadoop)}, environment={sorted(self.environment)})"
+
     def secrets(self) -> list[str]:
         """Every secret value among the settings (and the environment's AWS keys)."""
         values = [v for k, v in self.hadoop.items() if k.endswith(_SECRET_SUFFIXES) and v]
+        values += [
+            self.environment[n]
+            for n in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+            if self.environment.get(n)
+        ]
         for variable in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_STORAGE_ACCOUNT_KEY"):
             if os.environ.get(variable):
                 values.append(os.environ[variable])
@@ -130,9 +144,13 @@ class StoreSettings:
         if path_style is not None:
             options["force_virtual_addressing"] = not _truthy(path_style)
         access, secret = self._s3_key(bucket, "access.key"), self._s3_key(bucket, "secret.key")
+        token = self._s3_key(bucket, "session.token")
+        if not (access and secret):
+            access = self.environment.get("AWS_ACCESS_KEY_ID")
+            secret = self.environment.get("AWS_SECRET_ACCESS_KEY")
+            token = self.environment.get("AWS_SESSION_TOKEN")
         if access and secret:
             options["access_key"], options["secret_key"] = access, secret
-            token = self._s3_key(bucket, "session.token")
             if token:
                 options["session_token"] = token
         provider = self._s3_key(bucket, "aws.credentials.provider") or ""
