@@ -48,7 +48,11 @@ class PackConfig(JobConfig):
         return self
 
     def preflight(self) -> None:
-        if not self.requirements and not self.overwrite and Path(self.archive).exists():
+        if self.requirements:
+            return
+        if Path(self.archive).is_dir():
+            raise ConfigError(f"{self.archive} is a directory; name the archive file to write")
+        if not self.overwrite and Path(self.archive).exists():
             raise ConfigError(f"{self.archive} already exists; pass --overwrite to replace it")
 
 

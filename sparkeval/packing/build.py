@@ -163,6 +163,11 @@ def _put_in_place(partial: Path, target: Path, overwrite: bool) -> None:
         os.link(partial, target)
     except FileExistsError:
         raise ConfigError(f"{target} already exists; pass --overwrite to replace it") from None
+    except OSError:  # a file system without hard links: check, then rename
+        if target.exists():
+            raise ConfigError(f"{target} already exists; pass --overwrite to replace it") from None
+        os.replace(partial, target)
+        return
     partial.unlink()
 
 
@@ -177,6 +182,8 @@ def build_archive(target: Path, overwrite: bool = False) -> PackedEnvironment:
     started = time.monotonic()
     require_venv_pack()
     target = target.absolute()
+    if target.is_dir():
+        raise ConfigError(f"{target} is a directory; name the archive file to write")
     if target.exists() and not overwrite:
         raise ConfigError(f"{target} already exists; pass --overwrite to replace it")
     requirements = pinned_requirements()

@@ -89,6 +89,14 @@ def test_an_existing_archive_is_kept_without_overwrite(tmp_path, capsys) -> None
     assert list(tmp_path.iterdir()) == [target]
 
 
+def test_a_directory_is_not_replaced_even_with_overwrite(tmp_path, capsys) -> None:
+    target = tmp_path / "env.tar.gz"
+    target.mkdir()
+    assert main(["pack", "--out", str(target), "--overwrite"]) == EXIT_INPUT
+    assert "is a directory" in _one_error_line(capsys.readouterr().err)
+    assert target.is_dir() and list(tmp_path.iterdir()) == [target]
+
+
 def test_without_venv_pack_the_command_says_how_to_install_it(tmp_path) -> None:
     """As on a machine without the ``pack`` extra: the import of venv-pack fails."""
     target = tmp_path / "env.tar.gz"
