@@ -35,6 +35,16 @@ def spark_class() -> Path | None:
     return packaged if packaged.exists() else None
 
 
+def spark_submit_launcher() -> Path:
+    """pyspark's ``spark-submit``: beside the interpreter, else inside the pyspark package."""
+    beside = Path(sys.executable).parent / "spark-submit"
+    if beside.exists():
+        return beside
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "bin" / "spark-submit"
+
+
 def cluster_env(**extra: str) -> dict[str, str]:
     """Environment of daemons and submissions: loopback, this interpreter for Python
     workers, and *not* this checkout on the path (the code travels in ``--py-files``)."""
@@ -63,9 +73,9 @@ def spark_submit(url: str, package: Path, *options: str) -> list[str]:
     """``spark-submit`` to the master ``url`` with the package zip in ``--py-files``,
     :data:`SUBMIT_CONF` and ``options`` (more spark-submit options); the job file and
     its arguments follow."""
-    submit = Path(sys.executable).parent / "spark-submit"
     conf = [item for setting in SUBMIT_CONF for item in ("--conf", setting)]
-    return [str(submit), "--master", url, "--py-files", str(package), *conf, *options]
+    submit = str(spark_submit_launcher())
+    return [submit, "--master", url, "--py-files", str(package), *conf, *options]
 
 
 def free_port() -> int:
@@ -220,6 +230,11 @@ class StandaloneCluster:
         """The worker that launched ``pid`` (an executor's Python worker), if any."""
         ancestors = set(_ancestors(pid))
         return next((w for w in self.workers if w.pid in ancestors), None)
+
+    def launched(self) -> list[int]:
+        """The ids of every live process the workers launched (executor JVMs, their
+        Python daemons and workers)."""
+        return [pid for worker in self.workers for pid in _descendants(worker.pid)]
 
     def stop(self) -> None:
         """Stop every daemon and what it launched; never leaves a JVM behind."""

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pyarrow.parquet as pq
 
 from sparkeval.demo_data import generate
@@ -114,6 +115,17 @@ def assert_complete(out: Path) -> dict:
     assert table.column_names == ["run_id", "query_id", "measure", "value"]
     assert table.num_rows > 0
     return json.loads((out / "summary.json").read_text())
+
+
+def assert_same_results(out: Path, expected: Path) -> None:
+    """Both evaluate outputs are complete, with the same summary values per run and the
+    same per-query rows (exactly)."""
+    ours, theirs = assert_complete(out), assert_complete(expected)
+    assert ours["runs"] == theirs["runs"]
+    key = ["run_id", "query_id", "measure"]
+    a = pd.read_parquet(out / "per_query.parquet").sort_values(key, ignore_index=True)
+    b = pd.read_parquet(expected / "per_query.parquet").sort_values(key, ignore_index=True)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
 def leftovers(out: Path) -> list[str]:

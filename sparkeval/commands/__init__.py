@@ -16,4 +16,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sparkeval.commands.near_duplicates",
     "sparkeval.commands.diversity",
     "sparkeval.commands.jvm_archive",
+    "sparkeval.commands.pack",
 )

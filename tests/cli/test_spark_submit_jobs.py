@@ -47,6 +47,7 @@ JOBS: dict[str, tuple[str, tuple[str, ...]]] = {
     "demo": ("queries: 10\n", ("data/qrels.txt", "results/summary.json")),
     "measures": ("format: markdown\nnames: [AP]\n", ()),
     "jvm-archive": ("status: true\n", ()),
+    "pack": ("requirements: true\n", ()),
 }
 
 
@@ -87,7 +88,7 @@ def submit(command: str, directory: Path, out: str):
     """``spark-submit jobs/NAME.py --config FILE`` with the command's config."""
     text, _ = JOBS[command]
     config = directory / f"{out}.yaml"
-    if command not in ("measures", "jvm-archive"):
+    if command not in ("measures", "jvm-archive", "pack"):
         text += f"out: {out}\n"
     config.write_text(text)
     entry = ROOT / "jobs" / f"{command.replace('-', '_')}.py"
@@ -108,6 +109,8 @@ def test_each_command_runs_under_spark_submit_with_a_config_file(inputs, command
         assert result.stdout.startswith("|"), result.stdout[:200]
     if command == "jvm-archive":
         assert "JVM archive" in result.stdout
+    if command == "pack":
+        assert any(line.startswith("numpy==") for line in result.stdout.splitlines())
 
 
 def test_evaluate_under_spark_submit_wrote_both_runs(inputs) -> None:

@@ -20,7 +20,7 @@ from sparkeval.errors import EXIT_OK
 from sparkeval.faults import FAULT_ENV
 from tests.cluster import build_zip, cluster_env, spark_submit
 from tests.conftest import ROOT
-from tests.jobs import MEASURES, assert_complete, collection
+from tests.jobs import MEASURES, assert_same_results, collection
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -72,15 +72,6 @@ def submitted(cluster, job, out: Path, *conf: str) -> subprocess.CompletedProces
     )
     assert proc.returncode == EXIT_OK, proc.stderr[-4000:]
     return proc
-
-
-def assert_same_results(cluster_out: Path, local_out: Path) -> None:
-    ours, theirs = assert_complete(cluster_out), assert_complete(local_out)
-    assert ours["runs"] == theirs["runs"]
-    key = ["run_id", "query_id", "measure"]
-    a = pd.read_parquet(cluster_out / "per_query.parquet").sort_values(key, ignore_index=True)
-    b = pd.read_parquet(local_out / "per_query.parquet").sort_values(key, ignore_index=True)
-    pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
 def test_submitted_to_the_cluster_equals_local_mode(
