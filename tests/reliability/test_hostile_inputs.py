@@ -1,0 +1,166 @@
+"""Names and text that would make sparkeval do something else than it says.
+
+* a link (or anything but a regular file) planted at the writer lock's path beside
+  ``--out`` is refused, and nothing is written through it; ``--append-to`` writes no
+  file through a planted name either.
+
+Each refusal is exit 2 with one line saying what was refused, and no traceback;
+nothing outside ``--out`` is touched.  Expected values are derived by hand in the
+comments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sparkeval.errors import EXIT_INPUT
+from tests.jobs import CLI, run_job
+
+pytestmark = pytest.mark.spark
+
+#: q1 has one relevant doc, d1
+QRELS = "q1 0 d1 1\n"
+#: a run that ranks d1 first (P@1 = 1) and one that ranks it last (P@1 = 0)
+RIGHT = {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}
+WRONG = {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]}
+
+
+def evaluate_argv(run: Path | str, qrels: Path | str, out: Path, *extra: str) -> list[str]:
+    """``sparkeval evaluate`` of P@1, as arguments of the CLI's ``main``."""
+    argv = ["evaluate", "--run", str(run), "--qrels", str(qrels), "--measures", "P@1"]
+    return [*argv, "--out", str(out), *extra]
+
+
+def error_lines(err: str) -> list[str]:
+    """The CLI's error lines (``sparkeval COMMAND: error: ...``)."""
+    return [line for line in err.splitlines() if ": error: " in line]
+
+
+def assert_refused(code: int, err: str, *fragments: str) -> None:
+    """Exit 2, one error line holding every fragment, no traceback."""
+    assert code == EXIT_INPUT, err[-3000:]
+    lines = error_lines(err)
+    assert len(lines) == 1, err[-3000:]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    assert "Traceback" not in err, err[-3000:]
+
+
+def p_at_1(out: Path) -> dict[str, float]:
+    summary = json.loads((out / "summary.json").read_text())
+    return {run: block["measures"]["P@1"] for run, block in summary["runs"].items()}
+
+
+def write_table(path: Path, columns: dict[str, list]) -> Path:
+    """``columns`` as a Parquet file, CSV or JSON Lines file, by ``path``'s suffix."""
+    table = pa.table(columns)
+    if path.suffix == ".parquet":
+        pq.write_table(table, path)
+    elif path.suffix == ".csv":
+        names = list(columns)
+        rows = [",".join(map(str, row)) for row in zip(*columns.values(), strict=True)]
+        path.write_text("\n".join([",".join(names), *rows]) + "\n")
+    else:
+        path.write_text("".join(json.dumps(row) + "\n" for row in table.to_pylist()))
+    return path
+
+
+def trec_run(path: Path, columns: dict[str, list]) -> Path:
+    """``columns`` as a TREC run file (tag ``r``)."""
+    rows = zip(columns["query_id"], columns["doc_id"], columns["score"], strict=True)
+    path.write_text("".join(f"{q} Q0 {d} 1 {s} r\n" for q, d, s in rows))
+    return path
+
+
+# --- the writer lock never follows a link -------------------------------------------------
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    trec_run(tmp_path / "run.txt", RIGHT)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    return tmp_path
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
+@pytest.mark.parametrize("target", ["an existing file", "a missing file"])
+def test_a_link_at_the_lock_path_is_refused_and_its_target_untouched(
+    files: Path, target: str, dry_run: bool
+) -> None:
+    victim = files / "victim.txt"
+    if target == "an existing file":
+        victim.write_text("precious\n")
+    (files / ".out.lock").symlink_to(victim)
+    argv = [*CLI, *evaluate_argv("run.txt", "qrels.txt", files / "out")]
+    result = run_job([*argv, *(["--dry-run"] if dry_run else [])], files)
+    assert_refused(result.returncode, result.stderr, ".out.lock is a symbolic link")
+    if target == "an existing file":
+        assert victim.read_text() == "precious\n"
+    else:
+        assert not victim.exists(), "a dangling link's target was created"
+    assert (files / ".out.lock").is_symlink()  # left for its owner to look at
+    assert not (files / "out").exists()
+    assert "Setting default log level" not in result.stderr  # refused before Spark started
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "hard link"])
+def test_a_lock_path_that_is_not_a_lone_regular_file_is_refused(files: Path, kind: str) -> None:
+    lock = files / ".out.lock"
+    victim = files / "victim.txt"
+    victim.write_text("precious\n")
+    if kind == "directory":
+        lock.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        os.link(victim, lock)
+    result = run_job([*CLI, *evaluate_argv("run.txt", "qrels.txt", files / "out")], files)
+    why = "is a hard link" if kind == "hard link" else "is not a regular file"
+    assert_refused(result.returncode, result.stderr, f".out.lock {why}")
+    assert victim.read_text() == "precious\n"
+    assert not (files / "out").exists()
+
+
+def _summary_output(directory: Path) -> Path:
+    """An output directory holding a ``summary.parquet`` (what ``--append-to`` reads)."""
+    from sparkeval.summary_table import write_summary_table
+
+    directory.mkdir()
+    summary = {"runs": {"r": {"measures": {"P@1": 1.0}, "undefined": {"P@1": 0}}}}
+    write_summary_table(directory, summary, "evaluate", [])
+    return directory
+
+
+def test_append_to_writes_no_file_through_a_planted_name(tmp_path: Path, monkeypatch) -> None:
+    from sparkeval import summary_table
+
+    out = _summary_output(tmp_path / "out")
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    evaluation_id = pq.read_table(out / "summary.parquet").column("evaluation_id")[0].as_py()
+    final = metrics / f"evaluation_id={evaluation_id}.parquet"
+    # the file written first, under a name nobody can guess: here it is guessed
+    token = uuid.UUID(int=7)
+    monkeypatch.setattr(summary_table.uuid, "uuid4", lambda: token)
+    planted = metrics / f".{final.name}.{os.getpid()}-{token.hex[:8]}.tmp"
+    planted.symlink_to(victim)
+    with pytest.raises(FileExistsError):
+        summary_table.append_summary(None, str(out), str(metrics))
+    assert victim.read_text() == "precious\n"
+    # a link in place of the dataset's file is replaced, not written through
+    planted.unlink()
+    final.symlink_to(victim)
+    said = summary_table.append_summary(None, str(out), str(metrics))
+    assert "1 summary rows" in said
+    assert not final.is_symlink() and pq.read_table(final).num_rows == 1
+    assert victim.read_text() == "precious\n"
+    assert sorted(p.name for p in metrics.iterdir()) == [final.name]
