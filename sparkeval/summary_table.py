@@ -193,6 +193,24 @@ def is_path_target(target: str) -> bool:
     return "/" in target or target.endswith(".parquet") or os.path.isdir(target)
 
 
+def check_append_name(target: str) -> None:
+    """``--append-to`` names a local path or a plain catalog table (``[db.]name``: see
+    :func:`sparkeval.io.sql_text.check_table_name`); checked before Spark starts.
+
+    Raises:
+        ConfigError: a remote path, or a table name that is not plain identifiers.
+    """
+    if "://" in target and not target.startswith("file://"):
+        raise ConfigError(
+            f"--append-to {target}: remote paths are not written here; give a local or "
+            "mounted path, or a catalog table (which may live on any storage)"
+        )
+    if not is_path_target(target):
+        from sparkeval.io.sql_text import check_table_name
+
+        check_table_name(target, "--append-to")
+
+
 def check_append_target(spark: SparkSession | None, target: str) -> None:
     """A catalog table target needs a catalog that outlives the process.
 
@@ -203,11 +221,7 @@ def check_append_target(spark: SparkSession | None, target: str) -> None:
     Raises:
         ConfigError: no Spark session, or a new table in the in-memory catalog.
     """
-    if "://" in target and not target.startswith("file://"):
-        raise ConfigError(
-            f"--append-to {target}: remote paths are not written here; give a local or "
-            "mounted path, or a catalog table (which may live on any storage)"
-        )
+    check_append_name(target)
     if is_path_target(target):
         return
     if spark is None:

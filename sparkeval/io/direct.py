@@ -44,6 +44,7 @@ from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import GRADE_BOUND, default_run_id, detect_format, distinct_values
+from sparkeval.io.sql_text import spark_condition
 from sparkeval.io.utf8_check import first_invalid_utf8
 
 if TYPE_CHECKING:
@@ -665,5 +666,5 @@ def _column_values(
     column = dict(source.columns)["run_id"]
     table = spark.read.parquet(*source.files)
     if where is not None:
-        table = table.where(where)
+        table = table.where(spark_condition(where, "--where"))
     return distinct_values(table, F.col(f"`{column}`"))

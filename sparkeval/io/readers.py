@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import DOC_NAMES, SCORE_NAMES, parse_mapping, resolve_columns
+from sparkeval.io.sql_text import check_table_name, spark_condition
 from sparkeval.io.streams import DECOMPRESS_ERRORS, open_decompressed, suffix_from_content
 from sparkeval.spark import spark_type
 
@@ -241,7 +242,8 @@ def read_table(
 ):
     """A Parquet, CSV/TSV (with a header row), JSON Lines or catalog table as Spark reads
     it, filtered by the SQL condition ``where`` (before anything else, so partitions
-    are pruned).
+    are pruned; only the subset of :mod:`sparkeval.io.sql_text`, written back from its
+    checked parse, reaches Spark).
 
     CSV fields are strings unless ``infer_types`` (then Spark infers numbers, as the
     LSH and diversity inputs want). Partition columns of a partitioned dataset
@@ -251,16 +253,17 @@ def read_table(
     table = _read_source(spark, path, fmt, infer_types)
     if where is None:
         return table
+    condition = spark_condition(where, "--where")  # only the documented subset of SQL
     try:
-        return table.where(where)
-    except Exception as exc:  # AnalysisException / ParseException: name the option
+        return table.where(condition)
+    except Exception as exc:  # AnalysisException (an unknown column): name the option
         raise InputError(f"{path}: --where {where!r}: {_first_line(exc)}") from None
 
 
 def _read_source(spark: SparkSession, path: str, fmt: str, infer_types: bool):
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     if fmt == "table":
-        name = path[len(TABLE_PREFIX) :]
+        name = check_table_name(path[len(TABLE_PREFIX) :], "table input", path)
         if not spark.catalog.tableExists(name):
             raise InputError(f"{path}: no table {name} in the session's catalog")
         return spark.table(name)

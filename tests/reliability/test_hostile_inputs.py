@@ -2,7 +2,9 @@
 
 * a link (or anything but a regular file) planted at the writer lock's path beside
   ``--out`` is refused, and nothing is written through it; ``--append-to`` writes no
-  file through a planted name either.
+  file through a planted name either;
+* options that take SQL accept the documented subset only: ``--where`` cannot call a
+  Java method, and a catalog table name is plain identifiers.
 
 Each refusal is exit 2 with one line saying what was refused, and no traceback;
 nothing outside ``--out`` is touched.  Expected values are derived by hand in the
@@ -20,7 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sparkeval.errors import EXIT_INPUT
+from sparkeval.cli import main
+from sparkeval.errors import EXIT_INPUT, ConfigError
+from sparkeval.io.sql_text import FUNCTIONS, spark_condition
 from tests.jobs import CLI, run_job
 
 pytestmark = pytest.mark.spark
@@ -164,3 +168,130 @@ def test_append_to_writes_no_file_through_a_planted_name(tmp_path: Path, monkeyp
     assert not final.is_symlink() and pq.read_table(final).num_rows == 1
     assert victim.read_text() == "precious\n"
     assert sorted(p.name for p in metrics.iterdir()) == [final.name]
+
+
+# --- SQL options accept a documented subset --------------------------------------------------
+
+#: (a condition, what the refusal names)
+REFUSED_CONDITIONS = [
+    ("reflect('java.io.File', 'createTempFile', 'x', '.y') IS NOT NULL", "function reflect"),
+    ("java_method('java.lang.System', 'exit', 0) = 0", "function java_method"),
+    ("score > 0; DROP TABLE runs", "';'"),
+    ("query_id IN (SELECT query_id FROM runs)", "a subquery"),
+    ("score > 0 -- and the rest", "a comment"),
+    ("score::int = 1", "':'"),
+    ("CASE WHEN score > 0 THEN 1 END = 1", "CASE"),
+    ("exists(array(1), x -> x > 0)", "function exists"),
+    ("score IS TRUE", "IS [NOT] NULL is the only IS test"),
+    ("X'00' = doc_id", "X'00'"),
+]
+
+
+@pytest.mark.parametrize(("condition", "named"), REFUSED_CONDITIONS)
+def test_a_condition_outside_the_subset_is_refused_before_spark_starts(
+    files: Path, condition: str, named: str, capsys
+) -> None:
+    for option in ("--where", "--qrels-where"):
+        argv = evaluate_argv(files / "run.parquet", files / "qrels.txt", files / "out")
+        code = main([*argv, option, condition, "--dry-run"])
+        assert_refused(code, capsys.readouterr().err, f"{option} ", named)
+    assert not (files / "out").exists()
+
+
+def test_reflect_in_where_runs_no_java_method(files: Path) -> None:
+    """The issue's example, as a shell runs it: refused, and no temporary file made."""
+    write_table(files / "run.parquet", RIGHT)
+    before = set(Path("/tmp").glob("x*.y"))
+    condition = "reflect('java.io.File','createTempFile','x','.y') IS NOT NULL"
+    argv = [*CLI, *evaluate_argv("run.parquet", "qrels.txt", files / "out"), "--where", condition]
+    result = run_job(argv, files)
+    assert_refused(result.returncode, result.stderr, "--where", "the function reflect")
+    assert set(Path("/tmp").glob("x*.y")) == before
+    assert not (files / "out").exists()
+
+
+#: conditions of the subset, and the Spark expression each means
+ACCEPTED_CONDITIONS = [
+    "dt = '2026-11-01' AND score >= 0",
+    "run_id IN ('a', 'b') OR NOT (score < -1.5)",
+    "x NOT BETWEEN -1 AND 2 * 3 % 4",
+    "lower(trim(name)) LIKE 'a!%%' ESCAPE '!'",
+    '`a column` IS NOT NULL AND t.dt <> "it\'s"',
+    "CAST(score AS decimal(10, 2)) > 1.5BD",
+    "to_date(dt) >= date_sub(current_date(), 7) AND year(d) = 2026",
+    "coalesce(a, b, 'z') != '' AND d = DATE '2026-01-01'",
+    "'it''s' = x OR 'a\\'b' = y OR x <=> NULL",
+    "substring(concat(a, '-', b), 1, 3) = 'q-d' AND length(a) > 10L",
+    "- (a) = +1e3 AND x = .5 AND y = 5.",
+]
+
+
+@pytest.mark.parametrize("condition", ACCEPTED_CONDITIONS)
+def test_an_accepted_condition_means_to_spark_what_it_says(spark, condition: str) -> None:
+    """What Spark is handed (written back from the checked parse) parses, in Spark's
+    own parser, to the same expression as the condition as written."""
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    handed = spark_condition(condition, "--where")
+    assert parser.parseExpression(handed).toString() == (
+        parser.parseExpression(condition).toString()
+    )
+
+
+def test_every_function_of_the_subset_is_one_spark_knows(spark) -> None:
+    for name in FUNCTIONS:
+        assert spark.catalog.functionExists(name), name
+
+
+def test_a_condition_of_the_subset_keeps_the_right_rows(files: Path, capsys) -> None:
+    """Both readers apply a condition written with several constructs of the subset."""
+    # runs a and b in one table; the condition keeps run a (d1 first) and drops the
+    # rows of run b, whose name differs only in case and spaces
+    columns = {
+        "run_id": [" A", " A", "b", "b"],
+        "query_id": ["q1", "q1", "q1", "q1"],
+        "doc_id": ["d1", "d2", "d1", "d2"],
+        "score": [2.0, 1.0, 1.0, 2.0],
+    }
+    write_table(files / "runs.parquet", columns)
+    condition = (
+        "lower(trim(run_id)) IN ('a') AND score BETWEEN 0 AND 10 "
+        "AND doc_id NOT LIKE 'x%' AND CAST(score AS int) IS NOT NULL"
+    )
+    for reader in ("auto", "spark"):
+        out = files / f"out-{reader}"
+        argv = evaluate_argv(files / "runs.parquet", files / "qrels.txt", out)
+        code = main([*argv, "--where", condition, "--reader", reader])
+        assert code == 0, capsys.readouterr().err
+        assert p_at_1(out) == {" A": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--run", "table:runs; DROP TABLE qrels"),
+        ("--run", "table:../../etc/passwd"),
+        ("--qrels", "table:`qrels`"),
+        ("--run-table", "runs where 1=1"),
+        ("--qrels-table", "../../etc/passwd"),
+        ("--append-to", "metrics; DROP TABLE metrics"),
+    ],
+)
+def test_a_table_name_that_is_not_plain_identifiers_is_refused(
+    files: Path, option: str, value: str, capsys
+) -> None:
+    argv = ["evaluate", "--measures", "P@1", "--out", str(files / "out"), option, value]
+    if option not in ("--run", "--run-table"):
+        argv += ["--run", str(files / "run.txt")]
+    if option not in ("--qrels", "--qrels-table"):
+        argv += ["--qrels", str(files / "qrels.txt")]
+    assert_refused(main(argv), capsys.readouterr().err, option, "plain identifiers")
+    assert not (files / "out").exists()
+
+
+def test_a_refused_condition_names_the_option_on_one_line() -> None:
+    with pytest.raises(ConfigError) as caught:
+        spark_condition("score > 0\nOR reflect('a', 'b') = 1", "--qrels-where")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("--qrels-where ")
+    assert "the function reflect is not accepted" in message
