@@ -4,7 +4,9 @@
   ``--out`` is refused, and nothing is written through it; ``--append-to`` writes no
   file through a planted name either;
 * options that take SQL accept the documented subset only: ``--where`` cannot call a
-  Java method, and a catalog table name is plain identifiers.
+  Java method, and a catalog table name is plain identifiers;
+* a path names that file or directory: ``run[1].jsonl`` is not a pattern matching
+  ``run1.jsonl``, and ``run:v2.jsonl`` is read.
 
 Each refusal is exit 2 with one line saying what was refused, and no traceback;
 nothing outside ``--out`` is touched.  Expected values are derived by hand in the
@@ -295,3 +297,90 @@ def test_a_refused_condition_names_the_option_on_one_line() -> None:
     assert "\n" not in message
     assert message.startswith("--qrels-where ")
     assert "the function reflect is not accepted" in message
+
+
+# --- paths are literal -------------------------------------------------------------------
+
+#: (the file to evaluate, a file its name matches as a pattern)
+PATTERN_NAMES = [
+    ("run[1].jsonl", "run1.jsonl"),
+    ("run{a,b}.parquet", "runa.parquet"),
+    ("run?.csv", "runx.csv"),
+    ("run*.txt", "run-all.txt"),
+    ("run\\1.parquet", "run1.parquet"),
+]
+
+
+def _write_run(path: Path, columns: dict[str, list]) -> Path:
+    return trec_run(path, columns) if path.suffix == ".txt" else write_table(path, columns)
+
+
+@pytest.mark.parametrize("reader", ["auto", "spark"])
+@pytest.mark.parametrize(("name", "decoy"), PATTERN_NAMES)
+def test_a_path_with_glob_characters_names_that_file_only(
+    tmp_path: Path, name: str, decoy: str, reader: str, capsys
+) -> None:
+    run = _write_run(tmp_path / name, RIGHT)  # d1 first: P@1 1
+    _write_run(tmp_path / decoy, WRONG)  # d2 first: P@1 0, if it were read
+    if name.startswith("run{"):
+        _write_run(tmp_path / "runb.parquet", WRONG)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    argv = evaluate_argv(run, tmp_path / "qrels.txt", tmp_path / "out", "--reader", reader)
+    assert main(argv) == 0, capsys.readouterr().err
+    assert list(p_at_1(tmp_path / "out").values()) == [1.0]
+
+
+@pytest.mark.parametrize("reader", ["auto", "spark"])
+def test_a_directory_with_glob_characters_names_that_directory(
+    tmp_path: Path, reader: str, capsys
+) -> None:
+    (tmp_path / "runs[1]").mkdir()
+    (tmp_path / "runs1").mkdir()
+    write_table(tmp_path / "runs[1]" / "part-0.parquet", RIGHT)
+    write_table(tmp_path / "runs1" / "part-0.parquet", WRONG)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    argv = evaluate_argv(tmp_path / "runs[1]", tmp_path / "qrels.txt", tmp_path / "out")
+    assert main([*argv, "--reader", reader, "--where", "score > 0"]) == 0
+    assert p_at_1(tmp_path / "out") == {"runs[1]": 1.0}
+
+
+@pytest.mark.parametrize("reader", ["auto", "spark"])
+@pytest.mark.parametrize("name", ["run:v2.jsonl", "run:v2.txt", "run:v2.parquet", "run:v2.csv"])
+def test_a_file_named_with_a_colon_is_read(
+    tmp_path: Path, name: str, reader: str, monkeypatch, capsys
+) -> None:
+    _write_run(tmp_path / name, RIGHT)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    monkeypatch.chdir(tmp_path)  # a relative name, whose first part holds the colon
+    argv = evaluate_argv(name, "qrels.txt", tmp_path / "out", "--reader", reader)
+    assert main(argv) == 0, capsys.readouterr().err
+    run_id = "r" if name.endswith(".txt") else "run:v2"
+    assert p_at_1(tmp_path / "out") == {run_id: 1.0}
+
+
+def test_a_directory_holding_a_name_with_a_colon_is_read(tmp_path: Path, capsys) -> None:
+    (tmp_path / "runs").mkdir()
+    write_table(tmp_path / "runs" / "part:0.parquet", RIGHT)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    argv = evaluate_argv(tmp_path / "runs", tmp_path / "qrels.txt", tmp_path / "out")
+    assert main([*argv, "--reader", "spark"]) == 0, capsys.readouterr().err
+    assert p_at_1(tmp_path / "out") == {"runs": 1.0}
+
+
+def test_files_of_a_directory_named_with_glob_characters_are_each_read(
+    spark, tmp_path: Path, capsys
+) -> None:
+    """A directory's files are handed to Spark one by one where a condition picks the
+    run ids of a run id column: ``part[0].parquet`` is that file, not ``part0.parquet``."""
+    from sparkeval.io.direct import plan_direct_inputs
+
+    (tmp_path / "runs").mkdir()
+    write_table(tmp_path / "runs" / "part[0].parquet", {"run_id": ["a", "a"], **RIGHT})
+    write_table(tmp_path / "runs" / "part0.parquet", {"run_id": ["b", "b"], **WRONG})
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    runs, qrels = str(tmp_path / "runs"), str(tmp_path / "qrels.txt")
+    plan = plan_direct_inputs(spark, [runs], qrels, None, None, None, None, "score > 0")
+    assert plan is not None and plan.run_ids == ("a", "b")
+    argv = evaluate_argv(runs, qrels, tmp_path / "out", "--where", "score > 0")
+    assert main(argv) == 0, capsys.readouterr().err
+    assert p_at_1(tmp_path / "out") == {"a": 1.0, "b": 0.0}
