@@ -19,12 +19,14 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import re
 import shutil
 import socket
+import stat
 import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
@@ -165,7 +167,7 @@ def _locked(path: Path, out: str | os.PathLike[str], wait: bool) -> IO[str]:
     import fcntl
 
     while True:
-        handle = open(path, "a+")  # noqa: SIM115 - returned to the caller, who closes it
+        handle = open_lock_file(path, out, create=True)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -182,12 +184,56 @@ def _locked(path: Path, out: str | os.PathLike[str], wait: bool) -> IO[str]:
             status(f"waiting for {holder} to finish writing {out}")
             fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            same = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+            same = os.lstat(path).st_ino == os.fstat(handle.fileno()).st_ino
         except FileNotFoundError:
             same = False
         if same:
             return handle
         handle.close()  # the holder removed the file as it finished: lock the new one
+
+
+def open_lock_file(path: Path, out: str | os.PathLike[str], create: bool) -> IO[str]:
+    """The writer lock file ``path`` of ``out``, opened without following a link.
+
+    The lock file lives where others may create names (beside ``out``), and the writer
+    truncates and writes it: a symbolic link planted there (even a dangling one), a
+    hard link to another file, or anything but a regular file is refused, so no file
+    elsewhere is ever created, truncated or read through it.  ``create``: opened for
+    reading and appending, created when missing; else opened for reading only.
+
+    Raises:
+        ConfigError: ``path`` is a symbolic link or not a regular file (naming it).
+        FileNotFoundError: no lock file, and ``create`` is false.
+    """
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    flags |= os.O_RDWR | os.O_CREAT | os.O_APPEND if create else os.O_RDONLY
+    try:
+        descriptor = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _unsafe_lock(path, out, "is a symbolic link") from None
+        if exc.errno in (errno.EISDIR, errno.ENXIO, errno.ENODEV, errno.EOPNOTSUPP):
+            raise _unsafe_lock(path, out, "is not a regular file") from None
+        raise
+    info = os.fstat(descriptor)
+    why = None
+    if not stat.S_ISREG(info.st_mode):
+        why = "is not a regular file"
+    elif info.st_nlink > 1:
+        why = f"is a hard link (one of {info.st_nlink} names of one file)"
+    if why is not None:
+        os.close(descriptor)
+        raise _unsafe_lock(path, out, why)
+    os.set_blocking(descriptor, True)
+    return os.fdopen(descriptor, "a+" if create else "r")
+
+
+def _unsafe_lock(path: Path, out: str | os.PathLike[str], why: str) -> ConfigError:
+    """The error of a lock path that is not a lock file sparkeval may write."""
+    return ConfigError(
+        f"output directory {out}: its lock file {path} {why}; sparkeval never writes "
+        "through it: remove it and run again"
+    )
 
 
 def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:

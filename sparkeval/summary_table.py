@@ -38,6 +38,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,6 +209,20 @@ def is_path_target(target: str) -> bool:
     return "/" in target or target.endswith(".parquet") or os.path.isdir(target)
 
 
+def check_append_name(target: str) -> None:
+    """``--append-to`` names a path, a URI of a store or a plain catalog table
+    (``[db.]name``: see :func:`sparkeval.io.sql_text.check_table_name`); checked before
+    Spark starts.
+
+    Raises:
+        ConfigError: a table name that is not plain identifiers.
+    """
+    if not is_path_target(target) and not is_remote(target):
+        from sparkeval.io.sql_text import check_table_name
+
+        check_table_name(target, "--append-to")
+
+
 def check_append_target(
     spark: SparkSession | None,
     target: str,
@@ -226,6 +241,7 @@ def check_append_target(
     Raises:
         ConfigError: naming the target and what is wrong.
     """
+    check_append_name(target)
     if is_path_target(target) or is_remote(target):
         _check_dataset_target(target, out, inputs)
         return
@@ -336,9 +352,7 @@ def append_summary(spark: SparkSession | None, out: str, target: str) -> str:
             raise ConfigError(f"--append-to {target}: a file, not a Parquet dataset directory")
         directory.mkdir(parents=True, exist_ok=True)
         final = directory / f"evaluation_id={evaluation_id}.parquet"
-        partial = directory / f".{final.name}.{os.getpid()}.tmp"
-        pq.write_table(table, partial)
-        partial.replace(final)
+        _write_new_then_rename(table, final)
         return f"{table.num_rows} summary rows in {final}"
     assert spark is not None
     frame = spark.createDataFrame(table.to_pandas())
@@ -349,3 +363,23 @@ def append_summary(spark: SparkSession | None, out: str, target: str) -> str:
     else:
         frame.write.partitionBy("evaluation_id").saveAsTable(target)
     return f"{table.num_rows} summary rows in table {target} (evaluation {evaluation_id})"
+
+
+def _write_new_then_rename(table: pa.Table, final: Path) -> None:
+    """Write ``table`` as Parquet to a new hidden file beside ``final``, then rename it
+    over ``final``.
+
+    The file is created anew (``O_EXCL``, ``O_NOFOLLOW``) under a name no other process
+    can guess, and written through that descriptor: a name planted in the dataset
+    directory (a link to a file elsewhere) is never followed, truncated or written.
+    """
+    partial = final.with_name(f".{final.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    descriptor = os.open(partial, flags, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            pq.write_table(table, stream)
+        os.replace(partial, final)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise

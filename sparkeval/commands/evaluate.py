@@ -23,6 +23,7 @@ from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions
 from sparkeval.errors import ConfigError
 from sparkeval.io.columns import parse_mapping
 from sparkeval.io.readers import FORMATS, TABLE_PREFIX
+from sparkeval.io.sql_text import check_condition, check_table_name
 from sparkeval.io.truth import RelevanceRule
 from sparkeval.job.command import Command, spark_job
 from sparkeval.job.options import input_path, option
@@ -52,7 +53,8 @@ class EvaluateConfig(OutputJobConfig):
         None,
         metavar="SQL",
         help="keep the run rows where this SQL condition holds, e.g. \"dt = '2026-11-01'\" "
-        "(applied first: partitions are pruned)",
+        "(applied first: partitions are pruned; columns, literals, comparisons, arithmetic, "
+        "AND/OR/NOT, IN, BETWEEN, LIKE, IS NULL, CAST and common text and date functions)",
     )
     qrels_where: str | None = option(
         None, metavar="SQL", help="keep the qrels rows where this SQL condition holds"
@@ -171,6 +173,12 @@ class EvaluateConfig(OutputJobConfig):
             )
         if self.qrels is not None and self.qrels_table is not None:
             raise ConfigError("give either --qrels or --qrels-table, not both")
+        check_condition(self.where, "--where")
+        check_condition(self.qrels_where, "--qrels-where")
+        for name in self.run_table:
+            check_table_name(name, "--run-table")
+        if self.qrels_table is not None:
+            check_table_name(self.qrels_table, "--qrels-table")
         _whole(self.rel_level, "rel_level", minimum=0)
         if self.depth is not None:
             _whole(self.depth, "depth", minimum=1)

@@ -43,7 +43,15 @@ import pyarrow.compute as pc
 from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
-from sparkeval.io.readers import GRADE_BOUND, default_run_id, detect_format, distinct_values
+from sparkeval.io.readers import (
+    GRADE_BOUND,
+    default_run_id,
+    detect_format,
+    distinct_values,
+    spark_location,
+    spark_reader,
+)
+from sparkeval.io.sql_text import spark_condition
 from sparkeval.io.utf8_check import first_invalid_utf8
 from sparkeval.storage import files as storage_files
 from sparkeval.storage.files import parquet_source
@@ -699,7 +707,7 @@ def _column_values(
     if found is not None or spark is None:
         return found
     column = dict(source.columns)["run_id"]
-    table = spark.read.parquet(*source.files)
+    table = spark_reader(spark, *source.files).parquet(*map(spark_location, source.files))
     if where is not None:
-        table = table.where(where)
+        table = table.where(spark_condition(where, "--where"))
     return distinct_values(table, F.col(f"`{column}`"))

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
 from sparkeval.io.columns import DOC_NAMES, SCORE_NAMES, parse_mapping, resolve_columns
+from sparkeval.io.sql_text import check_table_name, spark_condition
 from sparkeval.io.streams import DECOMPRESS_ERRORS, open_decompressed, suffix_from_content
 from sparkeval.spark import spark_type
 from sparkeval.storage import files as storage_files
@@ -81,6 +82,69 @@ def is_local_path(path: str) -> bool:
 def local_path(path: str) -> str:
     """``path`` without its ``file://`` scheme."""
     return path[len("file://") :] if path.startswith("file://") else path
+
+
+#: the characters Hadoop's path globbing gives a meaning to (a backslash escapes each)
+_GLOB_CHARACTERS = re.compile(r"[\\\[\]{}*?]")
+#: Hadoop's local file system without its checksum layer, which cannot name the
+#: checksum file of a name holding a colon
+_RAW_LOCAL = {
+    "fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+    "fs.file.impl.disable.cache": "true",
+}
+
+
+def spark_location(path: str) -> str:
+    """What Spark's file readers are given for the input ``path``: a name of exactly
+    that file or directory, never a pattern.
+
+    Spark's readers expand Hadoop glob patterns: ``run[1].jsonl`` would read
+    ``run1.jsonl``, ``run{a,b}.parquet`` reads ``runa.parquet`` and ``runb.parquet``.
+    Hadoop's ``Path`` also refuses a relative name whose first part holds a colon
+    (``run:v2.jsonl``).  So a local path is given as an absolute ``file://`` URI whose
+    glob characters (``\\ [ ] { } * ?``) are escaped with a backslash, which Hadoop's
+    globbing reads as the characters themselves.  Other paths (``s3a://...``) and
+    catalog tables are returned as they are.
+
+    Example:
+        >>> spark_location("/data/run[1].jsonl")
+        'file:///data/run\\\\[1\\\\].jsonl'
+    """
+    if not is_local_path(path) or is_catalog_table(path):
+        return path
+    absolute = os.path.abspath(local_path(path))
+    return "file://" + _GLOB_CHARACTERS.sub(lambda found: "\\" + found.group(), absolute)
+
+
+def spark_reader(spark: SparkSession, *paths: str):
+    """``spark.read`` for reading ``paths`` (see :func:`spark_location`).
+
+    Hadoop's local file system finds a file's checksum file by a name it builds from
+    the file's (``.run:v2.jsonl.crc``), and a colon at the start of that relative name
+    fails; so where a local input's path, or a name below a local directory, holds a
+    colon, the read goes through Hadoop's raw local file system (no checksum files)
+    instead, for this read only.
+    """
+    reader = spark.read
+    if any(_holds_a_colon(path) for path in paths):
+        for key, value in _RAW_LOCAL.items():
+            reader = reader.option(key, value)
+    return reader
+
+
+def _holds_a_colon(path: str) -> bool:
+    """Whether the local ``path``, or any name below it, holds a colon."""
+    if not is_local_path(path) or is_catalog_table(path):
+        return False
+    local = os.path.abspath(local_path(path))
+    if ":" in local:
+        return True
+    if not os.path.isdir(local):
+        return False
+    for _, directories, files in os.walk(local):
+        if any(":" in name for name in (*directories, *files)):
+            return True
+    return False
 
 
 def detect_format(path: str, fmt: str | None = None) -> str:
@@ -155,7 +219,7 @@ def _trec_lines(spark: SparkSession, path: str):
         from sparkeval.storage.local_copies import jvm_path
 
         path = jvm_path(spark, path)
-    lines = spark.read.text(path)
+    lines = spark_reader(spark, path).text(spark_location(path))
     # every whitespace character, not only spaces: a tab-indented or CRLF line parses the same
     body = F.btrim(F.col("value"), F.lit(WHITESPACE))
     return lines.where((body != "") & ~body.startswith("#")).select(
@@ -253,7 +317,8 @@ def read_table(
 ):
     """A Parquet, CSV/TSV (with a header row), JSON Lines or catalog table as Spark reads
     it, filtered by the SQL condition ``where`` (before anything else, so partitions
-    are pruned).
+    are pruned; only the subset of :mod:`sparkeval.io.sql_text`, written back from its
+    checked parse, reaches Spark).
 
     CSV fields are strings unless ``infer_types`` (then Spark infers numbers, as the
     LSH and diversity inputs want). Partition columns of a partitioned dataset
@@ -263,9 +328,10 @@ def read_table(
     table = _read_source(spark, path, fmt, infer_types)
     if where is None:
         return table
+    condition = spark_condition(where, "--where")  # only the documented subset of SQL
     try:
-        return table.where(where)
-    except Exception as exc:  # AnalysisException / ParseException: name the option
+        return table.where(condition)
+    except Exception as exc:  # AnalysisException (an unknown column): name the option
         raise InputError(f"{path}: --where {where!r}: {_first_line(exc)}") from None
 
 
@@ -276,13 +342,13 @@ def _read_source(spark: SparkSession, path: str, fmt: str, infer_types: bool):
 
         return _read_source(spark, jvm_path(spark, path), fmt, infer_types)
     if fmt == "table":
-        name = path[len(TABLE_PREFIX) :]
+        name = check_table_name(path[len(TABLE_PREFIX) :], "table input", path)
         if not spark.catalog.tableExists(name):
             raise InputError(f"{path}: no table {name} in the session's catalog")
         return spark.table(name)
     if fmt == "parquet":
         try:
-            return spark.read.parquet(path)
+            return spark_reader(spark, path).parquet(spark_location(path))
         except Exception as exc:  # corrupt or unreadable Parquet: say which file
             bad_file = _UNREADABLE_FILE.search(str(exc))
             if bad_file and "footer" in str(exc).lower():
@@ -299,7 +365,7 @@ def _read_source(spark: SparkSession, path: str, fmt: str, infer_types: bool):
     if fmt in ("csv", "tsv"):
         return _read_csv(spark, path, "\t" if fmt == "tsv" else ",", infer_types)
     try:
-        return spark.read.option("mode", "FAILFAST").json(path)
+        return spark_reader(spark, path).option("mode", "FAILFAST").json(spark_location(path))
     except Exception as exc:  # schema inference parses every line: a bad one fails here
         raise InputError(_bad_json_message(path, exc)) from exc
 
@@ -327,10 +393,11 @@ def _read_csv(spark: SparkSession, path: str, sep: str, infer_types: bool):
     # with column pruning, a row with an extra field is malformed only if a needed column
     # is affected: every field is parsed so that every malformed row is found
     spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
-    base = spark.read.option("header", "true").option("sep", sep)
+    base = spark_reader(spark, path).option("header", "true").option("sep", sep)
     if _has_quotes(path):
         base = base.option("multiLine", "true")
-    header = base.option("inferSchema", "true" if infer_types else "false").csv(path).schema
+    location = spark_location(path)
+    header = base.option("inferSchema", "true" if infer_types else "false").csv(location).schema
     if CORRUPT_RECORD in header.fieldNames():
         raise InputError(f"{path}: a column may not be named {CORRUPT_RECORD}")
     schema = StructType([*header.fields, StructField(CORRUPT_RECORD, StringType())])
@@ -338,7 +405,7 @@ def _read_csv(spark: SparkSession, path: str, sep: str, infer_types: bool):
         base.schema(schema)
         .option("mode", "PERMISSIVE")
         .option("columnNameOfCorruptRecord", CORRUPT_RECORD)
-        .csv(path)
+        .csv(location)
     )
     names = ", ".join(header.fieldNames())
     failure = F.raise_error(

@@ -76,6 +76,7 @@ class JobConfig:
         for spec in specs.values():
             if spec.required and merged.get(spec.key) in (None, "", [], ()):
                 raise ConfigError(f"missing {spec.flag} (or key {spec.key!r} in the config file)")
+        _check_table_names(merged, specs)
         return cls(**{k: _normalised(specs[k], v) for k, v in merged.items()}).validate()
 
     def validate(self) -> Self:
@@ -188,6 +189,20 @@ def _rebased(data: dict[str, Any], specs: Mapping[str, OptionSpec], base: Path) 
         if specs[key].meta.path and value is not None:
             out[key] = [rebase(v) for v in value] if isinstance(value, list) else rebase(value)
     return out
+
+
+def _check_table_names(values: Mapping[str, Any], specs: Mapping[str, OptionSpec]) -> None:
+    """Every ``table:NAME`` given to a path option names a plain catalog table
+    (:func:`sparkeval.io.sql_text.check_table_name`), before anything reads it."""
+    from sparkeval.io.readers import TABLE_PREFIX
+    from sparkeval.io.sql_text import check_table_name
+
+    for key, value in values.items():
+        if not specs[key].meta.path:
+            continue
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, str) and item.startswith(TABLE_PREFIX):
+                check_table_name(item[len(TABLE_PREFIX) :], specs[key].flag, item)
 
 
 def _normalised(spec: OptionSpec, value: Any) -> Any:

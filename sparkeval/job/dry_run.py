@@ -159,17 +159,18 @@ def check_run_or_qrels(schema: InputSchema, kind: str, mapping: dict[str, str]) 
 
 
 def probe_lock(out: str) -> None:
-    """Fail as a real run would if another process is writing ``out`` now; creates
-    nothing (a lock file that does not exist is not held).
+    """Fail as a real run would if another process is writing ``out`` now, or if its
+    lock path is a link or not a regular file; creates nothing (a lock file that does
+    not exist is not held).
 
     Raises:
-        ConfigError: naming the holder of the writer lock.
+        ConfigError: naming the holder of the writer lock, or the unusable lock path.
     """
     import fcntl
     import os
 
     from sparkeval.errors import ConfigError
-    from sparkeval.output import _lock_path
+    from sparkeval.output import _lock_path, open_lock_file
     from sparkeval.storage.uris import is_remote
 
     if is_remote(out):
@@ -179,7 +180,7 @@ def probe_lock(out: str) -> None:
         return
     path = _lock_path(Path(os.path.realpath(out)))
     try:
-        handle = open(path)  # noqa: SIM115 - closed below
+        handle = open_lock_file(path, out, create=False)
     except OSError:
         return
     with handle:

@@ -58,10 +58,15 @@ class OutputJobConfig(SparkJobConfig):
 
     def preflight(self) -> None:
         """The output target is usable: not an input, not a non-empty directory without
-        ``overwrite`` (:func:`sparkeval.output.check_output_path`)."""
+        ``overwrite`` (:func:`sparkeval.output.check_output_path`); ``append_to`` is a
+        local path or a plain table name."""
         from sparkeval.output import check_output_path
 
         check_output_path(self.out, self.input_paths(), self.overwrite)
+        if self.append_to:
+            from sparkeval.summary_table import check_append_name
+
+            check_append_name(self.append_to)
 
     def dry_run_checks(self) -> list[str]:
         """What ``--dry-run`` checks beyond the config and the output: each input's

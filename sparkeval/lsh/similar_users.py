@@ -115,7 +115,10 @@ class _SparkSearch:
 
     def write(self, path: Path) -> int:
         write_parquet(self.result.pairs, path)
-        return self.result.pairs.sparkSession.read.parquet(str(path)).count()
+        from sparkeval.io.readers import spark_location, spark_reader
+
+        spark = self.result.pairs.sparkSession
+        return spark_reader(spark, str(path)).parquet(spark_location(str(path))).count()
 
     def release(self) -> None:
         self.result.release()
