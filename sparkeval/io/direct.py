@@ -41,7 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.formats import RUN_CODE
-from sparkeval.errors import InputError
+from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import (
     GRADE_BOUND,
@@ -184,8 +184,12 @@ def _parquet_files(path: str) -> list[str] | None:
 
 def _remote_parquet_files(path: str) -> list[str] | None:
     """The Parquet files of a remote input: the object itself, or the files of a
-    prefix that has no deeper prefixes (no partition directories)."""
-    found = storage_files.kind(path)
+    prefix that has no deeper prefixes (no partition directories); None when sparkeval
+    has no filesystem for the store (Spark's readers may have one)."""
+    try:
+        found = storage_files.kind(path)
+    except ConfigError:
+        return None
     if found == "file":
         return [path]
     if found != "directory":
@@ -317,8 +321,11 @@ def local_single_file(path: str) -> str | None:
     """The file ``path`` names (local: ``file://`` or plain, no glob characters; or a
     remote URI), when it is one file, plain or gzip; None otherwise."""
     if is_remote(path):
-        if storage_files.kind(path) != "file":
-            return None
+        try:
+            if storage_files.kind(path) != "file":
+                return None
+        except ConfigError:
+            return None  # no filesystem here for the store: Spark's readers may have one
         return None if path.lower().endswith(_OTHER_COMPRESSIONS) else path
     local = path[len("file://") :] if path.startswith("file://") else path
     if "://" in local or _GLOB & set(local) or not Path(local).is_file():
