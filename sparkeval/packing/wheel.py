@@ -50,7 +50,8 @@ def _installed_metadata() -> tuple[str, str, str | None]:
             "sparkeval has no installed distribution metadata here (run from a source tree "
             "without installing it?); install it with pip first"
         ) from None
-    text = dist.read_text("METADATA")
+    # an egg-info directory (a source tree installed in editable mode) names it PKG-INFO
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
     if not text:
         raise EnvironmentProblem("the installed sparkeval distribution has no METADATA file")
     return dist.version, text, dist.read_text("entry_points.txt")
