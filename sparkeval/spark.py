@@ -206,9 +206,19 @@ def build_session(
         builder = builder.master(master)
     elif not adopted:
         builder = builder.master("local[*]")
+    from sparkeval.storage.stores import is_secret_key
+
+    # a secret on the JVM's command line is readable by every user of the machine (ps):
+    # it goes into the session's Hadoop configuration once the JVM runs instead
+    secrets = {k: v for k, v in settings.items() if is_secret_key(k)}
     for key, value in settings.items():
-        builder = builder.config(key, value)
+        if key not in secrets:
+            builder = builder.config(key, value)
     session = builder.getOrCreate()
+    if secrets:
+        hadoop = session._jsc.hadoopConfiguration()
+        for key, value in secrets.items():
+            hadoop.set(key[len("spark.hadoop.") :], str(value))
     return session
 
 

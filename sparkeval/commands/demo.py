@@ -29,6 +29,11 @@ class DemoConfig(JobConfig):
     def validate(self) -> Self:
         if self.queries < 1:
             raise ConfigError("--queries must be >= 1")
+        if "://" in self.out and not self.out.startswith("file://"):
+            raise ConfigError(
+                f"{self.out}: the demo writes its data and results into a local "
+                "directory; give a local path"
+            )
         return self
 
 

@@ -27,6 +27,7 @@ class PackConfig(JobConfig):
         "sparkeval-env.tar.gz",
         flag="--out",
         metavar="FILE",
+        path=True,
         help="the archive to write, ending in .tar.gz or .tgz (default "
         "sparkeval-env.tar.gz); written under a temporary name and renamed when complete",
     )
@@ -40,6 +41,11 @@ class PackConfig(JobConfig):
     def validate(self) -> Self:
         from sparkeval.packing.build import ARCHIVE_SUFFIXES
 
+        if "://" in self.archive and not self.archive.startswith("file://"):
+            raise ConfigError(
+                f"{self.archive}: the archive is built as a local file; give a local "
+                "path (spark-submit --archives also takes a URI: upload it there after)"
+            )
         if not self.archive.endswith(ARCHIVE_SUFFIXES):
             raise ConfigError(
                 f"--out {self.archive}: the archive must end in {' or '.join(ARCHIVE_SUFFIXES)} "

@@ -52,6 +52,18 @@ _HADOOP = "spark.hadoop."
 _SECRET_SUFFIXES = ("access.key", "secret.key", "session.token", "account.key", "sas.token")
 
 
+def is_secret_key(key: str) -> bool:
+    """Whether a Spark setting holds a credential (``spark.hadoop.fs.s3a.secret.key``...).
+
+    Example:
+        >>> is_secret_key("spark.hadoop.fs.s3a.secret.key")
+        True
+        >>> is_secret_key("spark.hadoop.fs.s3a.endpoint")
+        False
+    """
+    return key.startswith(_HADOOP) and key.endswith(_SECRET_SUFFIXES)
+
+
 def _truthy(value: str | None) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "on")
 

@@ -203,11 +203,6 @@ def test_a_command_on_the_store_writes_what_it_writes_locally(
     assert remote_result.stdout == expected_stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="demo takes --out as a local path (Path(config.out) in sparkeval/commands/demo.py): "
-    "with s3://B/demo it writes ./s3:/B/demo/data and exits 0",
-)
 def test_demo_with_an_out_on_the_store_writes_no_local_directory_named_after_it(
     s3, tmp_path: Path
 ) -> None:

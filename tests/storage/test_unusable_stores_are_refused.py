@@ -73,12 +73,6 @@ def test_every_command_with_a_path_option_has_its_other_options() -> None:
     assert ("evaluate", "--qrels") in OPTIONS and ("compare", "--append-to") in OPTIONS
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sparkeval pack's --out (PackConfig.archive in sparkeval/commands/pack.py) is not "
-    "declared path=True, so the store check before any work never sees it, and run() builds "
-    "into Path(config.archive): a URI becomes a local path",
-)
 def test_every_option_naming_a_file_or_directory_is_a_path_option() -> None:
     unchecked = []
     for module in COMMAND_MODULES:
