@@ -93,3 +93,20 @@ def remove_dead_scratch(parent: str | os.PathLike[str]) -> list[Path]:
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(Path(entry.path))
     return removed
+
+
+_copies_lock = threading.Lock()
+_copies_directory: Path | None = None
+
+
+def copies_directory() -> Path:
+    """This process's one directory of input copies (piped inputs, inputs copied from a
+    store), made on first use and removed when the process exits."""
+    global _copies_directory
+    with _copies_lock:
+        if _copies_directory is None:
+            import atexit
+
+            _copies_directory = new_scratch_directory(INPUTS_PREFIX)
+            atexit.register(shutil.rmtree, _copies_directory, ignore_errors=True)
+        return _copies_directory

@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import atexit
 import lzma
 import os
 import shutil
@@ -28,7 +27,7 @@ from typing import IO, Any
 
 from isal import isal_zlib
 
-from sparkeval.scratch import INPUTS_PREFIX, new_scratch_directory
+from sparkeval.scratch import copies_directory
 
 #: paths that name a descriptor of *this* process, which another process cannot reopen
 _DESCRIPTOR_PREFIXES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
@@ -57,13 +56,6 @@ def is_stream(path: str) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
 
 
-@cache
-def _copies_dir() -> Path:
-    directory = new_scratch_directory(INPUTS_PREFIX)
-    atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    return directory
-
-
 def suffix_from_content(head: bytes) -> str:
     """The suffix a file starting with ``head`` gets (``""`` for plain text)."""
     for magic, suffix in MAGIC_SUFFIXES:
@@ -85,7 +77,7 @@ def readable_by_name(path: str) -> str:
         return path
     name = path.rstrip("/").replace("/proc/self/fd/", "fd-").replace("/dev/fd/", "fd-")
     name = Path(name).name or "stream"
-    target = _copies_dir() / name
+    target = copies_directory() / name
     with open(path, "rb") as source, open(target, "wb") as copy:
         head = source.read(1 << 16)
         copy.write(head)

@@ -16,13 +16,12 @@ read from the store directly and never copied (:mod:`sparkeval.io.direct`).
 from __future__ import annotations
 
 import os
-import shutil
 import threading
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.scratch import copies_directory
 from sparkeval.storage import files
 from sparkeval.storage.uris import is_remote, name, scheme, store_kind
 
@@ -115,9 +114,9 @@ def local_copy(path: str) -> str:
         found = files.kind(path)
         if found is None:
             raise InputError(f"{path}: no such file or directory")
-        target = _copies_dir() / name(path)
+        target = copies_directory() / name(path)
         if target.exists():  # two inputs of the same name
-            target = Path(str(_copies_dir() / f"{len(_copies)}-") + name(path))
+            target = Path(str(copies_directory() / f"{len(_copies)}-") + name(path))
         if found == "file":
             files.copy_file(path, str(target))
         else:
@@ -134,17 +133,6 @@ def local_copy(path: str) -> str:
             f"copied {path} for Spark's readers (the session has no {scheme(path)}:// filesystem)"
         )
         return str(target)
-
-
-@cache
-def _copies_dir() -> Path:
-    import atexit
-
-    from sparkeval.scratch import INPUTS_PREFIX, new_scratch_directory
-
-    directory = new_scratch_directory(INPUTS_PREFIX)
-    atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    return directory
 
 
 def original_names(text: str) -> str:
