@@ -284,8 +284,8 @@ def _check_dataset_target(target: str, out: str | None, inputs: Sequence[str]) -
     if found is None:
         return
     for path in files.list_files(target):
-        if files_name(path).startswith((".", "_")):
-            continue
+        if files_name(path).startswith((".", "_")) or os.path.islink(path):
+            continue  # hidden, or a link: never read through (the append replaces it)
         try:
             schema = pq.read_schema(files.parquet_source(path))
         except (OSError, pa.ArrowException):
