@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sparkeval.errors import ConfigError
-from sparkeval.storage.uris import is_remote
+from sparkeval.storage.uris import is_remote, name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -284,7 +284,7 @@ def _check_dataset_target(target: str, out: str | None, inputs: Sequence[str]) -
     if found is None:
         return
     for path in files.list_files(target):
-        if files_name(path).startswith((".", "_")) or os.path.islink(path):
+        if name(path).startswith((".", "_")) or os.path.islink(path):
             continue  # hidden, or a link: never read through (the append replaces it)
         try:
             schema = pq.read_schema(files.parquet_source(path))
@@ -300,10 +300,6 @@ def _check_dataset_target(target: str, out: str | None, inputs: Sequence[str]) -
             )
         return  # every file of the dataset was written by this function: one is enough
 
-
-def files_name(path: str) -> str:
-    """The last segment of a path or URI."""
-    return path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _read_summary_table(out: str) -> pa.Table:

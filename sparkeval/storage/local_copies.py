@@ -15,7 +15,6 @@ read from the store directly and never copied (:mod:`sparkeval.io.direct`).
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,10 +140,3 @@ def original_names(text: str) -> str:
         text = text.replace("file://" + local, remote).replace(local, remote)
     return text
 
-
-def copied_from(path: str) -> str | None:
-    """The URI a local copy was made from, if ``path`` is one."""
-    for remote, local in _copies.items():
-        if os.path.abspath(path) == local:
-            return remote
-    return None
