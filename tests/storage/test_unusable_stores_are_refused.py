@@ -54,11 +54,18 @@ BASE: dict[str, dict[str, str]] = {
 }
 
 
+#: commands whose only path is a local file they build, refusing every URI
+LOCAL_ONLY = {"pack": "the archive is built as a local file"}
+
+
 def path_options() -> list[tuple[str, str]]:
-    """(command, flag) of every path option of every command, and ``--append-to``."""
+    """(command, flag) of every path option of every command but the local-only ones,
+    and ``--append-to``."""
     found = []
     for module in COMMAND_MODULES:
         command = load_command(module)
+        if command.name in LOCAL_ONLY:
+            continue
         for spec in command.config.options():
             if spec.meta.cli and (spec.meta.path or spec.key == "append_to"):
                 found.append((command.name, spec.flag))
@@ -71,6 +78,17 @@ OPTIONS = path_options()
 def test_every_command_with_a_path_option_has_its_other_options() -> None:
     assert {command for command, _ in OPTIONS} == set(BASE)
     assert ("evaluate", "--qrels") in OPTIONS and ("compare", "--append-to") in OPTIONS
+
+
+@pytest.mark.parametrize("uri", ["s3a://bucket/env.tar.gz", "hdfs://namenode:9000/env.tgz"])
+def test_a_local_only_command_refuses_a_store_naming_why(uri: str, tmp_path: Path) -> None:
+    for command, why in LOCAL_ONLY.items():
+        result = subprocess.run(
+            [*CLI, command, "--out", uri], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert result.returncode == EXIT_INPUT, result.stderr
+        assert result.stderr.startswith(f"sparkeval {command}: error: {uri}: {why}")
+        assert os.listdir(tmp_path) == []
 
 
 def test_every_option_naming_a_file_or_directory_is_a_path_option() -> None:
