@@ -33,9 +33,21 @@ def load_command(module_name: str) -> Command:
 def add_command_parser(sub: argparse._SubParsersAction, command: Command) -> None:
     """The subparser of one command, generated from its config's options."""
     parser = sub.add_parser(command.name, help=command.help, description=command.description)
+    keys = set()
     for spec in command.config.options():
+        keys.add(spec.key)
         if spec.meta.cli:
             _add_option(parser, spec)
+    if "spark" in keys:
+        parser.add_argument(
+            "--conf",
+            dest="spark",
+            action="append",
+            metavar="KEY=VALUE",
+            type=_spark_setting,
+            help="a Spark setting, as spark-submit's --conf (repeatable; wins over the "
+            "config file's spark: section, key by key)",
+        )
     parser.add_argument(
         "--config", metavar="FILE", help="YAML or JSON file of options; options given here win"
     )
@@ -74,6 +86,17 @@ def _add_option(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
             metavar=meta.metavar,
             help=meta.help,
         )
+
+
+def _spark_setting(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` of ``--conf``: the value may hold ``=``; the key may not be empty.
+
+    Example: ``spark.sql.shuffle.partitions=8`` is ``("spark.sql.shuffle.partitions", "8")``.
+    """
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key.strip(), value
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -120,6 +143,8 @@ def parse(argv: Sequence[str]) -> tuple[Command, str | None, dict[str, object]]:
     args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
     command: Command = args.command
     values = {s.key: getattr(args, s.key) for s in command.config.options() if s.meta.cli}
+    if getattr(args, "spark", None):
+        values["spark"] = dict(args.spark)
     return command, args.config, values
 
 

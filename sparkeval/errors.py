@@ -100,6 +100,13 @@ def _local_name(uri: str) -> str:
     return uri[len("file:") :].replace("///", "/", 1) if uri.startswith("file:") else uri
 
 
+#: Spark's refusal of a setting's value (``spark.conf`` or the session's settings)
+_BAD_SETTING = re.compile(
+    r"\[INVALID_CONF_VALUE[.A-Z_]*\] The value '(?P<value>[^']*)' in the config "
+    r'"(?P<key>[^"]+)" is invalid\. (?P<why>[^.]*)'
+)
+
+
 def classify_failure(exc: BaseException) -> SparkevalError | None:
     """The user-facing error a failure stands for, or None for an internal error.
 
@@ -120,6 +127,12 @@ def classify_failure(exc: BaseException) -> SparkevalError | None:
     for pattern, meaning in _ENVIRONMENT:
         if pattern in text or pattern in type(exc).__name__:
             return EnvironmentFailure(meaning)
+    bad_setting = _BAD_SETTING.search(text)
+    if bad_setting:
+        return ConfigError(
+            f"Spark setting {bad_setting['key']}={bad_setting['value']}: {bad_setting['why']} "
+            "(from --conf, the config file's spark: section or spark-submit)"
+        )
     not_parquet = _NOT_PARQUET.search(text)
     if not_parquet:
         return InputError(f"{_local_name(not_parquet['file'])}: not a Parquet file")

@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from sparkeval.commands.evaluate import EvaluateConfig
+    from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.engine.transport.early_pieces import EarlyPieces, ReadyPieces
 
 READ_BY = {
+    "local": "this process, without Spark (Parquet row groups or text ranges, as Arrow)",
     "workers": "the Python workers (Parquet row groups or text ranges, as Arrow)",
     "driver": "the driver's threads (Parquet row groups or text ranges, as Arrow)",
     "spark": "Spark's readers",
@@ -98,6 +100,45 @@ def run_evaluate(
     finally:
         if ready is not None:  # the engine removes it once used; not if it failed first
             shutil.rmtree(ready.directory, ignore_errors=True)
+    _write_outputs(config, target, plan, evaluation)
+    return evaluation
+
+
+def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
+    """Run the evaluate job in this process, without Spark
+    (:mod:`sparkeval.engine.local_files`); the same outputs as :func:`run_evaluate`.
+
+    Raises:
+        NotDirect: a value (or an input's plan) needs Spark's readers; nothing was written.
+    """
+    from sparkeval.engine.local_files import evaluate_direct
+
+    target = check_output_path(config.out, config.input_paths(), config.overwrite)
+    plan = config.plan()
+    direct = _direct_plan(None, config, plan)
+    if direct is None:
+        raise NotDirect("an input whose plan needs Spark (a run id column read by a Spark job)")
+    log(f"evaluating {len(direct.run_ids)} run(s): {', '.join(direct.run_ids)}")
+    try:
+        evaluation = evaluate_direct(
+            direct, plan, rel_level=config.rel_level, depth=config.depth, names=config.names
+        )
+    except EmptyRunError as exc:
+        raise _no_rows(exc, config) from None
+    except InputError as exc:
+        raise _with_partition_hint(exc, config) from None
+    _write_outputs(config, target, plan, evaluation)
+    return evaluation
+
+
+def _write_outputs(
+    config: EvaluateConfig,
+    target: Path,
+    plan: CompatPlan,
+    evaluation: Evaluation | LocalFileEvaluation,
+) -> None:
+    """Write ``per_query.parquet``, ``summary.json`` and ``summary.parquet`` to
+    ``target``, all or nothing; the evaluation's cache is released on failure."""
     try:
         report = dict(evaluation.report)
         if _evaluation_finds_empty_qrels(plan) and not report["qrels"]["rows"]:
@@ -117,7 +158,6 @@ def run_evaluate(
         evaluation.unpersist()
         raise
     log(f"results in {target} (per_query.parquet, summary.json, summary.parquet)")
-    return evaluation
 
 
 def _evaluate_direct(

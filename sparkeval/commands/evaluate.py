@@ -20,17 +20,19 @@ from typing import TYPE_CHECKING, Any, Self, TextIO
 from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
 from sparkeval.engine.plans.near_dup_flags import check_flags_available
 from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions
-from sparkeval.errors import ConfigError
+from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import parse_mapping
 from sparkeval.io.readers import FORMATS, TABLE_PREFIX
 from sparkeval.io.sql_text import check_condition, check_table_name
 from sparkeval.io.truth import RelevanceRule
-from sparkeval.job.command import Command, spark_job
+from sparkeval.job.command import Command, LocalEngine, spark_job
+from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES, runs_locally
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.measures.names import parse_measures
 
 if TYPE_CHECKING:
+    from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.engine.plans.spark_engine import Evaluation
 
 #: who reads Parquet inputs (see sparkeval.io.direct): the workers where possible, or Spark
@@ -145,6 +147,7 @@ class EvaluateConfig(OutputJobConfig):
         "local Parquet row groups themselves and exchange Arrow payloads; anything else "
         "is read by Spark) or spark (always Spark's readers)",
     )
+    engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
 
     def validate(self) -> Self:
         """Check every value; raises ConfigError naming the key and what is expected.
@@ -275,15 +278,69 @@ def _whole(value: Any, key: str, minimum: int) -> None:
         raise ConfigError(f"key '{key}': expected a whole number >= {minimum}, got {value!r}")
 
 
-def show(evaluation: Evaluation, config: EvaluateConfig, stdout: TextIO) -> None:
+def show(
+    evaluation: Evaluation | LocalFileEvaluation, config: EvaluateConfig, stdout: TextIO
+) -> None:
     """The trec_eval-style table (per query with ``--per-query``), then release the cache."""
+    from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.trec_table import write_table
 
     try:
-        rows = evaluation.ordered_per_query.toLocalIterator() if config.per_query else []
+        rows: Any = []
+        if config.per_query and isinstance(evaluation, LocalFileEvaluation):
+            rows = evaluation.per_query_records()
+        elif config.per_query:
+            rows = evaluation.ordered_per_query.toLocalIterator()
         write_table(stdout, evaluation.report, evaluation.measures, evaluation.names, rows)
     finally:
         evaluation.unpersist()
+
+
+def needs_spark(config: EvaluateConfig) -> str | None:
+    """Why ``config`` needs Spark whatever the size of its inputs, or None: what the
+    local engine (:mod:`sparkeval.engine.local_files`) does not do."""
+    from sparkeval.io.direct import all_direct_formats
+
+    if config.reads_tables():
+        return "catalog tables are read through Spark"
+    if config.where or config.qrels_where:
+        return "--where and --qrels-where are applied by Spark"
+    if config.near_duplicates:
+        return "--near-duplicates is evaluated on Spark"
+    if config.reader == "spark":
+        return "--reader spark reads with Spark's readers"
+    if config.plan().relevance != RelevanceRule("grade"):
+        return "a relevance rule other than the grades (--relevance, --compat) is applied by Spark"
+    run_format = config.run_format or config.format
+    if not all_direct_formats(
+        config.run, config.qrels_input(), run_format, config.qrels_format or config.format
+    ):
+        return "only Parquet, TREC, CSV and TSV inputs are read without Spark"
+    if config.append_to:
+        from sparkeval.summary_table import is_path_target
+
+        if not is_path_target(config.append_to):
+            return "--append-to a catalog table needs Spark"
+    return None
+
+
+def run_locally(config: EvaluateConfig) -> LocalFileEvaluation | None:
+    """The evaluation in this process (:func:`sparkeval.evaluate_job.run_evaluate_locally`);
+    None sends an ``auto`` run to Spark when a value needs Spark's readers."""
+    from sparkeval.evaluate_job import run_evaluate_locally
+    from sparkeval.io.direct import NotDirect
+    from sparkeval.job.runner import log
+
+    try:
+        return run_evaluate_locally(config)
+    except NotDirect as exc:
+        if config.engine == "local":
+            raise InputError(
+                f"--engine local: {exc.reason}, which Spark's readers judge; "
+                "use --engine spark (or auto)"
+            ) from None
+        log(f"{exc.reason}; the inputs are read by Spark instead")
+        return None
 
 
 def jvm_profile(config: EvaluateConfig) -> str:
@@ -310,4 +367,5 @@ COMMAND = Command(
     show=show,
     jvm_profile=jvm_profile,
     early=early_read,
+    local=LocalEngine(lambda config: runs_locally(config, needs_spark), run_locally),
 )

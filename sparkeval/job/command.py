@@ -66,6 +66,22 @@ def _no_profile(config: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class LocalEngine(Generic[C]):
+    """How a command runs in this process without Spark, when its inputs allow.
+
+    Attributes:
+        applies: ``applies(config)``: whether to try the local engine (``--engine
+            local``, or ``auto`` on small local inputs); raises ConfigError when
+            ``--engine local`` was asked for inputs it cannot read.
+        run: ``run(config) -> result``, the same result ``Command.run`` gives, or None
+            when a value needs Spark after all (the runner then runs the command on Spark).
+    """
+
+    applies: Callable[[C], bool]
+    run: Callable[[C], Any]
+
+
+@dataclass(frozen=True)
 class Command(Generic[C]):
     """One ``sparkeval`` command.
 
@@ -83,6 +99,7 @@ class Command(Generic[C]):
         early: work that needs no Spark, started in the background before the session
             (``early(config)`` returns a handle with ``discard()``, or None); ``run``
             receives the handle as its third argument.
+        local: the command's :class:`LocalEngine`, or None when it always runs on Spark.
     """
 
     name: str
@@ -95,6 +112,7 @@ class Command(Generic[C]):
     uses_spark: bool = True
     jvm_profile: Callable[[C], str | None] = _no_profile
     early: Callable[[C], Any] = _no_early_work
+    local: LocalEngine[C] | None = None
 
     @property
     def app_name(self) -> str:

@@ -72,7 +72,12 @@ class JobConfig:
         given = {k: v for k, v in (cli or {}).items() if v is not None and v != [] and v != ()}
         given.update(values)
         _check_values(given, specs, source="options")
-        merged.update(given)
+        for key, value in given.items():
+            earlier = merged.get(key)
+            if isinstance(value, Mapping) and isinstance(earlier, Mapping):
+                merged[key] = {**earlier, **value}  # settings merge key by key
+            else:
+                merged[key] = value
         for spec in specs.values():
             if spec.required and merged.get(spec.key) in (None, "", [], ()):
                 raise ConfigError(f"missing {spec.flag} (or key {spec.key!r} in the config file)")

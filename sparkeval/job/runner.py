@@ -55,35 +55,57 @@ def run_command(
     set_quiet(bool(getattr(config, "quiet", False)))
     _check_stores(config)
     config.preflight()
+    local = command.local is not None and command.local.applies(config)
     if getattr(config, "dry_run", False):
         return _dry_run(config, stdout or sys.stdout)
     target = getattr(config, "append_to", None)
     with _claimed_output(config):
-        early = command.early(config) if command.uses_spark else None
-        try:
-            spark = start_spark(command, config) if command.uses_spark else None
-            if spark is not None:
-                _stores_of_session(spark, config)
-            if target:
-                from sparkeval.summary_table import check_append_target
-
-                inputs = list(getattr(config, "input_paths", list)())
-                # before the work, not after it
-                check_append_target(spark, target, getattr(config, "out", None), inputs)
-            with _command_settings(spark, config):
-                if early is None:
-                    result = command.run(spark, config)
-                else:
-                    result = command.run(spark, config, early)
-        finally:
-            if early is not None:
-                early.discard()  # what the run did not take
+        result = _run_locally(command, config, target) if local else None
+        spark = None
+        if result is None:
+            spark, result = _run_on_spark(command, config, target)
         if target:
             from sparkeval.summary_table import append_summary
 
             log(append_summary(spark, config.out, target))
     command.show(result, config, stdout or sys.stdout)
     return command.exit_code(result)
+
+
+def _run_locally(command: Command, config: JobConfig, target: str | None) -> Any:
+    """The command's result from its local engine (no JVM), or None when the inputs
+    turn out to need Spark (:class:`~sparkeval.job.command.LocalEngine`)."""
+    assert command.local is not None
+    if target:
+        _check_append_target(None, config, target)
+    return command.local.run(config)
+
+
+def _run_on_spark(command: Command, config: JobConfig, target: str | None) -> tuple[Any, Any]:
+    """(the session, the command's result) of a run on Spark (no session for a command
+    that does not use Spark)."""
+    early = command.early(config) if command.uses_spark else None
+    try:
+        spark = start_spark(command, config) if command.uses_spark else None
+        if spark is not None:
+            _stores_of_session(spark, config)
+        if target:
+            _check_append_target(spark, config, target)
+        with _command_settings(spark, config):
+            if early is None:
+                return spark, command.run(spark, config)
+            return spark, command.run(spark, config, early)
+    finally:
+        if early is not None:
+            early.discard()  # what the run did not take
+
+
+def _check_append_target(spark: SparkSession | None, config: JobConfig, target: str) -> None:
+    """``--append-to`` checked before the work, not after it."""
+    from sparkeval.summary_table import check_append_target
+
+    inputs = list(getattr(config, "input_paths", list)())
+    check_append_target(spark, target, getattr(config, "out", None), inputs)
 
 
 def _check_stores(config: JobConfig) -> None:

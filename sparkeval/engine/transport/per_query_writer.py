@@ -230,11 +230,26 @@ def _write_file(
     """
     from pyspark import TaskContext
 
-    from sparkeval.faults import in_write_task
-
     context = TaskContext.get()
     partition = context.partitionId() if context else 0
     attempt = context.taskAttemptId() if context else 0
+    if write_part_file(target, chunks, columns, names, partition, attempt):
+        yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
+
+
+def write_part_file(
+    target: str,
+    chunks: Iterable[pa.Table],
+    columns: Sequence[str],
+    names: Sequence[str],
+    partition: int = 0,
+    attempt: int = 0,
+) -> bool:
+    """Write sorted wide ``chunks`` as long rows, one row group per chunk, to
+    ``target/part-<partition>.parquet`` (through a name of the attempt's own, renamed
+    when complete); False when there was no chunk, and nothing was written."""
+    from sparkeval.faults import in_write_task
+
     final = os.path.join(target, f"part-{partition:05d}.parquet")
     partial = os.path.join(target, f".part-{partition:05d}.{attempt}.partial")
     writer = None
@@ -243,11 +258,43 @@ def _write_file(
             writer = pq.ParquetWriter(partial, WRITTEN_SCHEMA, **_WRITE_OPTIONS)
         writer.write_table(long_rows(chunk, columns, names))
     if writer is None:
-        return
+        return False
     writer.close()
     in_write_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
     os.replace(partial, final)
-    yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
+    return True
+
+
+def write_held_per_query(
+    wide: pa.Table, measures: Sequence, names: Sequence[str], directory: Path
+) -> None:
+    """Write the wide rows this process holds (an evaluation without Spark) to the new
+    directory ``directory``.
+
+    Up to :data:`ROWS_PER_FILE` long rows (and :data:`WIDE_ROWS_PER_FILE` wide rows) make
+    one file, byte for byte the one a writing task of :func:`write_per_query` makes
+    (``part-00000.parquet``, one row group per :data:`WIDE_ROWS_PER_GROUP` wide rows).
+    Beyond that the sorted rows are cut into as many equal slices as files are needed
+    (Spark cuts them by sampled ranges instead: the same rows, other file boundaries).
+    An evaluation without rows gets the empty file.
+    """
+    chosen = per_query_indexes(measures)
+    columns = [measure_column(i) for i in chosen]
+    out_names = [names[i] for i in chosen]
+    directory.mkdir(parents=True)
+    order = evaluated_order(wide)
+    rows = wide.select(["run_id", "query_id", *columns])
+    files = _file_count(len(order) * len(chosen), 1, wide_rows=len(order))
+    written = False
+    for part in range(files):
+        start, stop = share_bounds(len(order), part, files)
+        chunks = (
+            rows.take(order.slice(first, min(WIDE_ROWS_PER_GROUP, stop - first)))
+            for first in range(start, stop, WIDE_ROWS_PER_GROUP)
+        )
+        written |= write_part_file(str(directory), chunks, columns, out_names, part)
+    if not written:
+        pq.write_table(PER_QUERY_SCHEMA.empty_table(), directory / "part-00000.parquet")
 
 
 def _share_count(rows: int, parallelism: int) -> int:

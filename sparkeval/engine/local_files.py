@@ -1,0 +1,110 @@
+"""Evaluating local files in this process, without Spark: the CLI's local engine.
+
+``sparkeval evaluate --engine local`` (and ``auto`` on small local inputs, see
+:mod:`sparkeval.engine.engine_choice`) reads the inputs as the Python workers read them
+(:func:`~sparkeval.io.direct.read_unit`: Parquet row groups, TREC, CSV and TSV text),
+evaluates them with the same kernels and combines the same exact per-run sums
+(:func:`~sparkeval.engine.worker.assemble.evaluate_tables`,
+:mod:`~sparkeval.engine.worker.exact_summary`), so the values are the same to the bit;
+the per-query file is written as one writing task writes it
+(:func:`~sparkeval.engine.transport.per_query_writer.write_held_per_query`).  No JVM
+starts and pyspark is not imported.
+
+A value the direct readers leave to Spark's readers (a null id, a grade out of
+bounds: :class:`~sparkeval.io.direct.NotDirect`) ends the local evaluation; the caller
+then runs the command on Spark, whose readers judge it.
+
+Example (the demo's files; values as on Spark)::
+
+    direct = plan_direct_inputs(None, ["run.txt"], "qrels.txt", None, None, None, None)
+    evaluation = evaluate_direct(direct, plan_compat("trec", ["AP"], RelevanceRule("grade"), None))
+    evaluation.write_per_query("out/per_query.parquet")
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from sparkeval.compat import CompatPlan
+from sparkeval.engine.evaluation_report import as_measures, build_report, name_labels, output_names
+from sparkeval.engine.in_process import LocalEvaluation
+from sparkeval.engine.long_rows import per_query_rows
+from sparkeval.engine.plans.near_dup_flags import check_flags_available
+from sparkeval.engine.transport.arrow_exchange import run_and_qrels
+from sparkeval.engine.transport.per_query_writer import write_held_per_query
+from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
+from sparkeval.engine.worker.exact_summary import combine, partition_sums
+from sparkeval.errors import InputError, clean_message
+from sparkeval.io.direct import DirectPlan, read_unit
+from sparkeval.io.locate import with_line_number
+
+#: the reader a local evaluation names in its status line
+LOCAL = "local"
+
+
+class LocalFileEvaluation(LocalEvaluation):
+    """A :class:`~sparkeval.engine.in_process.LocalEvaluation` of files, which writes its
+    per-query rows as the Spark engine does."""
+
+    def write_per_query(self, directory: str | os.PathLike[str]) -> None:
+        """Write ``per_query.parquet`` to the new directory ``directory``."""
+        write_held_per_query(self._wide, self.measures, self.names, Path(directory))
+
+    def per_query_records(self) -> list[dict[str, Any]]:
+        """The rows of ``per_query.parquet`` as dicts, in its order (None where undefined)."""
+        return per_query_rows(self._wide, self.measures, self.names, ordered=True).to_pylist()
+
+
+def evaluate_direct(
+    direct: DirectPlan,
+    plan: CompatPlan,
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+    names: str | Mapping[str, str] = "canonical",
+) -> LocalFileEvaluation:
+    """Evaluate the inputs of ``direct`` under ``plan`` (measures, query policy) here.
+
+    Raises:
+        NotDirect: a value for Spark's readers to judge.
+        InputError: a bad row, named as on Spark (file and line where it has one).
+    """
+    if names == "requested":
+        names = plan.labels()
+    options = EvalOptions(queries=plan.queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
+    measure_list = as_measures(plan.measures)
+    labels = name_labels(plan.measures, names)
+    out_names = output_names(measure_list, labels, rel_level)
+    check_flags_available(measure_list)
+    run_ids = list(direct.run_ids)
+    try:
+        pieces = (
+            (source.kind == "run", _plain_ids(read_unit(source, unit, run_ids)))
+            for source, unit in direct.row_groups
+        )
+        run_table, qrels_table = run_and_qrels(pieces)
+        wide = evaluate_tables(
+            run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
+        )
+    except InputError as exc:
+        raise InputError(with_line_number(clean_message(exc))) from None
+    wide = undefined_as_null(wide, len(measure_list))
+    stats = combine(partition_sums(wide, measure_list).to_pylist(), measure_list)
+    report = build_report(stats, measure_list, out_names, run_ids, options, labels)
+    report["compat"] = plan.describe()
+    return LocalFileEvaluation(report, measure_list, out_names, LOCAL, wide)
+
+
+def _plain_ids(table: pa.Table) -> pa.Table:
+    """``table`` with a dictionary-encoded ``query_id`` (a Parquet row group's, read as
+    it is stored) decoded, so that the row groups of every file concatenate."""
+    index = table.schema.get_field_index("query_id")
+    kind = table.schema.field(index).type
+    if not pa.types.is_dictionary(kind):
+        return table
+    return table.set_column(index, "query_id", table.column(index).cast(kind.value_type))

@@ -1,0 +1,171 @@
+"""``evaluate`` without a JVM (``--engine local``, and ``auto`` on small local inputs).
+
+The outputs are compared byte for byte with a run of the same command on Spark
+(``--engine spark``): the files, stdout and the exit code. ``summary.parquet`` is
+compared by its rows without ``evaluated_at`` (the time of the run).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sparkeval.demo_data import generate
+from sparkeval.errors import EXIT_INPUT
+from tests.jobs import CLI, job_env, tree
+
+MEASURES = "official,nDCG@10,P@5,RR,Rprec,bpref,ERR@20"
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    """Two TREC runs and qrels; the same as Parquet and CSV."""
+    directory = tmp_path_factory.mktemp("local-engine")
+    generate(directory, queries=40, pool=80, depth=30)
+    run = pd.read_csv(
+        directory / "run_strong.txt",
+        sep=" ",
+        header=None,
+        names=["query_id", "q0", "doc_id", "rank", "score", "tag"],
+        dtype={"query_id": str, "doc_id": str},
+    )
+    run[["query_id", "doc_id", "score"]].to_parquet(directory / "strong.parquet")
+    run[["query_id", "doc_id", "score"]].to_csv(directory / "strong.csv", index=False)
+    return directory
+
+
+def _evaluate(
+    directory: Path, out: str, engine: str, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    argv = [*CLI, "evaluate", "--out", out, "--engine", engine, "--master", "local[2]", *extra]
+    return subprocess.run(
+        argv, cwd=directory, env=env or job_env(), capture_output=True, text=True, timeout=600
+    )
+
+
+CASES = {
+    "trec-two-runs": "--run run_strong.txt run_weak.txt --qrels qrels.txt",
+    "parquet-per-query": "--run strong.parquet --qrels qrels.txt --per-query",
+    "csv-trec-names": "--run strong.csv --qrels qrels.txt --names trec",
+    "depth-and-level": "--run run_medium.txt --qrels qrels.txt --depth 10 --rel-level 2",
+    "queries-union": "--run strong.parquet run_weak.txt --qrels qrels.txt --queries union",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_local_and_spark_engines_write_the_same_bytes(inputs: Path, case: str) -> None:
+    options = [*CASES[case].split(), "--measures", MEASURES]
+    spark = _evaluate(inputs, f"spark-{case}", "spark", *options)
+    local = _evaluate(inputs, f"local-{case}", "auto", *options)
+    assert spark.returncode == local.returncode == 0, spark.stderr + local.stderr
+    assert "inputs read by this process, without Spark" in local.stderr
+    assert "inputs read by this process" not in spark.stderr
+    assert local.stdout == spark.stdout
+    assert tree(inputs / f"local-{case}") == tree(inputs / f"spark-{case}")
+
+
+def _without_java(home: Path) -> dict[str, str]:
+    """The job environment with no Java to find: Spark could not start."""
+    java = shutil.which("java")
+    hidden = {str(Path(java).resolve().parent), str(Path(java).parent)} if java else set()
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if p not in hidden]
+    return job_env(JAVA_HOME=str(home / "no-java"), PATH=os.pathsep.join(path))
+
+
+def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
+    env = _without_java(tmp_path)
+    # the command reports whether pyspark was imported once it has run
+    probe = (
+        "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
+        "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
+        "file=sys.stderr); sys.exit(code)"
+    )
+    argv = [
+        sys.executable, "-c", probe, "evaluate", "--run", "run_strong.txt", "--qrels",
+        "qrels.txt", "--measures", MEASURES, "--out", str(tmp_path / "out"),
+    ]  # fmt: skip
+    result = subprocess.run(argv, cwd=inputs, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[-1] == "no pyspark"
+    assert (tmp_path / "out" / "_SUCCESS").is_file()
+    # the same environment cannot start Spark: the run above did not need it
+    spark = _evaluate(
+        inputs, str(tmp_path / "spark"), "spark", "--run", "run_strong.txt", "--qrels",
+        "qrels.txt", "--measures", "AP", env=env,
+    )  # fmt: skip
+    assert spark.returncode != 0 and not (tmp_path / "spark").exists()
+
+
+def test_a_malformed_line_gets_the_same_message_and_exit_code(inputs: Path) -> None:
+    """The direct readers leave a malformed line to Spark's readers, which name its line:
+    ``auto`` goes to Spark for it; ``local`` refuses, naming the file."""
+    (inputs / "bad_run.txt").write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 one r\n")
+    options = ["--run", "bad_run.txt", "--qrels", "qrels.txt", "--measures", "AP"]
+    results = {engine: _evaluate(inputs, f"bad-{engine}", engine, *options)
+               for engine in ("spark", "auto", "local")}  # fmt: skip
+    errors = {
+        engine: [line for line in r.stderr.splitlines() if line.startswith("sparkeval evaluate:")]
+        for engine, r in results.items()
+    }
+    assert {engine: r.returncode for engine, r in results.items()} == dict.fromkeys(
+        results, EXIT_INPUT
+    )
+    assert (
+        errors["auto"]
+        == errors["spark"]
+        == [
+            "sparkeval evaluate: error: bad_run.txt:2: malformed line 'q1 Q0 d2 2 one r': "
+            "expected 'qid Q0 docno rank score tag' with a numeric score"
+        ]
+    )
+    assert errors["local"] == [
+        "sparkeval evaluate: error: --engine local: bad_run.txt: a value that is not a plain "
+        "decimal number, which Spark's readers judge; use --engine spark (or auto)"
+    ]
+    assert not [engine for engine in results if (inputs / f"bad-{engine}").exists()]
+
+
+def test_a_value_for_spark_readers_sends_auto_to_spark_and_refuses_local(
+    inputs: Path,
+) -> None:
+    frame = pd.DataFrame({"query_id": ["q1", None], "doc_id": ["d1", "d2"], "score": [1.0, 2.0]})
+    frame.to_parquet(inputs / "null_query.parquet")
+    options = ["--run", "null_query.parquet", "--qrels", "qrels.txt", "--measures", "AP"]
+    auto = _evaluate(inputs, "null-auto", "auto", *options)
+    local = _evaluate(inputs, "null-local", "local", *options)
+    assert "the inputs are read by Spark instead" in auto.stderr
+    assert auto.returncode == EXIT_INPUT  # Spark's readers name the null id
+    assert local.returncode == EXIT_INPUT
+    assert (
+        local.stderr.strip()
+        .splitlines()[-1]
+        .startswith("sparkeval evaluate: error: --engine local:")
+    )
+    assert not (inputs / "null-local").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        (["--where", "score > 1"], "--where"),
+        (["--reader", "spark"], "--reader spark"),
+        (["--relevance", "all"], "relevance rule"),
+    ],
+)
+def test_engine_local_names_what_needs_spark_before_any_work(
+    inputs: Path, extra: list[str], why: str
+) -> None:
+    argv = [*CLI, "evaluate", "--run", "strong.parquet", "--qrels", "qrels.txt", "--measures",
+            "AP", "--out", "never", "--engine", "local", *extra]  # fmt: skip
+    result = subprocess.run(argv, cwd=inputs, env=job_env(), capture_output=True, text=True)
+    assert result.returncode == EXIT_INPUT
+    assert result.stderr.startswith("sparkeval evaluate: error: --engine local: ")
+    assert why in result.stderr
+    assert not (inputs / "never").exists()
