@@ -133,7 +133,7 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
 
 def _write_outputs(
     config: EvaluateConfig,
-    target: Path,
+    target: Path | str,
     plan: CompatPlan,
     evaluation: Evaluation | LocalFileEvaluation,
 ) -> None:

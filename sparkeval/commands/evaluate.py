@@ -290,7 +290,8 @@ def show(
         if config.per_query and isinstance(evaluation, LocalFileEvaluation):
             rows = evaluation.per_query_records()
         elif config.per_query:
-            rows = evaluation.ordered_per_query.toLocalIterator()
+            frame: Any = evaluation.ordered_per_query
+            rows = frame.toLocalIterator()
         write_table(stdout, evaluation.report, evaluation.measures, evaluation.names, rows)
     finally:
         evaluation.unpersist()
