@@ -73,11 +73,16 @@ def collection(directory: Path) -> Path:
     return config
 
 
-def evaluate_cmd(config: Path, out: Path, *extra: str, master: str = "local[2]") -> list[str]:
-    """``sparkeval evaluate`` of ``config`` into ``out``."""
+def evaluate_cmd(
+    config: Path, out: Path, *extra: str, master: str = "local[2]", engine: str = "spark"
+) -> list[str]:
+    """``sparkeval evaluate`` of ``config`` into ``out``, on Spark unless ``engine`` says
+    otherwise (these jobs test Spark's behaviour: tasks, faults, kills)."""
     return [
         *CLI,
         "evaluate",
+        "--engine",
+        engine,
         "--config",
         str(config),
         "--out",
