@@ -129,9 +129,11 @@ def classify_failure(exc: BaseException) -> SparkevalError | None:
             return EnvironmentFailure(meaning)
     bad_setting = _BAD_SETTING.search(text)
     if bad_setting:
+        why = bad_setting["why"]
         return ConfigError(
-            f"Spark setting {bad_setting['key']}={bad_setting['value']}: {bad_setting['why']} "
-            "(from --conf, the config file's spark: section or spark-submit)"
+            f"Spark setting {bad_setting['key']}={bad_setting['value']}: "
+            f"{why[:1].lower()}{why[1:]} (from --conf, the config file's spark: section "
+            "or spark-submit)"
         )
     not_parquet = _NOT_PARQUET.search(text)
     if not_parquet:

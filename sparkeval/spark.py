@@ -214,12 +214,66 @@ def build_session(
     for key, value in settings.items():
         if key not in secrets:
             builder = builder.config(key, value)
+    if not adopted:
+        conf_of_jvm = {k: v for k, v in settings.items() if k not in secrets}
+        _start_gateway(master or "local[*]", app_name, conf_of_jvm)
     session = builder.getOrCreate()
     if secrets:
         hadoop = session._jsc.hadoopConfiguration()
         for key, value in secrets.items():
             hadoop.set(key[len("spark.hadoop.") :], str(value))
     return session
+
+
+#: lines the driver JVM prints as it starts, which say nothing to a sparkeval user:
+#: Java's note on the vector module Spark loads, and the note of Spark's default log
+#: settings on how to change the level from a shell
+JVM_BANNER_LINES = (
+    b"WARNING: Using incubator modules: jdk.incubator.vector",
+    b'Setting default log level to "',
+    b"To adjust logging level use sc.setLogLevel(newLevel).",
+)
+
+
+def _start_gateway(master: str, app_name: str, settings: Mapping[str, str]) -> None:
+    """Start the driver JVM of a session started here, its stderr passed on line by line
+    but for :data:`JVM_BANNER_LINES` (:func:`_pass_on_stderr`).
+
+    pyspark starts the JVM when the first SparkContext needs it
+    (``launch_gateway(conf)``, the JVM's stderr the process's own); here it is started
+    the same way, with the same settings, before the session, and the session uses it.
+    """
+    import subprocess
+    import threading
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return  # the JVM of an earlier session of this process
+    conf = SparkConf(loadDefaults=False)
+    conf.set("spark.master", master).set("spark.app.name", app_name)
+    for key, value in settings.items():
+        conf.set(key, value)
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    thread = threading.Thread(
+        target=_pass_on_stderr,
+        args=(gateway.proc.stderr,),
+        name="sparkeval-jvm-stderr",
+        daemon=True,
+    )
+    thread.start()
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
+
+
+def _pass_on_stderr(stream) -> None:
+    """Copy the JVM's stderr to this process's (file descriptor 2) line by line, but for
+    its start-up banner lines; ends when the JVM closes it."""
+    for line in iter(stream.readline, b""):
+        if not line.startswith(JVM_BANNER_LINES):
+            with contextlib.suppress(OSError):  # stderr closed: nowhere to show the line
+                os.write(2, line)
 
 
 def session_running() -> bool:

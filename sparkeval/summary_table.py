@@ -301,7 +301,6 @@ def _check_dataset_target(target: str, out: str | None, inputs: Sequence[str]) -
         return  # every file of the dataset was written by this function: one is enough
 
 
-
 def _read_summary_table(out: str) -> pa.Table:
     """``OUT/summary.parquet``, locally or on a store."""
     if not is_remote(out):

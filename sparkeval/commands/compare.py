@@ -13,7 +13,7 @@ and ``report.md`` (plus ``rank_distance.parquet`` with ``--runs``) atomically in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Self, TextIO
 
 from sparkeval.compare.options import BaselineComparisonConfig
 from sparkeval.errors import EXIT_GATE, EXIT_OK
@@ -83,6 +83,62 @@ class CompareConfig(BaselineComparisonConfig):
         return [name for item in self.measures for name in split_measure_list(item)]
 
 
+#: the columns of the table ``compare`` prints: (heading, comparison key, format)
+TABLE_COLUMNS = (
+    ("mean", "mean", "{:.4f}"),
+    ("baseline", "baseline_mean", "{:.4f}"),
+    ("delta", "delta", "{:+.4f}"),
+    ("change", "relative", "{:+.1%}"),
+    ("ci_low", "ci_low", "{:+.4f}"),
+    ("ci_high", "ci_high", "{:+.4f}"),
+    ("p_rand_holm", "p_randomization_holm", "{:.4g}"),
+    ("w/t/l", "wins", "{}"),
+)
+
+
+def comparison_table(summary: dict) -> list[str]:
+    """The lines ``compare`` prints on stdout: one per (run, measure) against the
+    baseline, tab separated, with a header line; ``-`` where a value is undefined.
+
+    ``change`` is the relative change of the mean, ``delta / |baseline|``.
+    """
+    header = ["run_id", "measure", *(heading for heading, _, _ in TABLE_COLUMNS)]
+    lines = ["\t".join(header)]
+    for run_id, measures in summary.get("comparison", {}).items():
+        for measure, entry in measures.items():
+            cells = [run_id, measure]
+            for heading, key, shape in TABLE_COLUMNS:
+                cells.append(_cell(entry, heading, key, shape))
+            lines.append("\t".join(cells))
+    return lines
+
+
+def _cell(entry: dict, heading: str, key: str, shape: str) -> str:
+    if heading == "w/t/l":
+        return f"{entry.get('wins')}/{entry.get('ties')}/{entry.get('losses')}"
+    if key == "relative":
+        delta, base = entry.get("delta"), entry.get("baseline_mean")
+        value = delta / abs(base) if _number(delta) and _number(base) and base else None
+    else:
+        value = entry.get(key)
+    return shape.format(value) if _number(value) else "-"
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and value == value  # not NaN
+
+
+def show(outcome: CompareOutcome, config: CompareConfig, stdout: TextIO) -> None:
+    """The comparison table on stdout; each failed gate condition as one line on
+    stderr, also under ``--quiet`` (a scheduler's log then says why the exit code is 3)."""
+    import sys
+
+    for line in comparison_table(outcome.summary):
+        print(line, file=stdout)
+    for failure in outcome.failures:
+        print(f"sparkeval compare: gate failed: {failure['message']}", file=sys.stderr)
+
+
 def exit_code(outcome: CompareOutcome) -> int:
     """3 when a ``--fail-if`` condition held, else 0."""
     return EXIT_GATE if outcome.failures else EXIT_OK
@@ -98,5 +154,6 @@ COMMAND = Command(
     "(--fail-if, exit code 3) and an HTML/Markdown report.",
     config=CompareConfig,
     run=spark_job("sparkeval.compare.job:run_compare"),
+    show=show,
     exit_code=exit_code,
 )

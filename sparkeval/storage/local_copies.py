@@ -139,4 +139,3 @@ def original_names(text: str) -> str:
     for remote, local in sorted(_copies.items(), key=lambda item: -len(item[1])):
         text = text.replace("file://" + local, remote).replace(local, remote)
     return text
-

@@ -247,6 +247,7 @@ def test_subprocess_cli(inputs, tmp_path) -> None:
             "nDCG@10 drop > 0.1",
             "--out",
             str(out),
+            "--quiet",
         ],
         capture_output=True,
         text=True,
@@ -254,11 +255,18 @@ def test_subprocess_cli(inputs, tmp_path) -> None:
         timeout=300,
         check=False,
     )
+    # a scheduler's log: exit 3 and one line saying which condition failed, nothing else
     assert proc.returncode == 3, proc.stderr[-2000:]
-    assert "sparkeval: [stats]" in proc.stderr
-    assert f"sparkeval: [write] {out.resolve() / 'summary.json'}" in proc.stderr
-    assert "sparkeval: [gate] FAILED: run worse: nDCG@10 drop 0.2 > 0.1" in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr[-2000:]
+    assert lines[0].startswith("sparkeval compare: gate failed: run worse: nDCG@10 drop 0.2 > 0.1")
+    assert "nDCG@10 drop > 0.1" in lines[0]
     assert json.loads((out / "summary.json").read_text())["gate"]["passed"] is False
+    # stdout: the comparison table, a header line and a row per compared run and measure
+    table = [line.split("\t") for line in proc.stdout.splitlines()]
+    assert table[0][:5] == ["run_id", "measure", "mean", "baseline", "delta"]
+    rows = {(row[0], row[1]): row for row in table[1:]}
+    assert rows[("worse", "nDCG@10")][4].startswith("-0.2")
 
 
 def _chromium() -> str:
