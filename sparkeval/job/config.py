@@ -66,11 +66,11 @@ class JobConfig:
         specs = {spec.key: spec for spec in cls.options()}
         merged: dict[str, Any] = {}
         if file:
-            file_values = read_config_file(file)
+            file_values = _option_names_as_keys(read_config_file(file), specs, file)
             _check_values(file_values, specs, source=file)
             merged.update(_rebased(file_values, specs, Path(file).resolve().parent))
         given = {k: v for k, v in (cli or {}).items() if v is not None and v != [] and v != ()}
-        given.update(values)
+        given.update(_option_names_as_keys(values, specs, "options"))
         _check_values(given, specs, source="options")
         for key, value in given.items():
             earlier = merged.get(key)
@@ -158,6 +158,27 @@ def _expanded_size(node: Any, sizes: dict[int, int]) -> int:
         total = 1
     sizes[key] = total
     return total
+
+
+def _option_names_as_keys(
+    data: Mapping[str, Any], specs: Mapping[str, OptionSpec], source: str
+) -> dict[str, Any]:
+    """``data`` with option names used as keys (``run`` for ``--run``, whose key is
+    ``compared``) turned into the keys; a value given under both names is refused."""
+    aliases = {
+        spec.flag[2:].replace("-", "_"): key
+        for key, spec in specs.items()
+        if spec.flag[2:].replace("-", "_") not in specs
+    }
+    out: dict[str, Any] = {}
+    named: dict[str, str] = {}
+    for name, value in data.items():
+        key = aliases.get(name, name)
+        if key in out:
+            first, second = sorted((named[key], name))
+            raise ConfigError(f"{source}: {first!r} and {second!r} name the same option; give one")
+        out[key], named[key] = value, name
+    return out
 
 
 def _check_values(data: Mapping[str, Any], specs: Mapping[str, OptionSpec], source: str) -> None:

@@ -103,3 +103,12 @@ def test_a_config_that_is_not_utf8_names_its_line(tmp_path) -> None:
     path.write_bytes(b"run: a\nqrels: caf\xe9\n")  # Latin-1
     with pytest.raises(ConfigError, match=r"job.yaml:2: not UTF-8 text \(byte 0xe9\)"):
         read_config_file(str(path))
+
+
+def test_option_names_are_keys_too(tmp_path) -> None:
+    from sparkeval.commands.compare import CompareConfig
+
+    text = "per_query: eval\nbaseline: base\nrun: [a, b]\nout: o\n"
+    assert CompareConfig.load(write(tmp_path, text)).compared == ("a", "b")
+    with pytest.raises(ConfigError, match="'compared' and 'run' name the same option"):
+        CompareConfig.load(write(tmp_path, text + "compared: [c]\n"))
