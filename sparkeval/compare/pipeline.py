@@ -520,30 +520,61 @@ def comparison_table(
 
 
 def run_summaries(
-    per_query: Any, baseline: str, runs: Sequence[str], measures: Sequence[str]
+    per_query: Any,
+    baseline: str,
+    runs: Sequence[str],
+    measures: Sequence[str],
+    alpha: float = 0.05,
 ) -> dict[str, Any]:
-    """Each run's own mean per measure over its defined queries, with query counts."""
+    """Each run's own mean per measure over its defined queries, with query counts and
+    the ``1 - alpha`` confidence interval of the mean (:func:`mean_interval`)."""
     from pyspark.sql import functions as F
 
     keep = [baseline, *runs]
     pq = per_query.filter(F.col("run_id").isin(keep) & F.col("measure").isin(list(measures)))
-    # exact means: the same bits for every partitioning
-    totals = exact_totals(pq, ["value"], ["run_id", "measure"])
+    # exact sums: the same bits for every partitioning
+    squared = pq.withColumn("value_squared", F.col("value") * F.col("value"))
+    totals = exact_totals(squared, ["value", "value_squared"], ["run_id", "measure"])
     queries = dict(pq.groupBy("run_id").agg(F.countDistinct("query_id").alias("n")).collect())
     out: dict[str, Any] = {
         run: {"queries": int(queries.get(run, 0)), "measures": {}} for run in keep
     }
     for (run, measure), columns in totals.items():
         value = columns["value"]
+        low, high = mean_interval(value.total, columns["value_squared"].total, value.count, alpha)
         out[str(run)]["measures"][str(measure)] = {
             "mean": value.mean,
+            "ci_low": low,
+            "ci_high": high,
             "n_defined": value.count,
             "n_undefined": value.rows - value.count,
         }
+    empty = {"mean": math.nan, "ci_low": math.nan, "ci_high": math.nan}
     for run in keep:
         for m in measures:
-            out[run]["measures"].setdefault(m, {"mean": math.nan, "n_defined": 0, "n_undefined": 0})
+            out[run]["measures"].setdefault(m, {**empty, "n_defined": 0, "n_undefined": 0})
     return out
+
+
+def mean_interval(total: float, squares: float, n: int, alpha: float) -> tuple[float, float]:
+    """Student's t interval of a mean from the sum and the sum of squares of ``n`` values:
+    ``mean ± t(1 - alpha/2, n - 1) · s / sqrt(n)``, ``s² = (Σx² - (Σx)²/n) / (n - 1)``
+    (NaN bounds below two values).
+
+    Example: 0.2, 0.4 and 0.9 (sum 1.5, squares 1.01) at alpha 0.05 give
+    0.5 ± 4.303 · 0.3606 / 1.732, about (-0.396, 1.396)::
+
+        >>> [round(b, 3) for b in mean_interval(1.5, 1.01, 3, 0.05)]
+        [-0.396, 1.396]
+    """
+    if n < 2 or not (math.isfinite(total) and math.isfinite(squares)):
+        return math.nan, math.nan
+    from scipy.stats import t
+
+    mean = total / n
+    variance = max(0.0, (squares - total * total / n) / (n - 1))
+    half = float(t.ppf(1 - alpha / 2, n - 1)) * math.sqrt(variance / n)
+    return mean - half, mean + half
 
 
 # ----------------------------------------------------------------------------- runs
@@ -861,7 +892,7 @@ def compare(
         f"{options.seed}), bootstrap ({options.bootstrap} resamples) for {len(table)} "
         "run × measure pairs",
     )
-    run_summary = run_summaries(per_query, options.baseline, runs, measures)
+    run_summary = run_summaries(per_query, options.baseline, runs, measures, options.alpha)
     result = ComparisonResult(options, runs, measures, table, deltas, run_summary, notes=notes)
     if runs_df is not None:
         _check_duplicates(

@@ -284,3 +284,12 @@ def test_rank_distances_do_not_depend_on_the_bucket_count(spark, monkeypatch) ->
         pd.testing.assert_frame_equal(table, tables[0])
         assert summary == summaries[0]
     assert list(tables[0]["query_id"]) == ["q1", "q2", "q3"]
+
+
+def test_each_runs_mean_has_a_t_interval_as_scipy_computes_it(result) -> None:
+    keep = [i for i, q in enumerate(QUERIES) if q != "q3"]
+    values = B_AP[keep]  # run B's AP, its undefined query left out
+    entry = result.run_summary["B"]["measures"]["AP"]
+    low, high = sps.t.interval(1 - 0.05, len(values) - 1, loc=values.mean(), scale=sps.sem(values))
+    assert entry["mean"] == pytest.approx(values.mean())
+    assert (entry["ci_low"], entry["ci_high"]) == pytest.approx((low, high))
