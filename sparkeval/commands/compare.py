@@ -69,8 +69,16 @@ class CompareConfig(BaselineComparisonConfig):
 
     def validate(self) -> Self:
         from sparkeval.compare.outputs import parse_conditions
+        from sparkeval.errors import ConfigError
 
         parse_conditions(list(self.fail_if))
+        for key, value in (("permutations", self.permutations), ("bootstrap", self.bootstrap)):
+            if value < 1:
+                raise ConfigError(f"--{key} must be >= 1, got {value}")
+        if not 0 <= self.seed < 2**63:
+            raise ConfigError(f"--seed must be a whole number from 0 to 2^63-1, got {self.seed}")
+        if not 0 < self.alpha < 1:
+            raise ConfigError(f"--alpha must lie in (0, 1), got {self.alpha}")
         return self
 
     def input_paths(self) -> list[str]:

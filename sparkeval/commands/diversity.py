@@ -19,6 +19,7 @@ from typing import Any, Self, TextIO
 
 from sparkeval.diversity.inter_user import DEFAULT_EXACT_PAIR_LIMIT, DEFAULT_SAMPLE_PAIRS
 from sparkeval.diversity.intra_list import SIMILARITIES
+from sparkeval.errors import ConfigError
 from sparkeval.job.command import Command, spark_job
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import RunListsConfig
@@ -53,6 +54,8 @@ class DiversityConfig(RunListsConfig):
     def validate(self) -> Self:
         check_positive(self.k, "k")
         check_positive(self.sample_pairs, "sample_pairs")
+        if not 0 <= self.seed < 2**32:
+            raise ConfigError(f"--seed must be a whole number from 0 to 2^32-1, got {self.seed}")
         return self
 
     def input_paths(self) -> list[str]:

@@ -131,6 +131,8 @@ def _load_yaml(text: str, path: str) -> Any:
             raise ConfigError(
                 f"{path}: YAML aliases expand the config beyond {MAX_CONFIG_VALUES} values"
             )
+        if node is not None:
+            _refuse_repeated_keys(node, path)
         return loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML ({exc})") from None
@@ -138,6 +140,33 @@ def _load_yaml(text: str, path: str) -> Any:
         raise ConfigError(f"{path}: YAML nested too deeply or an alias refers to itself") from None
     finally:
         loader.dispose()
+
+
+def _refuse_repeated_keys(node: Any, path: str) -> None:
+    """A key given twice in one mapping (YAML keeps the last one silently) is an error
+    naming the key and both lines."""
+    import yaml
+
+    stack, seen_nodes = [node], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen_nodes:
+            continue
+        seen_nodes.add(id(current))
+        if isinstance(current, yaml.MappingNode):
+            lines: dict[str, int] = {}
+            for key, value in current.value:
+                if isinstance(key, yaml.ScalarNode):
+                    line = key.start_mark.line + 1
+                    if key.value in lines:
+                        raise ConfigError(
+                            f"{path}:{line}: key {key.value!r} given twice (first on line "
+                            f"{lines[key.value]}); give it once"
+                        )
+                    lines[key.value] = line
+                stack.append(value)
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(current.value)
 
 
 def _expanded_size(node: Any, sizes: dict[int, int]) -> int:

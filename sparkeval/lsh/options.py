@@ -48,6 +48,10 @@ class LshOptions:
         """The counts are whole numbers >= 1 (a ConfigError naming the key otherwise)."""
         for key in ("num_perm", "bands", "rows"):
             check_positive(getattr(self, key), key)
+        if not 0 <= self.seed < 2**32:
+            from sparkeval.errors import ConfigError
+
+            raise ConfigError(f"--seed must be a whole number from 0 to 2^32-1, got {self.seed}")
         return self
 
     def banding(self, threshold: float | str) -> BandParams:

@@ -112,3 +112,14 @@ def test_option_names_are_keys_too(tmp_path) -> None:
     assert CompareConfig.load(write(tmp_path, text)).compared == ("a", "b")
     with pytest.raises(ConfigError, match="'compared' and 'run' name the same option"):
         CompareConfig.load(write(tmp_path, text + "compared: [c]\n"))
+
+
+def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path) -> None:
+    text = "run: a\nqrels: q\nmeasures: AP\nout: o\nspark:\n  spark.ui.enabled: 'false'\n"
+    text += "  spark.ui.enabled: 'true'\n"
+    with pytest.raises(
+        ConfigError, match=r"job.yaml:7: key 'spark.ui.enabled' given twice \(first on line 6\)"
+    ):
+        read_config_file(write(tmp_path, text))
+    with pytest.raises(ConfigError, match=r"job.yaml:5: key 'measures' given twice"):
+        read_config_file(write(tmp_path, BASE + "measures: P@5\n"))
