@@ -17,8 +17,29 @@ def table_value(value: float | None, is_count: bool) -> str:
     return f"{value:.4f}"
 
 
+#: characters an id may hold that would break a line of the table: each is written as
+#: its backslash escape, and a backslash as two
+_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+def shown_id(text: str) -> str:
+    """An id (query or run) as the table shows it: newlines, carriage returns and tabs
+    as ``\\n``, ``\\r`` and ``\\t``, and a backslash doubled only then, so one id is one
+    field of one line (the files keep the id as it is).
+
+    Example:
+        >>> print(shown_id("q1\\n# run forged\\tall"))
+        q1\\n# run forged\\tall
+        >>> shown_id("a\\\\b")  # a backslash alone is left as it is
+        'a\\\\b'
+    """
+    if not any(c in text for c in "\n\r\t"):
+        return text
+    return text.translate(_ESCAPES)
+
+
 def line(name: str, query: str, text: str) -> str:
-    return f"{name:<22}\t{query}\t{text}"
+    return f"{name:<22}\t{shown_id(query)}\t{text}"
 
 
 def write_table(
@@ -37,7 +58,7 @@ def write_table(
     for row in per_query_rows:
         if row["run_id"] != current_run:
             current_run = row["run_id"]
-            out.write(f"# run {current_run}\n")
+            out.write(f"# run {shown_id(str(current_run))}\n")
         out.write(
             line(
                 row["measure"],
@@ -47,7 +68,7 @@ def write_table(
             + "\n"
         )
     for run_id, run in report["runs"].items():
-        out.write(line("runid", "all", run_id) + "\n")
+        out.write(line("runid", "all", shown_id(run_id)) + "\n")
         out.write(line("num_q", "all", str(run["queries"]["evaluated"])) + "\n")
         for name in names:
             out.write(line(name, "all", table_value(run["measures"][name], name in counts)) + "\n")

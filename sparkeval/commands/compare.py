@@ -110,11 +110,13 @@ def comparison_table(summary: dict) -> list[str]:
 
     ``change`` is the relative change of the mean, ``delta / |baseline|``.
     """
+    from sparkeval.trec_table import shown_id
+
     header = ["run_id", "measure", *(heading for heading, _, _ in TABLE_COLUMNS)]
     lines = ["\t".join(header)]
     for run_id, measures in summary.get("comparison", {}).items():
         for measure, entry in measures.items():
-            cells = [run_id, measure]
+            cells = [shown_id(run_id), shown_id(measure)]
             for heading, key, shape in TABLE_COLUMNS:
                 cells.append(_cell(entry, heading, key, shape))
             lines.append("\t".join(cells))
