@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+# first: a Ctrl-C while the modules below load exits quietly (sparkeval.startup)
+import sparkeval.startup
 from sparkeval.commands import COMMAND_MODULES
 from sparkeval.errors import EXIT_INTERNAL, classify_failure, clean_message
 from sparkeval.job.command import Command
@@ -160,13 +163,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (see the README's exit codes)."""
     from sparkeval.job.runner import run_command
 
+    if signal.getsignal(signal.SIGINT) is sparkeval.startup.interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # KeyboardInterrupt again
     _quiet_spark_error_logs()
-    command, config_file, values = parse(sys.argv[1:] if argv is None else argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    try:
+        command, config_file, values = parse(arguments)
+    except KeyboardInterrupt:
+        print("sparkeval: interrupted", file=sys.stderr)
+        return 130
     try:
         code = run_command(command, config_file, values)
         sys.stdout.flush()  # a closed stdout shows here, not at the interpreter's exit
         return code
     except KeyboardInterrupt:
+        _stop_jvm()
         print(f"sparkeval {command.name}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
@@ -186,6 +197,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sparkeval {command.name}: internal error: {first}", file=sys.stderr)
         traceback.print_exc()
         return EXIT_INTERNAL
+
+
+def _stop_jvm() -> None:
+    """Stop the JVM this process started, if any (nothing when pyspark was not used)."""
+    if "pyspark" in sys.modules:
+        from sparkeval.spark import stop_started_jvms
+
+        stop_started_jvms()
 
 
 def _shown(message: str) -> str:

@@ -255,7 +255,14 @@ def _start_gateway(master: str, app_name: str, settings: Mapping[str, str]) -> N
     conf.set("spark.master", master).set("spark.app.name", app_name)
     for key, value in settings.items():
         conf.set(key, value)
-    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    # the JVM writes nothing for stdout's reader (the results): its stdout goes to
+    # stderr, so a pipe of the results ends when sparkeval does
+    streams = {"stderr": subprocess.PIPE, "stdout": sys.stderr.fileno()}
+    try:
+        gateway = launch_gateway(conf, popen_kwargs=streams)
+    except BaseException:  # interrupted (Ctrl-C) or failed while the JVM starts
+        stop_started_jvms()
+        raise
     thread = threading.Thread(
         target=_pass_on_stderr,
         args=(gateway.proc.stderr,),
@@ -265,6 +272,43 @@ def _start_gateway(master: str, app_name: str, settings: Mapping[str, str]) -> N
     thread.start()
     SparkContext._gateway = gateway
     SparkContext._jvm = gateway.jvm
+
+
+def stop_started_jvms() -> None:
+    """Stop the driver JVMs this process started (pyspark starts them ignoring SIGINT, so
+    Ctrl-C alone leaves them running): the gateway's, and on Linux any Spark launcher
+    child of this process, for one whose start was interrupted."""
+    import signal
+
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway if "pyspark" in sys.modules else None
+    proc = getattr(gateway, "proc", None)
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+    for pid in _spark_children():
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _spark_children() -> list[int]:
+    """The ids of this process's children running Spark's launcher (Linux ``/proc``)."""
+    found: list[int] = []
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        return found
+    me = os.getpid()
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            if parent == me and b"org.apache.spark" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def _pass_on_stderr(stream) -> None:
