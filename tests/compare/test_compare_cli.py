@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -131,6 +133,13 @@ def test_outputs_written(failed_gate) -> None:
     assert summary["runs"]["base"]["queries"] == N_QUERIES
     md = (out / "report.md").read_text()
     assert "Quality gate: FAILED" in md and "| worse | nDCG@10 |" in md
+    headings = [line for line in md.splitlines() if line.startswith("### ")]
+    assert headings[:4] == [
+        "### Verdict",
+        "### Quality gate: FAILED ❌",
+        "### Each run's mean",
+        "### Differences from the baseline",
+    ]
     assert "near_duplicates.pairs" in md
 
 
@@ -293,8 +302,17 @@ def _chromium_args(browser: str, profile: Path) -> list[str]:
     ]
 
 
-def test_report_renders_in_headless_chromium(failed_gate, tmp_path) -> None:
+def _png_size(path: Path) -> tuple[int, int]:
+    """(width, height) from a PNG's IHDR chunk."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
+
+
+def test_report_renders_in_headless_chromium(inputs, failed_gate, tmp_path) -> None:
     browser = _chromium()
+    eval_dir, _, _ = inputs
     _, out = failed_gate
     page = (out / "report.html").resolve().as_uri()
     dom = subprocess.run(
@@ -304,6 +322,31 @@ def test_report_renders_in_headless_chromium(failed_gate, tmp_path) -> None:
         timeout=120,
         check=True,
     ).stdout
+    # top down: what changed, the gate, the means, the differences, then plots and details
+    sections = re.findall(r'<section id="([^"]+)">\s*<h2>', dom)
+    assert sections == ["verdict", "gate", "means", "differences", "plots", "details"]
+    # 'worse' loses 0.2 nDCG@10 on each of the 12 queries: exact p = 2/4096, Holm over
+    # two runs 4/4096 < 0.05; it gains 0.01 AP on each, the same p; 'same' never moves
+    per_query = pd.read_parquet(eval_dir / "per_query.parquet")
+    base = per_query[(per_query.run_id == "base") & (per_query.measure == "nDCG@10")]
+    base_mean = float(base["value"].mean())
+    verdict = dom.split('<section id="verdict">')[1].split("</section>")[0]
+    cells = [
+        re.findall(r"<td[^>]*>(.*?)</td>", row)
+        for row in re.findall(r"<tr>(.*?)</tr>", verdict.split("<tbody>")[1])
+    ]
+    rows = {(row[0], row[1]): row[2:] for row in cells}
+    assert sorted(rows) == [("worse", "AP"), ("worse", "nDCG@10")]
+    assert rows[("worse", "nDCG@10")] == [
+        f"{base_mean:.4f}",
+        f"{base_mean - 0.2:.4f}",
+        "-0.2000",
+        f"{-0.2 / base_mean * 100:+.1f}%",
+        "&lt;0.001",
+        "worse",
+    ]
+    assert rows[("worse", "AP")][2] == "+0.0100" and rows[("worse", "AP")][-1] == "better"
+    assert "<code>same</code>: AP (Δ +0.0000), nDCG@10 (Δ +0.0000)" in verdict
     assert '<table class="summary">' in dom
     # one row per (run, measure) in the summary table
     body = dom.split('<table class="summary">')[1].split("</table>")[0]
@@ -313,22 +356,54 @@ def test_report_renders_in_headless_chromium(failed_gate, tmp_path) -> None:
     images = [chunk.split('"')[0] for chunk in dom.split('src="data:image/png;base64,')[1:]]
     assert len(images) == 2 + 4  # 2 distribution plots + 4 delta plots
     assert all(len(img) > 5000 for img in images)
+    # at 1400 px the plots sit two to a row, none shrunk below 600 px
+    probe = tmp_path / "probe.html"
+    script = (
+        "<script>window.addEventListener('load', () => {"
+        "const boxes = [...document.querySelectorAll('.plots img')].map(i => {"
+        "const r = i.getBoundingClientRect(); return [Math.round(r.top), Math.round(r.width)];});"
+        "document.body.setAttribute('data-boxes', JSON.stringify(boxes));});</script>"
+    )
+    probe.write_text((out / "report.html").read_text().replace("</body>", script + "</body>"))
+    probed = subprocess.run(
+        [
+            *_chromium_args(browser, tmp_path / "p3"),
+            "--window-size=1400,1000",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    found = re.search(r'data-boxes="(.*?)"', probed)
+    assert found, probed[:500]
+    boxes = json.loads(found[1].replace("&quot;", '"'))
+    assert len(boxes) == 6
+    assert all(width >= 600 for _, width in boxes), boxes
+    tops = [top for top, _ in boxes]
+    # per run: its two delta plots on one row; then the two distribution plots on one row
+    assert tops[0] == tops[1] and tops[2] == tops[3] and tops[4] == tops[5], boxes
+    assert len(set(tops)) == 3, boxes
     shot = tmp_path / "report.png"
     subprocess.run(
         [
             *_chromium_args(browser, tmp_path / "p2"),
             f"--screenshot={shot}",
-            "--window-size=1200,1600",
+            "--window-size=1400,1600",
             page,
         ],
         capture_output=True,
         timeout=120,
         check=True,
     )
+    assert shot.exists()
+    assert _png_size(shot) == (1400, 1600)
     from matplotlib.image import imread
 
     pixels = imread(str(shot))
-    assert pixels.shape[0] == 1600 and pixels.shape[1] == 1200
     gray = pixels[..., :3].mean(axis=-1)
     assert (gray < 0.5).mean() > 0.01  # text and plot ink, not a blank page
     assert gray.std() > 0.05

@@ -1,6 +1,7 @@
 """The report leads with the finding: with three runs compared, one of them clearly
-worse on one measure, that regression is in the verdict and in a plot on the first
-screen, although the plots are capped and alphabetical order would leave it out."""
+worse on one measure, that regression is a row of the verdict table on the first
+screen, and its plot leads that run's plots, although the plots are capped and
+alphabetical order would leave it out."""
 
 from __future__ import annotations
 
@@ -48,20 +49,25 @@ def report(spark, tmp_path_factory) -> Path:
 
 def test_the_verdict_names_the_regression(report: Path) -> None:
     page = (report / "report.html").read_text()
-    verdict = re.search(r'<p class="verdict">(.*?)</p>', page, re.S)
-    assert verdict, "no verdict paragraph"
-    assert re.search(
-        r"<code>weak</code> is significantly worse on nDCG@10 \(-0\.4\d*\)", verdict[1]
-    )
-    assert page.index('class="verdict"') < page.index('<table class="summary">')
+    verdict = re.search(r'<section id="verdict">(.*?)</section>', page, re.S)
+    assert verdict, "no verdict section"
+    row = re.search(r"<tr><td[^>]*>weak</td><td[^>]*>nDCG@10</td>(.*?)</tr>", verdict[1], re.S)
+    assert row, verdict[1]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row[1])
+    # baseline, run value, delta, relative change, p (Holm), outcome
+    assert re.fullmatch(r"-0\.4\d{3}", cells[2]) and cells[-1] == "worse"
+    assert page.index('<section id="verdict">') < page.index('<table class="summary">')
 
 
 def test_plots_lead_with_the_regression_and_represent_every_run(report: Path) -> None:
     page = (report / "report.html").read_text()
-    alts = re.findall(r'<img alt="per-query delta of (\S+) on (\S+)"', page)
+    alts = re.findall(r'<img alt="per-query delta of (\S+) on ([^":]+)', page)
     assert len(alts) == 24
-    assert alts[0] == ("weak", "nDCG@10")
+    # grouped by run in the runs' order; within a run, significant and large first
+    runs = [run for run, _ in alts]
+    assert runs == sorted(runs)
     assert {run for run, _ in alts} == {"a_dense", "b_hybrid", "weak"}
+    assert next(m for run, m in alts if run == "weak") == "nDCG@10"
 
 
 def test_measures_keep_their_natural_order(report: Path) -> None:
@@ -83,12 +89,13 @@ def test_the_regression_is_on_the_first_screen_in_chromium(report: Path, tmp_pat
     )
     if browser is None:
         pytest.skip("headless Chromium is not installed (apt-get install chromium)")
-    # a copy of the page with a script that lists the images inside the first screen
+    # a copy of the page with a script that lists the verdict rows inside the first screen
     probe = tmp_path / "probe.html"
     script = (
         "<script>window.addEventListener('load', () => {"
-        "const seen = [...document.images].filter(i => i.getBoundingClientRect().bottom"
-        " <= window.innerHeight).map(i => i.alt);"
+        "const seen = [...document.querySelectorAll('#verdict tbody tr')].filter(r =>"
+        " r.getBoundingClientRect().bottom <= window.innerHeight).map(r =>"
+        " [...r.cells].slice(0, 2).map(c => c.textContent).join(' '));"
         "document.body.setAttribute('data-first-screen', JSON.stringify(seen));});</script>"
     )
     probe.write_text((report / "report.html").read_text().replace("</body>", script + "</body>"))
@@ -101,4 +108,4 @@ def test_the_regression_is_on_the_first_screen_in_chromium(report: Path, tmp_pat
     found = re.search(r"data-first-screen=\"(.*?)\"", dom)
     assert found, dom[:500]
     first_screen = json.loads(found[1].replace("&quot;", '"'))
-    assert "per-query delta of weak on nDCG@10" in first_screen, first_screen
+    assert "weak nDCG@10" in first_screen, first_screen
