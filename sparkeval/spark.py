@@ -173,6 +173,9 @@ def build_session(
     if remote:
         if master:
             raise ConfigError("give either --master or --remote (Spark Connect), not both")
+        from sparkeval.spark_environment import check_connect_client
+
+        check_connect_client()
         from pyspark.sql import SparkSession
 
         builder = SparkSession.builder.remote(remote)
@@ -215,6 +218,9 @@ def build_session(
         if key not in secrets:
             builder = builder.config(key, value)
     if not adopted:
+        from sparkeval.spark_environment import check_spark_environment
+
+        check_spark_environment(master, settings)
         conf_of_jvm = {k: v for k, v in settings.items() if k not in secrets}
         _start_gateway(master or "local[*]", app_name, conf_of_jvm)
     session = builder.getOrCreate()
