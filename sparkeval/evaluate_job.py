@@ -314,7 +314,12 @@ def _evaluated(report: dict) -> str:
 
 def _with_partition_hint(exc: InputError, config: EvaluateConfig) -> InputError:
     """A duplicate doc in a partitioned dataset (``dt=.../``) read as one run usually
-    means its partitions are runs or days: say how to read them so."""
+    means its partitions are runs or days: say how to read them so.  A row without a
+    run id is named with the run input(s) it can come from."""
+    if str(exc).startswith("run row with empty run_id"):
+        inputs = config.run_inputs()
+        where = inputs[0] if len(inputs) == 1 else f"one of {', '.join(inputs)}"
+        return InputError(f"{where}: {exc}")
     if "duplicate doc" not in str(exc) or config.run_id_column or config.where:
         return exc
     for path in config.run:

@@ -169,3 +169,24 @@ def test_engine_local_names_what_needs_spark_before_any_work(
     assert result.stderr.startswith("sparkeval evaluate: error: --engine local: ")
     assert why in result.stderr
     assert not (inputs / "never").exists()
+
+
+def test_a_null_run_id_names_its_file_in_both_engines(inputs: Path) -> None:
+    frame = pd.DataFrame(
+        {
+            "run_id": ["a", None],
+            "query_id": ["q1", "q1"],
+            "doc_id": ["d1", "d2"],
+            "score": [1.0, 2.0],
+        }
+    )
+    frame.to_parquet(inputs / "null_run_id.parquet")
+    options = ["--run", "null_run_id.parquet", "--qrels", "qrels.txt", "--measures", "AP"]
+    for engine in ("spark", "local"):
+        result = _evaluate(inputs, f"null-run-{engine}", engine, *options)
+        assert result.returncode == EXIT_INPUT, result.stderr
+        assert (
+            result.stderr.strip()
+            .splitlines()[-1]
+            .startswith("sparkeval evaluate: error: null_run_id.parquet: run row with empty run_id")
+        ), (engine, result.stderr[-1000:])
