@@ -17,10 +17,12 @@ Example:
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +37,20 @@ _LOSS = "#c92a2a"
 _TIE = "#868e96"
 _BASELINE = "#ced4da"
 _RUN = "#a5d8ff"
+
+
+def plain_text(draw: Callable[..., str]) -> Callable[..., str]:
+    """Draw with matplotlib's mathtext off: run ids and measure names are text, and a
+    ``$`` in one (``run$2``) would otherwise start a formula and fail the report."""
+
+    @functools.wraps(draw)
+    def drawn(*args: Any, **kwargs: Any) -> str:
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return draw(*args, **kwargs)
+
+    return drawn
 
 
 def _figure():  # -> (Figure, Axes)
@@ -86,6 +102,7 @@ def wilson_interval(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     return max(0.0, center - half), min(1.0, center + half)
 
 
+@plain_text
 def distribution_plot(values_by_run: Mapping[str, np.ndarray], measure: str, baseline: str) -> str:
     """Box plots (with the mean marked) of one measure's per-query values, one box per run.
 
@@ -123,6 +140,7 @@ def delta_title(run: str, baseline: str, measure: str) -> str:
     return f"{_short(run)} − {_short(baseline)}: {measure}"
 
 
+@plain_text
 def delta_bars(
     deltas: np.ndarray, run: str, measure: str, higher_is_better: bool, baseline: str = "baseline"
 ) -> str:
@@ -187,6 +205,7 @@ def outcome_counts(deltas: np.ndarray, higher_is_better: bool) -> tuple[int, int
     return int(won.sum()), int(tied.sum()), int(lost.sum())
 
 
+@plain_text
 def outcome_bars(
     deltas: np.ndarray, run: str, measure: str, higher_is_better: bool, baseline: str = "baseline"
 ) -> str:
@@ -212,6 +231,7 @@ def outcome_bars(
     return _to_uri(fig)
 
 
+@plain_text
 def share_plot(
     values_by_run: Mapping[str, np.ndarray], measure: str, baseline: str, alpha: float = 0.05
 ) -> str:

@@ -372,3 +372,16 @@ def test_markdown_reads_top_down() -> None:
     ) in lines
     assert "![" not in text and "data:image" not in text
     assert text.index("| A | nDCG@10 | 0.3500 | 0.4000 |") > text.index("### Differences")
+
+
+def test_dollar_signs_in_names_are_drawn_as_text() -> None:
+    from sparkeval.report import plots
+
+    # two dollar signs would start and end a mathtext formula, which fails to parse
+    weird = "run$\\frac$"
+    deltas = np.array([0.1, -0.2, 0.0])
+    assert plots.delta_bars(deltas, weird, "nDCG$@10$", True, "base$x$").startswith("data:")
+    assert plots.outcome_bars(np.array([1.0, -1.0]), weird, "hit$^$", True, "b").startswith("data:")
+    values = {weird: np.array([0.2, 0.4]), "base$x$": np.array([0.3])}
+    assert plots.distribution_plot(values, "AP$_$", "base$x$").startswith("data:")
+    assert plots.share_plot({weird: np.array([0.0, 1.0])}, "hit$$", weird).startswith("data:")
