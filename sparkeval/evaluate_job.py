@@ -117,7 +117,10 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
     plan = config.plan()
     direct = _direct_plan(None, config, plan)
     if direct is None:
-        raise NotDirect("an input whose plan needs Spark (a run id column read by a Spark job)")
+        raise NotDirect(
+            "an input the direct readers do not plan (its columns, their types, or a run "
+            "id column read by a Spark job)"
+        )
     log(f"evaluating {len(direct.run_ids)} run(s): {', '.join(direct.run_ids)}")
     try:
         evaluation = evaluate_direct(

@@ -155,7 +155,14 @@ def match_columns(
         ...               ("user_id", "item_id"), {"item_id": "iid"}, "t.csv", "a table", None)
         {'user_id': 'UID', 'item_id': 'iid'}
     """
-    by_lower = {c.lower(): c for c in available}
+    by_lower: dict[str, str] = {}
+    for column in available:
+        twin = by_lower.setdefault(column.lower(), column)
+        if twin != column:
+            raise InputError(
+                f"{source}: columns {twin!r} and {column!r} differ only in case, which Spark "
+                "reads as one name; rename one of them"
+            )
     found: dict[str, str] = {}
     for canonical in (*required, *optional):
         if canonical in mapping:
