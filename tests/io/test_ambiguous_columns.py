@@ -15,7 +15,7 @@ from tests.jobs import CLI, job_env
 
 
 def test_column_resolution_refuses_names_differing_only_in_case() -> None:
-    with pytest.raises(InputError, match="run.csv: columns 'qid' and 'QID' differ only in case"):
+    with pytest.raises(InputError, match=r"run\.csv: columns 'qid' and 'QID' differ only in case"):
         resolve_columns(["qid", "QID", "docno", "score"], "run", {}, "run.csv")
 
 
