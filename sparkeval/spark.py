@@ -263,7 +263,7 @@ def _start_gateway(master: str, app_name: str, settings: Mapping[str, str]) -> N
         conf.set(key, value)
     # the JVM writes nothing for stdout's reader (the results): its stdout goes to
     # stderr, so a pipe of the results ends when sparkeval does
-    streams = {"stderr": subprocess.PIPE, "stdout": sys.stderr.fileno()}
+    streams = {"stderr": subprocess.PIPE, "stdout": 2}  # file descriptor 2: stderr
     try:
         gateway = launch_gateway(conf, popen_kwargs=streams)
     except BaseException:  # interrupted (Ctrl-C) or failed while the JVM starts

@@ -189,6 +189,23 @@ def write_clusters(pairs_path: Path, clusters_path: Path) -> dict[str, int]:
     }
 
 
+def refuse_repeated_docs(docs: DataFrame, source: str) -> None:
+    """A doc id given twice (two texts for one id) is an error naming the id: a pair
+    found for one of its texts would be reported for both (one Spark job).
+
+    Raises:
+        InputError: ``source: doc id X appears N times; each doc may appear once``.
+    """
+    repeated = (
+        docs.groupBy("doc_id").count().where(F.col("count") > 1).orderBy("doc_id").limit(1)
+    ).collect()
+    if repeated:
+        doc_id, count = repeated[0]
+        raise InputError(
+            f"{source}: doc id {doc_id} appears {count} times; each doc may appear once"
+        )
+
+
 def run_near_duplicates(spark: SparkSession, config: NearDuplicatesConfig) -> dict[str, Any]:
     """Read docs, find near-duplicate pairs and clusters, write them; returns the summary."""
     config.preflight()
@@ -202,6 +219,7 @@ def run_near_duplicates(spark: SparkSession, config: NearDuplicatesConfig) -> di
     )
     if "text" in docs.columns:
         docs = strict_text(docs, "text", "doc_id", docs_path, decoded)
+    refuse_repeated_docs(docs, docs_path)
     status(f"[read] {docs_path}; {config.method} signatures and candidates")
     result, parameters = find_near_duplicates(
         docs, config.method, config.threshold, shingle=config.shingle, k=config.k, lsh=config

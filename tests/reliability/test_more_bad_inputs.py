@@ -268,3 +268,17 @@ def test_a_string_id_that_starts_with_a_brace_is_an_id(tmp_path, capsys):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     (values,) = summary["runs"].values()
     assert values["measures"]["P@1"] == 1.0
+
+
+def test_a_doc_id_given_twice_is_refused_by_near_duplicates(tmp_path, capsys):
+    # doc 2 has two texts: one of them pairs with doc 1, the other does not
+    (tmp_path / "docs.csv").write_text(
+        "doc_id,text\n1,the cat sat on the mat\n2,the cat sat on the mat\n"
+        "2,an entirely different text\n3,something else here\n"
+    )
+    argv = ["near-duplicates", "--docs", str(tmp_path / "docs.csv"), "--threshold", "0.8"]
+    code, err = run(capsys, [*argv, "--out", str(tmp_path / "out")])
+    assert code == EXIT_INPUT
+    line = error_line(err, "near-duplicates")
+    assert line.endswith("docs.csv: doc id 2 appears 2 times; each doc may appear once"), line
+    assert not (tmp_path / "out").exists()
