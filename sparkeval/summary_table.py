@@ -17,8 +17,12 @@ evaluations apart:
 ``evaluated_at``    when the summary was written (UTC)
 ``sparkeval_version`` the version that computed it
 ``parameters_hash`` hash of the summary's parameters (measures, cutoffs, options)
-``inputs_hash``     hash of each input's path, size and modification time
+``inputs_hash``     hash of each input file's path, size and modification time, and
+                    of each catalog table's version, snapshot or content
 =================== ==========================================================
+
+The evaluation id also covers the SQL conditions applied to the inputs (``--where``)
+and ``--evaluation-key`` (a key of the caller's own, such as a scheduler's run date).
 
 ``--append-to TARGET`` adds these rows to a Parquet dataset (a directory: one file
 per evaluation, named by its id) or to a catalog table (partitioned by
@@ -79,11 +83,71 @@ def _digest(payload: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+#: what else tells this process's evaluation apart (:func:`set_identity`)
+_identity: dict[str, Any] = {}
+
+
+def set_identity(
+    key: str | None = None,
+    conditions: Mapping[str, str] | None = None,
+    tables: Sequence[str] = (),
+) -> None:
+    """What, beside the command, its parameters and its input files, identifies the
+    evaluation this process runs (set by the runner from the config):
+
+    * ``key``: ``--evaluation-key``, a key of the caller's own (a scheduler's run date);
+    * ``conditions``: the SQL conditions applied to the inputs (``--where``), which
+      select other rows of the same files;
+    * ``tables``: the catalog tables read, fingerprinted by :func:`table_fingerprint`.
+    """
+    _identity.clear()
+    _identity.update(key=key, conditions=dict(conditions or {}), tables=list(tables))
+
+
+def table_fingerprint(name: str) -> list[Any]:
+    """What identifies the content of catalog table ``name`` now, from the active
+    session: a Delta table's latest version, an Iceberg table's current snapshot, else
+    its row count and the sum of its rows' 64-bit hashes (one job over the table).
+
+    ``name`` is a checked plain identifier (:func:`check_append_name`'s rule).
+    """
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        return [name, None]
+    probes = (
+        ("delta version", f"DESCRIBE HISTORY {name} LIMIT 1", "version"),
+        (
+            "iceberg snapshot",
+            f"SELECT snapshot_id FROM {name}.snapshots ORDER BY committed_at DESC LIMIT 1",
+            "snapshot_id",
+        ),
+    )
+    for kind, query, column in probes:
+        try:
+            rows = spark.sql(query).collect()
+        except Exception:  # not a table of that format
+            continue
+        if rows:
+            return [name, kind, rows[0][column]]
+    row = spark.sql(
+        f"SELECT count(*) AS n, sum(CAST(xxhash64(*) AS DECIMAL(38, 0))) AS h FROM {name}"
+    ).collect()[0]
+    return [name, "content", row["n"], str(row["h"])]
+
+
 def inputs_fingerprint(paths: Sequence[str]) -> str:
     """Hash of each input file's path, size and modification time (directories: of
-    every file below them), without reading their contents."""
+    every file below them), without reading their contents; of a catalog table
+    (``table:NAME``), its :func:`table_fingerprint`."""
+    from sparkeval.io.readers import TABLE_PREFIX
+
     entries = []
     for raw in paths:
+        if raw.startswith(TABLE_PREFIX):
+            entries.append(table_fingerprint(raw[len(TABLE_PREFIX) :]))
+            continue
         if is_remote(raw):
             entries += _remote_entries(raw)
             continue
@@ -181,9 +245,15 @@ def summary_table(summary: Mapping[str, Any], command: str, inputs: Sequence[str
     parameters = {
         k: summary.get(k) for k in ("parameters", "compat", "measures_requested") if k in summary
     }
-    parameters_hash = _digest([command, parameters])
-    inputs_hash = inputs_fingerprint(inputs)
-    evaluation_id = _digest([command, parameters_hash, inputs_hash])
+    conditions = _identity.get("conditions")
+    parameters_hash = _digest(
+        [command, parameters, conditions] if conditions else [command, parameters]
+    )
+    tables = [f"table:{name}" for name in _identity.get("tables", ())]
+    inputs_hash = inputs_fingerprint([*inputs, *(t for t in tables if t not in inputs)])
+    key = _identity.get("key")
+    identity = [command, parameters_hash, inputs_hash] + ([key] if key is not None else [])
+    evaluation_id = _digest(identity)
     now = dt.datetime.now(dt.UTC)
     common = {
         "evaluation_id": evaluation_id,

@@ -53,6 +53,7 @@ def run_command(
     from sparkeval.status import set_quiet
 
     set_quiet(bool(getattr(config, "quiet", False)))
+    _set_identity(config)
     _check_stores(config)
     config.preflight()
     local = command.local is not None and command.local.applies(config)
@@ -106,6 +107,21 @@ def _check_append_target(spark: SparkSession | None, config: JobConfig, target: 
 
     inputs = list(getattr(config, "input_paths", list)())
     check_append_target(spark, target, getattr(config, "out", None), inputs)
+
+
+def _set_identity(config: JobConfig) -> None:
+    """What identifies the evaluation beside its files and parameters
+    (:func:`sparkeval.summary_table.set_identity`): ``--evaluation-key``, the SQL
+    conditions, the catalog tables read."""
+    from sparkeval.summary_table import set_identity
+
+    conditions = {
+        key: value
+        for key in ("where", "qrels_where")
+        if isinstance(value := getattr(config, key, None), str)
+    }
+    tables = list(getattr(config, "input_tables", list)())
+    set_identity(getattr(config, "evaluation_key", None), conditions, tables)
 
 
 def _check_stores(config: JobConfig) -> None:

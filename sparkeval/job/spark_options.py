@@ -47,6 +47,12 @@ class OutputJobConfig(SparkJobConfig):
         help="also add summary.parquet's rows to a Parquet dataset (a path) or a catalog "
         "table; rerunning the same evaluation replaces its rows",
     )
+    evaluation_key: str | None = option(
+        None,
+        metavar="KEY",
+        help="a key of your own (a scheduler's run date) made part of the evaluation id: "
+        "evaluations with other keys keep their own rows under --append-to",
+    )
 
     def input_paths(self) -> list[str]:
         """The paths the command reads (an output directory may not be one of them)."""

@@ -105,3 +105,32 @@ def test_append_to_a_catalog_table_in_a_local_warehouse(files) -> None:
     result = run_job([sys.executable, str(reader)], files)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().splitlines()[-1] == str([("bm25", "AP", AP), ("bm25", "P@1", 1.0)])
+
+
+def test_a_rewritten_catalog_table_is_a_new_evaluation(spark, files, capsys) -> None:
+    """A run table overwritten every day is a new evaluation each day: its content
+    (no Delta or Iceberg version in this catalog) is part of the evaluation id."""
+    history = files / "history"
+    qrels = ["--qrels", str(files / "qrels.txt"), "--measures", "AP", "--append-to", str(history)]
+
+    def day(scores: list[float], out: str, *extra: str) -> int:
+        rows = [("bm25", "q1", "d1", scores[0]), ("bm25", "q1", "d2", scores[1])]
+        frame = spark.createDataFrame(
+            rows, "run_id string, query_id string, doc_id string, score double"
+        )
+        frame.write.mode("overwrite").saveAsTable("daily_run")
+        argv = ["evaluate", "--run-table", "daily_run", *qrels, "--out", str(files / out)]
+        return main([*argv, "--overwrite", *extra])
+
+    assert day([2.0, 1.0], "out") == 0
+    assert day([1.0, 2.0], "out") == 0  # the next day: other rows in the same table
+    assert len(list(history.glob("*.parquet"))) == 2
+    assert day([1.0, 2.0], "out") == 0  # a rerun of that day: replaced
+    assert len(list(history.glob("*.parquet"))) == 2
+    # a scheduler's own key tells runs of the same content apart
+    assert day([1.0, 2.0], "out", "--evaluation-key", "2026-11-29") == 0
+    assert len(list(history.glob("*.parquet"))) == 3
+    # so do the conditions applied to the rows
+    assert day([1.0, 2.0], "out", "--where", "score > 0") == 0
+    assert len(list(history.glob("*.parquet"))) == 4
+    spark.sql("DROP TABLE daily_run")
