@@ -44,7 +44,7 @@ def run_rating_errors(spark: SparkSession, config: RatingErrorsConfig) -> Rating
         report["inputs"] = {"predictions": config.predictions, "truth": config.truth}
         with atomic_output_dir(config.out) as staging:
             write_parquet(
-                evaluation.per_user.orderBy("user_id", "_order").drop("_order"),
+                evaluation.ordered_per_user,
                 staging / "per_user.parquet",
             )
             report["timings_s"] = {"total": round(time.time() - started, 3)}

@@ -54,15 +54,25 @@ class RatingEvaluation:
 
     Attributes:
         per_user: ``user_id, measure, value`` (the error of each user's pairs;
-            null where undefined) plus an ``_order`` column (request order).
+            null where undefined).
+        ordered_per_user: the same rows sorted by user, then the requests' order (what
+            ``per_user.parquet`` holds).
         report: the ``summary.json`` content: pooled and per-user-mean values, counts.
         requests: the parsed requests, in output order.
     """
 
-    per_user: Any
+    _with_order: Any = field(repr=False)
     report: dict[str, Any]
     requests: list[RatingRequest]
     _cached: list[Any] = field(default_factory=list, repr=False)
+
+    @property
+    def per_user(self) -> Any:
+        return self._with_order.drop("_order")
+
+    @property
+    def ordered_per_user(self) -> Any:
+        return self._with_order.orderBy("user_id", "_order").drop("_order")
 
     def unpersist(self) -> None:
         """Release cached intermediate results."""

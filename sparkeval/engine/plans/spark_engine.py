@@ -130,8 +130,7 @@ class Evaluation:
     """The result of :func:`evaluate`.
 
     Attributes:
-        per_query: ``run_id, query_id, measure, _order, value`` (value null where
-            undefined; ``_order`` the measure's position among the per-query measures).
+        per_query: ``run_id, query_id, measure, value`` (value null where undefined).
         summary: ``run_id, measure, value, queries, undefined`` — the ``all`` values.
         report: the summary as a JSON-ready dict (the content of ``summary.json``).
         measures: the evaluated measures, in output order.
@@ -183,8 +182,8 @@ class Evaluation:
     @cached_property
     def per_query(self):
         if isinstance(self._blobs, DeferredBlobs):
-            return self._local_per_query(ordered=False, with_order=True)
-        return self._exploded(self._wide.where("evaluated"))
+            return self._local_per_query(ordered=False)
+        return self._exploded(self._wide.where("evaluated")).drop("_order")
 
     @cached_property
     def ordered_per_query(self):
