@@ -160,7 +160,7 @@ def run_argv(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code (see the README's exit codes)."""
+    """Run the CLI; returns the process exit code (see docs/exit-codes.md)."""
     from sparkeval.job.runner import run_command
 
     if signal.getsignal(signal.SIGINT) is sparkeval.startup.interrupted_while_starting:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-#: process exit codes (documented in the README)
+#: process exit codes (documented in docs/exit-codes.md)
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_INPUT = 2

@@ -85,7 +85,7 @@ def free_port() -> int:
 
 
 def build_zip(root: Path, target: Path) -> Path:
-    """Zip the package as the README says: ``python -m zipfile -c sparkeval.zip sparkeval``."""
+    """Zip the package as the guide says: ``python -m zipfile -c sparkeval.zip sparkeval``."""
     subprocess.run(
         [sys.executable, "-m", "zipfile", "-c", str(target), "sparkeval"], cwd=root, check=True
     )

@@ -113,7 +113,7 @@ class EvaluateConfig(OutputJobConfig):
         choices=COMPAT_PROFILES,
         help="reproduce another evaluator: trec (default), mllib (Spark RankingMetrics), "
         "recommenders (Microsoft Recommenders), replay (RePlay) or rectools (RecTools); "
-        "see the README",
+        "see docs/recommenders.md",
     )
     relevance: str | None = option(
         None,

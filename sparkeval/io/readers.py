@@ -229,7 +229,7 @@ def _trec_lines(spark: SparkSession, path: str):
     )
 
 
-#: why a line or id with invalid UTF-8 is refused (README: "Ids are UTF-8 text")
+#: why a line or id with invalid UTF-8 is refused (docs/evaluate.md: "Strict reading")
 NOT_UTF8 = (
     "not valid UTF-8 (ids are compared as UTF-8 text; convert the file, e.g. "
     "iconv -f latin1 -t utf-8)"

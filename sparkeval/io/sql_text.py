@@ -112,7 +112,7 @@ SUBSET = (
     "conditions may use columns, literals, comparisons, arithmetic, AND/OR/NOT, IN, "
     "BETWEEN, LIKE, IS [NOT] NULL, parentheses, CAST and the functions "
     + ", ".join(sorted(FUNCTIONS))
-    + " (README: 'Conditions are a subset of SQL')"
+    + " (user guide: docs/evaluate.md, 'Conditions are a subset of SQL')"
 )
 
 #: the longest condition accepted, and the deepest nesting of parentheses and operators

@@ -18,7 +18,7 @@ from sparkeval.measures.names import parse_measure
 
 ir_measures = pytest.importorskip("ir_measures", reason="the test extra installs ir_measures")
 
-#: ir_measures name -> the canonical sparkeval measure it maps to (the README's table)
+#: ir_measures name -> the canonical sparkeval measure it maps to (the table of docs/measures.md)
 NAMES = {
     "AP": "AP",
     "AP(rel=2)": "AP(rel=2)",

@@ -158,7 +158,7 @@ def test_java_options_prints_only_the_options_that_map_the_archive(archive, tmp_
 
 @pytest.mark.slow
 def test_spark_submit_driver_and_executors_map_the_archive(archive, standalone_cluster, tmp_path):
-    """The README's spark-submit recipe on a standalone cluster whose executors run on
+    """The spark-submit recipe of docs/clusters.md on a standalone cluster whose executors run on
     this machine's install: HotSpot's class-load logs of the driver and of every
     executor name the archive as the source of Spark's classes."""
     from tests.cluster import build_zip, cluster_env, spark_submit

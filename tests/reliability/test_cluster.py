@@ -1,5 +1,5 @@
 """The evaluate job on a Spark standalone cluster (master + two workers on loopback),
-submitted as the README's "Running on a cluster" says: the package zipped into
+submitted as the user guide's "Running on a cluster" says: the package zipped into
 ``--py-files``, ``PYSPARK_PYTHON`` naming the interpreter.  Results equal local mode's,
 also when a worker machine is lost in the middle of the job.
 """
@@ -87,7 +87,7 @@ def test_submitted_to_the_cluster_equals_local_mode(
 def test_executors_with_sparkeval_installed_can_run_its_worker_daemon(
     standalone_cluster, parquet_job, local_result, tmp_path
 ) -> None:
-    """The README's setting for executors whose Python has sparkeval installed (here the
+    """The user guide's setting for executors whose Python has sparkeval installed (here the
     test interpreter): their Python workers are forked by sparkeval's daemon (a module
     they could not import would fail every task), and the results are the same."""
     out = tmp_path / "out"
@@ -178,7 +178,7 @@ def test_parquet_read_by_cluster_workers_equals_local_mode(
 def test_a_shared_handoff_directory_replaces_the_exchange(
     standalone_cluster, parquet_job, local_result, tmp_path
 ) -> None:
-    """The README's ``spark.sparkeval.handoffDirectory``: the executors hand the rows
+    """The user guide's ``spark.sparkeval.handoffDirectory``: the executors hand the rows
     over as files in a directory they share with the driver (here, the one machine's),
     no row goes through Spark's shuffle, the results are the same, and the directory is
     left empty."""

@@ -1,4 +1,4 @@
-"""sparkeval shipped to executors that do not have it, as the README's "Running on a
+"""sparkeval shipped to executors that do not have it, as the user guide's "Running on a
 cluster" says: the archive ``sparkeval pack`` writes, given to the real ``spark-submit``
 with ``--archives ARCHIVE#environment`` and ``spark.pyspark.python=./environment/bin/python``,
 on a standalone cluster (loopback) whose workers' Python has neither sparkeval nor

@@ -306,8 +306,8 @@ def _user_means(per_user, n_requests: int) -> tuple[list[float], list[int], int]
 
 def rating_errors(
     spark: SparkSession,
-    pred_df,
-    truth_df,
+    pred_df: DataFrame,
+    truth_df: DataFrame,
     measures: str | Sequence[str] | None = None,
     *,
     missing: str = "error",

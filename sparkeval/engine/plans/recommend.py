@@ -48,8 +48,8 @@ def recommendations_to_run(
 
 def evaluate_recommendations(
     spark: SparkSession,
-    recommendations_df,
-    truth_df,
+    recommendations_df: DataFrame,
+    truth_df: DataFrame,
     measures: Sequence[str] | str,
     *,
     compat: str = "trec",

@@ -438,7 +438,7 @@ def evaluate(
     names: str | Mapping[str, str] = "canonical",
     run_ids: Sequence[str] | None = None,
     buckets: int | None = None,
-    near_duplicates=None,
+    near_duplicates: DataFrame | None = None,
     direct: DirectPlan | None = None,
     ready: ReadyPieces | None = None,
 ) -> Evaluation:
