@@ -44,7 +44,6 @@ SCHEME_DIRECTORIES = {"foo:", "hdfs:", "gs:", "abfss:", "s3a:", "s3:"}
 #: required option missing here would be refused first, failing the tests below
 BASE: dict[str, dict[str, str]] = {
     "evaluate": {"--run": "run.txt", "--qrels": "qrels.txt", "--measures": "AP"},
-    "demo": {"--queries": "5"},
     "compare": {"--per-query": "eval", "--baseline": "base"},
     "rank-distance": {"--runs": "runs.parquet", "--baseline": "base"},
     "rating-errors": {"--predictions": "pred.csv", "--truth": "truth.csv"},
@@ -55,7 +54,10 @@ BASE: dict[str, dict[str, str]] = {
 
 
 #: commands whose only path is a local file they build, refusing every URI
-LOCAL_ONLY = {"pack": "the archive is built as a local file"}
+LOCAL_ONLY = {
+    "pack": "the archive is built as a local file",
+    "demo": "the demo writes its data and results into a local directory",
+}
 
 
 def path_options() -> list[tuple[str, str]]:
