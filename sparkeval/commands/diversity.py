@@ -4,8 +4,9 @@ Measures: inter-user Hamming diversity (exact, mean and per user), mean pairwise
 user Jaccard (exact or sampled with CI and bounds), intra-list diversity (item
 similarity from ``--item-features`` or co-occurrence in ``--train``), catalog and
 distributional coverage, Gini of exposure, novelty and serendipity
-(:mod:`sparkeval.diversity.job`). Outputs in ``--out``: ``per_user.parquet`` and
-``summary.json``.
+(:mod:`sparkeval.diversity.job`), of each run of ``--run`` (a ``run_id`` column;
+``--run-id`` picks one). Outputs in ``--out``: ``per_user.parquet`` (``run_id,
+query_id, ...``, by run and user) and ``summary.json`` (each run's under ``runs``).
 
 Example::
 
@@ -60,23 +61,33 @@ class DiversityConfig(RunListsConfig):
 
 
 def show(summary: dict[str, Any], config: DiversityConfig, stdout: TextIO) -> None:
-    """One line of headline values, then what could not be computed and why."""
-    inter = summary["inter_user"]
-    print(
-        f"diversity: {inter['users']} users, inter-user diversity "
-        f"{inter['inter_user_diversity']:.6f}, distributional coverage "
-        f"{summary['coverage']['distributional_coverage']:.6f} bits; wrote {config.out}",
-        file=stdout,
-    )
-    for name, why in summary["skipped"].items():
+    """A line of headline values per run, then what could not be computed and why."""
+    runs = summary["runs"]
+    several = len(runs) > 1
+    if several:
+        print(f"diversity: {len(runs)} runs; wrote {config.out}", file=stdout)
+    for run_id, block in runs.items():
+        inter = block["inter_user"]
+        values = (
+            f"{inter['users']} users, inter-user diversity "
+            f"{inter['inter_user_diversity']:.6f}, distributional coverage "
+            f"{block['coverage']['distributional_coverage']:.6f} bits"
+        )
+        line = (
+            f"  run {run_id}: {values}" if several else f"diversity: {values}; wrote {config.out}"
+        )
+        print(line, file=stdout)
+    # what was skipped depends on the inputs, the same for every run
+    for name, why in next(iter(runs.values()))["skipped"].items():
         print(f"diversity: {name} not computed: {why}", file=stdout)
 
 
 COMMAND = Command(
     name="diversity",
     help="inter-user and intra-list diversity, coverage, Gini, novelty, serendipity",
-    description="Beyond-accuracy measures of a run's recommendation lists. Writes "
-    "OUT/per_user.parquet and OUT/summary.json.",
+    description="Beyond-accuracy measures of the recommendation lists of each run of "
+    "--run (or of --run-id's). Writes OUT/per_user.parquet (per run and user) and "
+    "OUT/summary.json (per run).",
     config=DiversityConfig,
     run=spark_job("sparkeval.diversity.job:run_diversity"),
     show=show,
