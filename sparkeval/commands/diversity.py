@@ -20,6 +20,7 @@ from typing import Any, Self, TextIO
 
 from sparkeval.diversity.inter_user import DEFAULT_EXACT_PAIR_LIMIT, DEFAULT_SAMPLE_PAIRS
 from sparkeval.diversity.intra_list import SIMILARITIES
+from sparkeval.errors import ConfigError
 from sparkeval.job.command import Command, spark_job
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import RunListsConfig
@@ -54,10 +55,36 @@ class DiversityConfig(RunListsConfig):
     def validate(self) -> Self:
         check_positive(self.k, "k")
         check_positive(self.sample_pairs, "sample_pairs")
+        if self.similarity == "cooccurrence" and not self.train:
+            raise ConfigError("--similarity cooccurrence needs --train")
+        if self.similarity in ("cosine", "jaccard", "minhash") and not self.item_features:
+            raise ConfigError(f"--similarity {self.similarity} needs --item-features")
         return self
 
     def input_paths(self) -> list[str]:
         return [p for p in (self.run, self.train, self.item_features) if p]
+
+    def requires_score(self) -> bool:
+        return self.k is not None
+
+    def dry_run_checks(self) -> list[str]:
+        """The run's, the training data's and the item features' columns resolved as
+        the real read resolves them (the features an array)."""
+        from sparkeval.io.columns import FEATURE_ALIASES, TRAIN_ALIASES
+        from sparkeval.job.dry_run import check_list_table, input_schema
+
+        lines = super().dry_run_checks()
+        if self.train:
+            train = input_schema(self.train)
+            lines.append(check_list_table(train, TRAIN_ALIASES, ("query_id", "doc_id")))
+        if self.item_features:
+            features = input_schema(self.item_features)
+            lines.append(
+                check_list_table(
+                    features, FEATURE_ALIASES, ("doc_id", "features"), arrays=("features",)
+                )
+            )
+        return lines
 
 
 def show(summary: dict[str, Any], config: DiversityConfig, stdout: TextIO) -> None:

@@ -89,3 +89,14 @@ class RunListsConfig(OutputJobConfig):
 
     def input_paths(self) -> list[str]:
         return [self.run]
+
+    def requires_score(self) -> bool:
+        """Whether the run needs a score column (the top-k cut needs one)."""
+        return True
+
+    def dry_run_checks(self) -> list[str]:
+        """The run's columns resolved as the real read resolves them (a score where
+        :meth:`requires_score`; ``--run-id`` needs run ids)."""
+        from sparkeval.job.dry_run import check_run_lists, input_schema
+
+        return [check_run_lists(input_schema(self.run), self.requires_score(), self.run_id)]
