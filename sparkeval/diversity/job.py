@@ -51,6 +51,10 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
         + f"; computing the measures of {_runs_named(runs.ids)}"
     )
     cached: list[DataFrame] = []
+    if len(runs.ids) > 1:  # every run reads them: once
+        train = train.cache() if train is not None else None
+        features = features.cache() if features is not None else None
+        cached += [t for t in (train, features) if t is not None]
     try:
         per_user, blocks = [], {}
         for run_id in runs.ids:
@@ -75,8 +79,8 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
             per_user.append(users.select(F.lit(run_id).alias("run_id"), *users.columns))
         status("[write] per_user.parquet and summary.json")
         with atomic_output_dir(config.out) as staging:
-            rows = functools.reduce(lambda a, b: a.union(b), per_user).orderBy("run_id", "query_id")
-            write_parquet(rows, staging / "per_user.parquet")
+            table = functools.reduce(lambda a, b: a.union(b), per_user)
+            write_parquet(table.orderBy("run_id", "query_id"), staging / "per_user.parquet")
             summary: dict[str, Any] = {
                 "command": "diversity",
                 "run": config.run,
@@ -91,7 +95,7 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
             summary["timings_s"] = {"total": round(time.perf_counter() - start, 3)}
             write_summary(staging, summary, "diversity", config.input_paths())
     finally:
-        # evaluate_diversity cached them; a running session keeps going
+        # cached here and by evaluate_diversity; a running session keeps going
         for frame in cached:
             frame.unpersist()
         runs.release()
