@@ -8,7 +8,8 @@ evaluations apart:
 ``evaluation_id``   hash of the command, its parameters and its inputs' fingerprint:
                     the same evaluation run again gets the same id
 ``command``         ``evaluate``, ``compare``, ``similar-users``, ...
-``run_id``          the run (``""`` where the command has no runs)
+``run_id``          the run (``""`` where the command has no runs, and for numbers
+                    of a summary that are not a run's)
 ``measure``         the measure as named in the outputs (``AP``, ``nDCG@10``), or
                     the dotted path of a count (``counts.pairs``)
 ``value``           its value (a mean over queries for ranking measures)
@@ -188,10 +189,18 @@ def _numbers(node: Any, path: str) -> Iterator[tuple[str, float]]:
 def summary_rows(summary: Mapping[str, Any], command: str) -> list[dict[str, Any]]:
     """The long rows of a summary: the measures per run (value, queries, undefined)
     where it has ``runs`` with ``measures`` (and, beyond ``evaluate``, every other
-    number of the summary by its path, with an empty run id); else every number by
-    its path."""
+    number of the summary by its path, with an empty run id); every number of each
+    run by its path where it has ``runs`` of other entries (``similar-users``,
+    ``diversity``: :func:`_rows_per_run`); else every number by its path."""
     rows: list[dict[str, Any]] = []
     runs = summary.get("runs")
+    if (
+        isinstance(runs, Mapping)
+        and runs
+        and all(isinstance(b, Mapping) for b in runs.values())
+        and not all("measures" in b for b in runs.values())
+    ):
+        return _rows_per_run(summary, runs)
     if isinstance(runs, Mapping) and all(
         isinstance(b, Mapping) and "measures" in b for b in runs.values()
     ):
@@ -231,6 +240,29 @@ def summary_rows(summary: Mapping[str, Any], command: str) -> list[dict[str, Any
     return rows
 
 
+def _rows_per_run(summary: Mapping[str, Any], runs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every number of each run's entry by its path, with the run id; then every other
+    number of the summary by its path, with an empty run id. A key of the runs' entries
+    at the top of the summary is a one-run summary's copy of its run's: not repeated.
+
+    Example:
+        >>> rows = _rows_per_run({"k": 5, "runs": {"b": {"users": 3}, "a": {"users": 4}}}, {
+        ...     "b": {"users": 3}, "a": {"users": 4}})
+        >>> [(r["run_id"], r["measure"], r["value"]) for r in rows]
+        [('a', 'users', 4.0), ('b', 'users', 3.0), ('', 'k', 5.0)]
+    """
+    copied = {key for block in runs.values() for key in block}
+    rest = {k: v for k, v in summary.items() if k != "runs" and k not in copied}
+    numbers = [
+        (str(run_id), *pair) for run_id in sorted(runs) for pair in _numbers(runs[run_id], "")
+    ]
+    numbers += [("", *pair) for pair in _numbers(rest, "")]
+    return [
+        {"run_id": run_id, "measure": m, "value": v, "queries": None, "undefined": None}
+        for run_id, m, v in numbers
+    ]
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -245,6 +277,8 @@ def summary_table(summary: Mapping[str, Any], command: str, inputs: Sequence[str
     parameters = {
         k: summary.get(k) for k in ("parameters", "compat", "measures_requested") if k in summary
     }
+    if summary.get("run_id") is not None:  # --run-id: one run of the input, its own evaluation
+        parameters["run_id"] = summary["run_id"]
     conditions = _identity.get("conditions")
     parameters_hash = _digest(
         [command, parameters, conditions] if conditions else [command, parameters]

@@ -4,8 +4,9 @@ Measures: inter-user Hamming diversity (exact, mean and per user), mean pairwise
 user Jaccard (exact or sampled with CI and bounds), intra-list diversity (item
 similarity from ``--item-features`` or co-occurrence in ``--train``), catalog and
 distributional coverage, Gini of exposure, novelty and serendipity
-(:mod:`sparkeval.diversity.job`). Outputs in ``--out``: ``per_user.parquet`` and
-``summary.json``.
+(:mod:`sparkeval.diversity.job`), of each run of ``--run`` (a ``run_id`` column;
+``--run-id`` picks one). Outputs in ``--out``: ``per_user.parquet`` (``run_id,
+query_id, ...``, by run and user) and ``summary.json`` (each run's under ``runs``).
 
 Example::
 
@@ -56,30 +57,66 @@ class DiversityConfig(RunListsConfig):
         check_positive(self.sample_pairs, "sample_pairs")
         if not 0 <= self.seed < 2**32:
             raise ConfigError(f"--seed must be a whole number from 0 to 2^32-1, got {self.seed}")
+        if self.similarity == "cooccurrence" and not self.train:
+            raise ConfigError("--similarity cooccurrence needs --train")
+        if self.similarity in ("cosine", "jaccard", "minhash") and not self.item_features:
+            raise ConfigError(f"--similarity {self.similarity} needs --item-features")
         return self
 
     def input_paths(self) -> list[str]:
         return [p for p in (self.run, self.train, self.item_features) if p]
 
+    def requires_score(self) -> bool:
+        return self.k is not None
+
+    def dry_run_checks(self) -> list[str]:
+        """The run's, the training data's and the item features' columns resolved as
+        the real read resolves them (the features an array)."""
+        from sparkeval.io.columns import FEATURE_ALIASES, TRAIN_ALIASES
+        from sparkeval.job.dry_run import check_list_table, input_schema
+
+        lines = super().dry_run_checks()
+        if self.train:
+            train = input_schema(self.train)
+            lines.append(check_list_table(train, TRAIN_ALIASES, ("query_id", "doc_id")))
+        if self.item_features:
+            features = input_schema(self.item_features)
+            lines.append(
+                check_list_table(
+                    features, FEATURE_ALIASES, ("doc_id", "features"), arrays=("features",)
+                )
+            )
+        return lines
+
 
 def show(summary: dict[str, Any], config: DiversityConfig, stdout: TextIO) -> None:
-    """One line of headline values, then what could not be computed and why."""
-    inter = summary["inter_user"]
-    print(
-        f"diversity: {inter['users']} users, inter-user diversity "
-        f"{inter['inter_user_diversity']:.6f}, distributional coverage "
-        f"{summary['coverage']['distributional_coverage']:.6f} bits; wrote {config.out}",
-        file=stdout,
-    )
-    for name, why in summary["skipped"].items():
+    """A line of headline values per run, then what could not be computed and why."""
+    runs = summary["runs"]
+    several = len(runs) > 1
+    if several:
+        print(f"diversity: {len(runs)} runs; wrote {config.out}", file=stdout)
+    for run_id, block in runs.items():
+        inter = block["inter_user"]
+        values = (
+            f"{inter['users']} users, inter-user diversity "
+            f"{inter['inter_user_diversity']:.6f}, distributional coverage "
+            f"{block['coverage']['distributional_coverage']:.6f} bits"
+        )
+        line = (
+            f"  run {run_id}: {values}" if several else f"diversity: {values}; wrote {config.out}"
+        )
+        print(line, file=stdout)
+    # what was skipped depends on the inputs, the same for every run
+    for name, why in next(iter(runs.values()))["skipped"].items():
         print(f"diversity: {name} not computed: {why}", file=stdout)
 
 
 COMMAND = Command(
     name="diversity",
     help="inter-user and intra-list diversity, coverage, Gini, novelty, serendipity",
-    description="Beyond-accuracy measures of a run's recommendation lists. Writes "
-    "OUT/per_user.parquet and OUT/summary.json.",
+    description="Beyond-accuracy measures of the recommendation lists of each run of "
+    "--run (or of --run-id's). Writes OUT/per_user.parquet (per run and user) and "
+    "OUT/summary.json (per run).",
     config=DiversityConfig,
     run=spark_job("sparkeval.diversity.job:run_diversity"),
     show=show,

@@ -2,8 +2,10 @@
 
 Each user's set is the items of their list (the top k by score when ``--k`` is
 given). Pairs are found with MinHash LSH and verified exactly
-(:mod:`sparkeval.lsh.similar_users`). Outputs in ``--out``: ``pairs.parquet``
-(``user_a, user_b, jaccard``, user_a < user_b) and ``summary.json``.
+(:mod:`sparkeval.lsh.similar_users`), in each run of ``--run`` on its own (a
+``run_id`` column; ``--run-id`` picks one). Outputs in ``--out``: ``pairs.parquet``
+(``run_id, user_a, user_b, jaccard``, user_a < user_b, run after run) and
+``summary.json`` (each run's counts under ``runs``).
 
 Example::
 
@@ -34,30 +36,48 @@ class SimilarUsersConfig(LshOptions, RunListsConfig):
 
 
 def show(summary: dict[str, Any], config: SimilarUsersConfig, stdout: TextIO) -> None:
-    """One line of counts and banding, and a warning when the bucket cap skipped pairs."""
-    counts = summary["counts"]
-    print(
-        f"similar-users: {counts['pairs']} pairs with Jaccard >= {config.threshold} among "
-        f"{counts['users']} users (bands {summary['parameters']['banding_bands']} x "
+    """A line of counts per run and one of banding, and a warning for each run where
+    the bucket cap skipped pairs."""
+    runs = summary["runs"]
+    banding = (
+        f"bands {summary['parameters']['banding_bands']} x "
         f"{summary['parameters']['banding_rows']}, estimated recall at threshold "
-        f"{summary['estimated_recall_at_threshold']:.4f}); wrote {config.out}",
-        file=stdout,
+        f"{summary['estimated_recall_at_threshold']:.4f}"
     )
-    if summary["skipped_by_max_bucket"]["buckets"]:
-        skipped = summary["skipped_by_max_bucket"]
+    several = len(runs) > 1
+    if several:
         print(
-            f"similar-users: warning: {skipped['buckets']} buckets over --max-bucket "
-            f"{config.max_bucket} were skipped ({skipped['pairs']} candidate pairs not checked)",
+            f"similar-users: {len(runs)} runs, Jaccard >= {config.threshold} ({banding}); "
+            f"wrote {config.out}",
             file=stdout,
         )
+    for run_id, block in runs.items():
+        counts = block["counts"]
+        found = f"{counts['pairs']} pairs"
+        if several:
+            print(f"  run {run_id}: {found} among {counts['users']} users", file=stdout)
+        else:
+            print(
+                f"similar-users: {found} with Jaccard >= {config.threshold} among "
+                f"{counts['users']} users ({banding}); wrote {config.out}",
+                file=stdout,
+            )
+        skipped = block["skipped_by_max_bucket"]
+        if skipped["buckets"]:
+            print(
+                f"similar-users: warning: {f'run {run_id}: ' if several else ''}"
+                f"{skipped['buckets']} buckets over --max-bucket {config.max_bucket} were "
+                f"skipped ({skipped['pairs']} candidate pairs not checked)",
+                file=stdout,
+            )
 
 
 COMMAND = Command(
     name="similar-users",
     help="user pairs whose recommendation lists have Jaccard >= T (MinHash LSH, exact)",
-    description="All user pairs whose lists have Jaccard >= T: MinHash LSH candidates, "
-    "verified exactly. Writes OUT/pairs.parquet (user_a, user_b, jaccard) and "
-    "OUT/summary.json.",
+    description="All user pairs whose lists have Jaccard >= T, in each run of --run (or "
+    "in --run-id's): MinHash LSH candidates, verified exactly. Writes OUT/pairs.parquet "
+    "(run_id, user_a, user_b, jaccard) and OUT/summary.json (per run).",
     config=SimilarUsersConfig,
     run=spark_job("sparkeval.lsh.similar_users:run_similar_users"),
     show=show,

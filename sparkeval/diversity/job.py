@@ -1,22 +1,26 @@
-"""The diversity job: read the lists (and training data, item features), measure, write.
+"""The diversity job: read the lists (and training data, item features), measure each
+run, write.
 
 The command is :mod:`sparkeval.commands.diversity`.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from sparkeval.diversity.evaluate import evaluate_diversity
 from sparkeval.errors import InputError
 from sparkeval.io.columns import FEATURE_ALIASES, TRAIN_ALIASES
 from sparkeval.io.lists import (
     check_k,
+    checked_runs,
     normalise_columns,
-    read_run_table,
+    read_run_rows,
     read_typed_table,
     top_k,
 )
@@ -29,75 +33,109 @@ if TYPE_CHECKING:
 
 
 def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any]:
-    """Read the inputs, compute the measures, write ``per_user.parquet`` + ``summary.json``."""
+    """Read the inputs, measure each run of ``--run`` (every run, or ``--run-id``'s),
+    write ``per_user.parquet`` (``run_id`` first, sorted by run and user) and
+    ``summary.json`` (each run's measures under ``runs``; one run's also at the top)."""
     config.preflight()
     start = time.perf_counter()
-    k = config.k
-    lists = top_k(
-        read_run_table(spark, config.run, config.run_id, require_score=k is not None), check_k(k)
-    )
-    cols = ["query_id", "doc_id"] + (["relevance"] if "relevance" in lists.columns else [])
-    lists = lists.select(*cols)
+    k = check_k(config.k)
+    rows = read_run_rows(spark, config.run, require_score=k is not None)
     train_path, features_path = config.train, config.item_features
-    train = None
-    if train_path:
-        train = normalise_columns(
-            read_typed_table(spark, train_path),
-            TRAIN_ALIASES,
-            ("query_id", "doc_id"),
-            train_path,
-            decodes_text(train_path),
-        )
-    features = None
-    if features_path:
-        features = normalise_columns(
-            read_typed_table(spark, features_path),
-            FEATURE_ALIASES,
-            ("doc_id", "features"),
-            features_path,
-            decodes_text(features_path),
-        )
-        if not features.schema["features"].dataType.simpleString().startswith("array"):
-            raise InputError(
-                f"{features_path}: column features must be an array (a numeric vector or "
-                f"labels), got {features.schema['features'].dataType.simpleString()}"
-            )
+    train = _read_train(spark, train_path) if train_path else None
+    features = _read_features(spark, features_path) if features_path else None
+    runs = checked_runs(rows, config.run, config.run_id)  # the jobs: after every schema
     status(
         f"[read] {config.run}"
         + (f", {train_path}" if train_path else "")
         + (f", {features_path}" if features_path else "")
-        + "; computing the measures"
+        + f"; computing the measures of {_runs_named(runs.ids)}"
     )
-    per_user = None
+    cached: list[DataFrame] = []
+    if len(runs.ids) > 1:  # every run reads them: once
+        train = train.cache() if train is not None else None
+        features = features.cache() if features is not None else None
+        cached += [t for t in (train, features) if t is not None]
     try:
-        per_user, summary = evaluate_diversity(
-            spark,
-            lists,
-            train=train,
-            features=features,
-            length=k,
-            similarity=config.similarity,
-            exact_pair_limit=config.exact_pair_limit,
-            sample_pairs=config.sample_pairs,
-            seed=config.seed,
-        )
+        per_user, blocks = [], {}
+        for run_id in runs.ids:
+            lists = top_k(runs.rows_of(run_id), k)
+            cols = ["query_id", "doc_id"] + (["relevance"] if "relevance" in lists.columns else [])
+            lists = lists.select(*cols)
+            cached.append(lists)  # evaluate_diversity caches it, and its per-user table
+            if len(runs.ids) > 1:
+                status(f"[measure] run {run_id}")
+            users, blocks[run_id] = evaluate_diversity(
+                spark,
+                lists,
+                train=train,
+                features=features,
+                length=k,
+                similarity=config.similarity,
+                exact_pair_limit=config.exact_pair_limit,
+                sample_pairs=config.sample_pairs,
+                seed=config.seed,
+            )
+            cached.append(users)
+            per_user.append(users.select(F.lit(run_id).alias("run_id"), *users.columns))
         status("[write] per_user.parquet and summary.json")
         with atomic_output_dir(config.out) as staging:
-            write_parquet(per_user, staging / "per_user.parquet")
-            summary = {
+            table = functools.reduce(lambda a, b: a.union(b), per_user)
+            write_parquet(table.orderBy("run_id", "query_id"), staging / "per_user.parquet")
+            summary: dict[str, Any] = {
                 "command": "diversity",
                 "run": config.run,
                 "run_id": config.run_id,
                 "train": train_path,
                 "item_features": features_path,
                 "k": k,
-                **summary,
-                "timings_s": {"total": round(time.perf_counter() - start, 3)},
+                "runs": blocks,
             }
+            if len(blocks) == 1:  # one run: its measures at the top too, as ever
+                summary.update(next(iter(blocks.values())))
+            summary["timings_s"] = {"total": round(time.perf_counter() - start, 3)}
             write_summary(staging, summary, "diversity", config.input_paths())
     finally:
-        # evaluate_diversity cached both; a running session keeps going
-        if per_user is not None:
-            per_user.unpersist()
-        lists.unpersist()
+        # cached here and by evaluate_diversity; a running session keeps going
+        for frame in cached:
+            frame.unpersist()
+        runs.release()
     return summary
+
+
+def _runs_named(ids: tuple[str, ...]) -> str:
+    """``run A`` or ``3 runs (A, B, C)`` for a status line."""
+    if len(ids) == 1:
+        return f"run {ids[0]}"
+    return f"{len(ids)} runs ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''})"
+
+
+def _read_train(spark: SparkSession, path: str) -> DataFrame:
+    """The training interactions as ``query_id, doc_id``."""
+    return normalise_columns(
+        read_typed_table(spark, path),
+        TRAIN_ALIASES,
+        ("query_id", "doc_id"),
+        path,
+        decodes_text(path),
+    )
+
+
+def _read_features(spark: SparkSession, path: str) -> DataFrame:
+    """The item features as ``doc_id, features`` (an array column).
+
+    Raises:
+        InputError: the features column is not an array.
+    """
+    features = normalise_columns(
+        read_typed_table(spark, path),
+        FEATURE_ALIASES,
+        ("doc_id", "features"),
+        path,
+        decodes_text(path),
+    )
+    kind = features.schema["features"].dataType.simpleString()
+    if not kind.startswith("array"):
+        raise InputError(
+            f"{path}: column features must be an array (a numeric vector or labels), got {kind}"
+        )
+    return features

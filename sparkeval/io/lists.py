@@ -7,9 +7,16 @@ also be a TREC run file (``qid Q0 docno rank score tag``, read like ``sparkeval
 evaluate`` reads it). Column names are matched case-insensitively against the one
 alias table, :mod:`sparkeval.io.columns`, so a recommender table ``userID, itemID,
 prediction`` reads as ``query_id, doc_id, score``.
+
+A run table may hold several runs (a ``run_id`` column, a TREC file's tag):
+:func:`checked_runs` gives every run (or the one asked for) with their ids, for the
+commands that evaluate each run of their input in one call.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -23,6 +30,7 @@ from sparkeval.io.readers import (
     check_exists,
     check_id_types,
     decodes_text,
+    default_run_id,
     detect_format,
     read_table,
     read_trec_run,
@@ -109,71 +117,142 @@ def normalise_columns(
 ID_COLUMNS = ("run_id", "query_id", "doc_id", "user_id", "item_id")
 
 
-def read_run_table(
-    spark: SparkSession, path: str, run_id: str | None = None, require_score: bool = True
-) -> DataFrame:
-    """A run as ``query_id, doc_id, score[, relevance]`` for one run id.
+@dataclass(frozen=True)
+class RunTable:
+    """The runs of a run table to evaluate: their rows and their ids, in order.
 
-    When the table holds several run ids, ``run_id`` picks one (a ConfigError lists
-    them otherwise). A missing score column is an error when ``require_score``.
-
-    Raises:
-        InputError: missing columns, or the same item twice in one user's list.
+    Attributes:
+        path: the run file, for messages.
+        rows: ``query_id, doc_id[, score][, relevance][, run_id]``, the rows of the
+            runs in ``ids`` only; ``run_id`` (text) where the table has run ids.
+        ids: the runs, sorted; a table without run ids is one run named by its file
+            (:func:`~sparkeval.io.readers.default_run_id`, as ``evaluate`` names it).
+        cached: the cached table ``rows`` is taken from (several runs are read
+            once), for :meth:`release` to unpersist; None when nothing is cached.
     """
-    return checked_run(read_run_rows(spark, path, require_score), path, run_id)
+
+    path: str
+    rows: DataFrame
+    ids: tuple[str, ...]
+    cached: DataFrame | None = None
+
+    @property
+    def has_ids(self) -> bool:
+        """Whether the rows carry a ``run_id`` column."""
+        return "run_id" in self.rows.columns
+
+    def rows_of(self, run_id: str) -> DataFrame:
+        """Run ``run_id``'s rows, without the ``run_id`` column."""
+        if not self.has_ids:
+            return self.rows
+        return self.rows.where(F.col("run_id") == F.lit(run_id)).drop("run_id")
+
+    def run_label(self, run_id: str) -> str | None:
+        """``run_id`` where the table has run ids (for messages), else None."""
+        return run_id if self.has_ids else None
+
+    def release(self) -> None:
+        """Unpersist the cached rows, if any."""
+        if self.cached is not None:
+            self.cached.unpersist()
 
 
-def checked_run(rows: DataFrame, path: str, run_id: str | None) -> DataFrame:
-    """:func:`read_run_rows`' rows of run ``run_id`` (:func:`one_run`), after a job
-    has checked that no user lists an item twice.
+def checked_runs(rows: DataFrame, path: str, run_id: str | None) -> RunTable:
+    """The runs of :func:`read_run_rows`' rows (every run, or run ``run_id``): a job
+    lists the run ids, another checks that no user of a run lists an item twice.
+
+    Rows that may hold several runs (run ids, none chosen) are cached by the first
+    job and read once for every run; :meth:`RunTable.release` unpersists them.
 
     Raises:
+        ConfigError: ``run_id`` given for a table without run ids or not among them.
         InputError: the same item twice in one user's list.
     """
-    run = one_run(rows, path, run_id)
-    dup = run.groupBy("query_id", "doc_id").count().where(F.col("count") > 1).limit(1).collect()
+    several = "run_id" in rows.columns and run_id is None
+    if several:
+        rows = rows.cache()
+    try:
+        runs = select_runs(rows, path, run_id, distinct_run_ids(rows))
+        if several:
+            runs = RunTable(path, runs.rows, runs.ids, cached=rows)
+        check_repeated_items(runs.rows, path)
+    except BaseException:
+        if several:
+            rows.unpersist()
+        raise
+    return runs
+
+
+def distinct_run_ids(rows: DataFrame) -> list[str | None]:
+    """The run ids of :func:`read_run_rows`' rows (a job); none without the column."""
+    if "run_id" not in rows.columns:
+        return []
+    return [r[0] for r in rows.select("run_id").distinct().collect()]
+
+
+def select_runs(
+    rows: DataFrame, path: str, run_id: str | None, found: Sequence[str | None]
+) -> RunTable:
+    """The runs to evaluate of :func:`read_run_rows`' rows, whose run ids are ``found``
+    (``None`` for rows without one): every run, or ``run_id`` alone. A ``run_id``
+    column without a value is no run id (one run, named by its file).
+
+    Raises:
+        ConfigError: ``run_id`` given for a table without run ids or not among them.
+        InputError: rows without a run id beside rows with one.
+    """
+    if "run_id" in rows.columns and all(i is None for i in found):
+        rows = rows.drop("run_id")
+    if "run_id" not in rows.columns:
+        if run_id is not None:
+            raise missing_run_id_column(path, run_id)
+        return RunTable(path, rows, (default_run_id(path),))
+    named = sorted(str(i) for i in found if i is not None)
+    if run_id is not None:
+        if run_id not in named:
+            raise ConfigError(f"--run-id {run_id}: {path} holds no such run ({_shown(named)})")
+        return RunTable(path, rows.where(F.col("run_id") == F.lit(run_id)), (run_id,))
+    if None in found:
+        raise InputError(
+            f"{path}: some rows have no run id, others do ({_shown(named)}); "
+            "give every row its run's id"
+        )
+    return RunTable(path, rows, tuple(named))
+
+
+def _shown(ids: Sequence[object]) -> str:
+    """Up to five run ids, then ``...``."""
+    return ", ".join(map(str, ids[:5])) + (", ..." if len(ids) > 5 else "")
+
+
+def check_repeated_items(rows: DataFrame, path: str, run_id: str | None = None) -> None:
+    """A job checks that no user of a run lists an item twice.
+
+    Raises:
+        InputError: naming the run (the rows' ``run_id``, else ``run_id`` if given),
+            the user and the item.
+    """
+    keys = [c for c in ("run_id", "query_id", "doc_id") if c in rows.columns]
+    dup = rows.groupBy(*keys).count().where(F.col("count") > 1).limit(1).collect()
     if dup:
-        raise repeated_item_error(path, dup[0]["query_id"], dup[0]["doc_id"], dup[0]["count"])
-    return run
+        row = dup[0].asDict()
+        raise repeated_item_error(
+            path, row["query_id"], row["doc_id"], row["count"], row.get("run_id", run_id)
+        )
 
 
 def read_run_rows(spark: SparkSession, path: str, require_score: bool = True) -> DataFrame:
     """A run's rows as ``query_id, doc_id, score[, relevance][, run_id]``: the columns
-    found by their aliases, no check of run ids or repeated items yet (no job, but a
-    TREC file's check of its lines)."""
+    found by their aliases, run ids as text, no check of run ids or repeated items
+    yet (no job, but a TREC file's check of its lines)."""
     required = ("query_id", "doc_id", "score") if require_score else ("query_id", "doc_id")
     check_exists(path)
     is_trec = detect_format(path) == "trec"
     table = _read_trec_run(spark, path) if is_trec else read_typed_table(spark, path)
-    return normalise_columns(table, RUN_ALIASES, required, path, decodes_text(path))
-
-
-def one_run(run: DataFrame, path: str, run_id: str | None) -> DataFrame:
-    """The rows of run ``run_id`` without the ``run_id`` column; with no ``run_id``,
-    the table must hold one run (a job looks at up to six run ids).
-
-    Raises:
-        ConfigError: several runs and no ``run_id``, or a ``run_id`` and no such column.
-    """
-    if "run_id" not in run.columns:
-        if run_id is not None:
-            raise missing_run_id_column(path, run_id)
-        return run
-    if run_id is not None:
-        return run.where(F.col("run_id") == F.lit(run_id)).drop("run_id")
-    ids = [r[0] for r in run.select("run_id").distinct().limit(6).collect()]
-    if len(ids) > 1:
-        raise several_runs_error(path, ids)
-    return run.drop("run_id")
-
-
-def several_runs_error(path: str, ids: list) -> ConfigError:
-    """The error of a table holding several runs (``ids``: up to six of them)."""
-    shown = ", ".join(map(str, ids[:5]))
-    return ConfigError(
-        f"{path} holds several runs ({shown}{', ...' if len(ids) > 5 else ''}); "
-        "choose one with --run-id"
-    )
+    rows = normalise_columns(table, RUN_ALIASES, required, path, decodes_text(path))
+    if "run_id" in rows.columns:
+        rows = rows.withColumn("run_id", F.col("run_id").cast(spark_type("string")))
+    return rows
 
 
 def missing_run_id_column(path: str, run_id: str) -> ConfigError:
@@ -181,11 +260,14 @@ def missing_run_id_column(path: str, run_id: str) -> ConfigError:
     return ConfigError(f"--run-id {run_id} given but {path} has no run_id column")
 
 
-def repeated_item_error(path: str, user: object, item: object, count: int) -> InputError:
-    """The error of an item listed ``count`` times for one user."""
+def repeated_item_error(
+    path: str, user: object, item: object, count: int, run_id: object = None
+) -> InputError:
+    """The error of an item listed ``count`` times for one user (of run ``run_id``)."""
+    of_run = "" if run_id is None else f" of run {run_id}"
     return InputError(
         f"{path}: item {item} appears {count} times in the list of "
-        f"user {user}; each item may appear once per user"
+        f"user {user}{of_run}; each item may appear once per user"
     )
 
 

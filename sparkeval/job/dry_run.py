@@ -19,7 +19,9 @@ import csv
 import gzip
 import json
 import lzma
-from dataclasses import dataclass
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -40,6 +42,9 @@ class InputSchema:
     types: dict[str, str]
     #: fields of the first line of a TREC text file
     trec_fields: int | None = None
+    #: column → kind of its value on the first line of a JSON Lines file (``array``,
+    #: ``object``, ``string``, ``number``, ``boolean``, ``null``)
+    json_kinds: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         if self.fmt == "trec":
@@ -92,7 +97,8 @@ def input_schema(path: str, fmt: str | None = None) -> InputSchema:
                 first = None
             if not isinstance(first, dict):
                 raise InputError(f"{path}:1: expected one JSON object per line")
-            return InputSchema(path, fmt, tuple(first), {})
+            kinds = {name: _json_kind(value) for name, value in first.items()}
+            return InputSchema(path, fmt, tuple(first), {}, json_kinds=kinds)
     except UnicodeDecodeError:
         raise InputError(f"{path}: not valid UTF-8 text") from None
     except (OSError, EOFError, lzma.LZMAError, gzip.BadGzipFile) as exc:
@@ -117,7 +123,61 @@ def _parquet_schema(path: str, local: Path) -> InputSchema:
     return InputSchema(path, "parquet", tuple(first.names), types)
 
 
-_ID_ARROW_TYPES = ("string", "large_string", "binary", "null")
+def _json_kind(value: object) -> str:
+    """The JSON kind of a parsed value: ``array``, ``object``, ``string``, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "string" if isinstance(value, str) else "number"
+
+
+#: Arrow types of id columns that Spark reads as text or integers
+_ID_ARROW_TYPES = (
+    "string", "large_string", "string_view", "binary", "large_binary", "binary_view", "null"
+)  # fmt: skip
+
+
+def _is_id_type(kind: str) -> bool:
+    """Whether an id column of Arrow type ``kind`` holds text or integers."""
+    return kind in _ID_ARROW_TYPES or kind.startswith(("int", "uint"))
+
+
+def _is_spark_id_type(kind: str) -> bool:
+    """Whether Spark reads an id column of Arrow type ``kind`` as a type
+    :func:`sparkeval.io.readers.check_id_types` takes: text, integers, decimals of
+    scale 0 (as it reads unsigned 64-bit integers), a categorical column of those."""
+    if kind.startswith("dictionary<values="):
+        kind = kind.removeprefix("dictionary<values=").split(",", 1)[0]
+    return _is_id_type(kind) or re.fullmatch(r"decimal(32|64|128|256)?\(\d+, 0\)", kind) is not None
+
+
+def _check_ids(
+    schema: InputSchema, cols: dict[str, str], accepts: Callable[[str], bool] = _is_id_type
+) -> None:
+    """The id columns among ``cols`` ({canonical: column}) hold text or integers
+    (``accepts`` their Arrow type), where the format has types.
+
+    Raises:
+        InputError: naming the column and its type, as the real read does.
+    """
+    for canonical in ("run_id", "query_id", "doc_id"):
+        column = cols.get(canonical)
+        kind_name = schema.types.get(column or "")
+        if column and kind_name and not accepts(kind_name):
+            raise InputError(
+                f"{schema.path}: id column {column} has type {kind_name}; ids must be "
+                "strings or integers (cast the column to string or bigint first)"
+            )
+
+
+def _found(schema: InputSchema, cols: dict[str, str]) -> str:
+    found = ", ".join(f"{k}={v}" for k, v in cols.items())
+    return f"{schema.describe()} ({found})"
 
 
 def check_run_or_qrels(schema: InputSchema, kind: str, mapping: dict[str, str]) -> str:
@@ -142,20 +202,97 @@ def check_run_or_qrels(schema: InputSchema, kind: str, mapping: dict[str, str]) 
     if not schema.columns:
         return schema.describe()
     cols = resolve_columns(list(schema.columns), kind, mapping, schema.path)
-    for canonical in ("run_id", "query_id", "doc_id"):
+    _check_ids(schema, cols)
+    return _found(schema, cols)
+
+
+def check_run_lists(schema: InputSchema, require_score: bool, run_id: str | None) -> str:
+    """A run of ``similar-users`` or ``diversity`` on its schema, as
+    :func:`sparkeval.io.lists.read_run_rows` reads it: a TREC run file, or a table
+    with user and item columns (and a score if ``require_score``) by their aliases;
+    ``run_id`` (``--run-id``) needs a run id column.
+
+    Raises:
+        InputError: a missing column, an id column of another type than text or
+            integers, a TREC line of too few fields.
+        ConfigError: ``run_id`` given and the table has no run ids.
+    """
+    from sparkeval.io.columns import RUN_ALIASES
+
+    if schema.fmt == "trec":
+        return check_run_or_qrels(schema, "run", {})
+    required = ("query_id", "doc_id", "score") if require_score else ("query_id", "doc_id")
+    line, cols = _check_table(schema, RUN_ALIASES, required)
+    if run_id is not None and schema.columns and "run_id" not in cols:
+        from sparkeval.io.lists import missing_run_id_column
+
+        raise missing_run_id_column(schema.path, run_id)
+    return line
+
+
+def check_list_table(
+    schema: InputSchema,
+    aliases: dict[str, tuple[str, ...]],
+    required: tuple[str, ...],
+    arrays: tuple[str, ...] = (),
+) -> str:
+    """A typed table (training data, item features) on its schema, as
+    :func:`sparkeval.io.lists.read_typed_table` and
+    :func:`~sparkeval.io.lists.normalise_columns` read it: a table, not TREC text;
+    the ``required`` columns by their aliases; id columns of text or integers; each
+    column of ``arrays`` an array.
+
+    Raises:
+        InputError: naming the file and the missing or mistyped column.
+    """
+    if schema.fmt == "trec":
+        raise InputError(
+            f"{schema.path}: not a table; expected a Parquet file or directory, .csv, .tsv "
+            "or .jsonl"
+        )
+    line, cols = _check_table(schema, aliases, required)
+    for canonical in arrays:
         column = cols.get(canonical)
-        kind_name = schema.types.get(column or "")
-        if (
-            column
-            and kind_name
-            and not (kind_name in _ID_ARROW_TYPES or kind_name.startswith(("int", "uint")))
-        ):
+        if column is None:
+            continue
+        kind = _array_problem(schema, column)
+        if kind is not None:
             raise InputError(
-                f"{schema.path}: id column {column} has type {kind_name}; ids must be "
-                "strings or integers (cast the column to string or bigint first)"
+                f"{schema.path}: column {canonical} ({column}) must be an array (a numeric "
+                f"vector or labels), got {kind}"
             )
-    found = ", ".join(f"{k}={v}" for k, v in cols.items())
-    return f"{schema.describe()} ({found})"
+    return line
+
+
+def _check_table(
+    schema: InputSchema, aliases: dict[str, tuple[str, ...]], required: tuple[str, ...]
+) -> tuple[str, dict[str, str]]:
+    """The columns of a list table resolved as :func:`~sparkeval.io.lists.normalise_columns`
+    resolves them, id types checked: (a line saying what was found, {canonical: column})."""
+    from sparkeval.io.columns import match_columns
+
+    if not schema.columns:  # remote: checked by the real read
+        return schema.describe(), {}
+    optional = [c for c in aliases if c not in required]
+    cols = match_columns(
+        list(schema.columns), aliases, required, {}, schema.path, "this table", None, optional
+    )
+    _check_ids(schema, cols, _is_spark_id_type)
+    return _found(schema, cols), cols
+
+
+def _array_problem(schema: InputSchema, column: str) -> str | None:
+    """What a column is instead of an array, when its schema says so; None when it is
+    (or may be) an array."""
+    if schema.fmt in ("csv", "tsv"):
+        return f"a {schema.fmt.upper()} column (text or numbers, never an array)"
+    if schema.fmt == "parquet":
+        kind = schema.types.get(column, "")
+        arrays = ("list<", "large_list<", "fixed_size_list<", "list_view<", "large_list_view<")
+        return None if not kind or kind.startswith(arrays) else kind
+    # JSON Lines: a value other than an array makes Spark infer another type
+    kind = schema.json_kinds.get(column, "null")
+    return None if kind in ("array", "null") else f"a JSON {kind} on line 1"
 
 
 def probe_lock(out: str) -> None:

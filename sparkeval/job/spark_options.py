@@ -84,12 +84,25 @@ class OutputJobConfig(SparkJobConfig):
 
 @dataclass(frozen=True, kw_only=True)
 class RunListsConfig(OutputJobConfig):
-    """A command that reads one run's ranked lists: ``--run`` and ``--run-id``."""
+    """A command that reads runs' ranked lists: ``--run`` (every run of the table, each
+    evaluated on its own) and ``--run-id`` (one of them)."""
 
     run: str = input_path(
-        "run table (Parquet/CSV/TSV/JSONL) or TREC run file: a ranked list per user"
+        "run table (Parquet/CSV/TSV/JSONL) or TREC run file: a ranked list per user; "
+        "each run of it (a run_id column) is evaluated"
     )
-    run_id: str | None = option(None, help="run to use when the table holds several")
+    run_id: str | None = option(None, help="evaluate only this run of the table")
 
     def input_paths(self) -> list[str]:
         return [self.run]
+
+    def requires_score(self) -> bool:
+        """Whether the run needs a score column (the top-k cut needs one)."""
+        return True
+
+    def dry_run_checks(self) -> list[str]:
+        """The run's columns resolved as the real read resolves them (a score where
+        :meth:`requires_score`; ``--run-id`` needs run ids)."""
+        from sparkeval.job.dry_run import check_run_lists, input_schema
+
+        return [check_run_lists(input_schema(self.run), self.requires_score(), self.run_id)]

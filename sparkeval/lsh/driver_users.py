@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.io.lists import missing_run_id_column, repeated_item_error, several_runs_error
+from sparkeval.io.lists import RunTable, missing_run_id_column, repeated_item_error, select_runs
 from sparkeval.lsh.driver_sets import DriverSimilarSets, SetRows, set_rows, similar_sets_in_driver
 
 if TYPE_CHECKING:
@@ -80,46 +80,54 @@ def collect_run(run: DataFrame, k: int | None) -> pa.Table | None:
     return table if _searchable(table, k) else None
 
 
-def collect_small_run(
+def collect_small_runs(
     rows: DataFrame, path: str, run_id: str | None, k: int | None
-) -> pa.Table | None:
-    """A run file's rows (:func:`sparkeval.io.lists.read_run_rows`) of run ``run_id``,
-    as :func:`collect_run` collects them, with the checks of
-    :func:`sparkeval.io.lists.one_run` made on the collected rows.
+) -> tuple[RunTable, dict[str, pa.Table | None]] | None:
+    """A run file's rows (:func:`sparkeval.io.lists.read_run_rows`) collected in one
+    job as :func:`collect_run` collects them, when the driver path takes them
+    (:func:`takes`), with the choice of runs of :func:`sparkeval.io.lists.select_runs`
+    made on the collected run ids; else None.
+
+    Returns:
+        ``(runs, tables)``: ``tables`` holds each run's rows, or None for a run the
+        driver path does not take (a null id, a missing or NaN score under a cut).
 
     Raises:
-        ConfigError: several runs and no ``run_id``, or a ``run_id`` without run ids.
+        ConfigError: a ``run_id`` without run ids or not among them.
     """
-    from pyspark.sql import functions as F
-
-    has_run_ids = "run_id" in rows.columns
-    if not has_run_ids and run_id is not None:
+    if "run_id" not in rows.columns and run_id is not None:
         raise missing_run_id_column(path, run_id)
     if not takes(rows, k):
         return None
-    if run_id is not None:
-        rows = rows.where(F.col("run_id") == F.lit(run_id))
-    several = has_run_ids and run_id is None
-    table = rows.select(*_columns(k), *(["run_id"] if several else [])).toArrow()
-    if several:
-        ids = sorted(pc.unique(table.column("run_id")).to_pylist(), key=str)
-        if len(ids) > 1:
-            raise several_runs_error(path, ids[:6])
-        table = table.drop_columns(["run_id"])
-    return table if _searchable(table, k) else None
+    has_ids = "run_id" in rows.columns
+    table = rows.select(*_columns(k), *(["run_id"] if has_ids else [])).toArrow()
+    found = pc.unique(table.column("run_id")).to_pylist() if has_ids else []
+    runs = select_runs(rows, path, run_id, found)
+    tables: dict[str, pa.Table | None] = {}
+    for rid in runs.ids:
+        part = table
+        if runs.has_ids:
+            part = table.filter(pc.equal(table.column("run_id"), pa.scalar(rid, pa.string())))
+        if "run_id" in part.column_names:
+            part = part.drop_columns(["run_id"])
+        tables[rid] = part if _searchable(part, k) else None
+    return runs, tables
 
 
-def user_sets(table: pa.Table, path: str | None, k: int | None) -> SetRows:
+def user_sets(
+    table: pa.Table, path: str | None, k: int | None, run_id: str | None = None
+) -> SetRows:
     """Each user's set of items (the top ``k`` by score, ties by item text descending).
 
     Raises:
         InputError: an item listed twice for one user of the run file ``path`` (rows
-            of a DataFrame, ``path`` None, are taken as they are, as on Spark).
+            of a DataFrame, ``path`` None, are taken as they are, as on Spark); the
+            message names run ``run_id`` when given.
     """
     if k is None or path is not None:
         every = set_rows(table.column("query_id"), table.column("doc_id"))
         if every.repeated_rows and path is not None:
-            raise _repeated(table, path)
+            raise _repeated(table, path, run_id)
         if k is None:
             return every
     kept = top_k_rows(table, k)
@@ -149,25 +157,31 @@ def top_k_rows(table: pa.Table, k: int) -> pa.Array:
     return order.filter(pa.array(rank < k))
 
 
-def _repeated(table: pa.Table, path: str):
+def _repeated(table: pa.Table, path: str, run_id: str | None):
     """The error naming one item listed twice for one user."""
     counts = table.group_by(["query_id", "doc_id"]).aggregate([([], "count_all")])
     first = counts.filter(pc.greater(counts.column("count_all"), 1)).slice(0, 1).to_pylist()[0]
-    return repeated_item_error(path, first["query_id"], first["doc_id"], first["count_all"])
+    return repeated_item_error(path, first["query_id"], first["doc_id"], first["count_all"], run_id)
 
 
 def similar_users_in_driver(
-    table: pa.Table, path: str | None, threshold: float | str, k: int | None, lsh: LshOptions
+    table: pa.Table,
+    path: str | None,
+    threshold: float | str,
+    k: int | None,
+    lsh: LshOptions,
+    run_id: str | None = None,
 ) -> DriverSimilarSets:
     """Similar user pairs of collected run rows; ``pairs`` has ``user_a, user_b, jaccard``.
 
     Raises:
+        InputError: an item twice in a user's list (:func:`user_sets`; of run ``run_id``).
         TooManyCandidates: the buckets hold too many pairs for the driver.
     """
     from sparkeval.lsh.candidates import check_max_bucket
 
     params = lsh.banding(threshold)
-    sets = user_sets(table, path, k)
+    sets = user_sets(table, path, k, run_id)
     result = similar_sets_in_driver(
         sets, threshold, lsh.hasher(), params, check_max_bucket(lsh.max_bucket)
     )

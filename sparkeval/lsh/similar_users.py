@@ -6,26 +6,36 @@ exactly, so every reported pair and value is exact; a true pair is missed only
 when it shares no band (probability 1 - P(J), P the S-curve; ``summary.json`` gives
 P(T)) or falls only in a bucket skipped by ``--max-bucket`` (counted in the summary).
 
-Outputs in ``--out``: ``pairs.parquet`` (``user_a, user_b, jaccard``, user_a <
-user_b) and ``summary.json``.
+Each run of the input (a ``run_id`` column) is searched on its own, in one call.
+Outputs in ``--out``: ``pairs.parquet`` (``run_id, user_a, user_b, jaccard``, user_a <
+user_b, run after run) and ``summary.json`` (each run's counts under ``runs``).
 
 The command is :mod:`sparkeval.commands.similar_users`.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.io.lists import check_k, checked_run, read_run_rows, top_k
+from sparkeval.io.lists import (
+    RunTable,
+    check_k,
+    check_repeated_items,
+    checked_runs,
+    read_run_rows,
+    top_k,
+)
 from sparkeval.lsh.candidates import bucket_report, check_max_bucket
 from sparkeval.lsh.driver_sets import DriverSimilarSets, TooManyCandidates
-from sparkeval.lsh.driver_users import collect_run, collect_small_run, similar_users_in_driver
+from sparkeval.lsh.driver_users import collect_run, collect_small_runs, similar_users_in_driver
 from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
 from sparkeval.lsh.similar import SimilarSets, similar_sets
 from sparkeval.output import atomic_output_dir, write_parquet, write_summary
@@ -107,58 +117,145 @@ def search_parameters(threshold: float | str, k: int | None, lsh: LshOptions) ->
 
 
 class _SparkSearch:
-    """The Spark stages' result, written by Spark."""
+    """A run's result of the Spark stages."""
 
     def __init__(self, result: SimilarSets) -> None:
         self.result = result
         self.stats = result.stats
 
-    def write(self, path: Path) -> int:
-        write_parquet(self.result.pairs, path)
-        from sparkeval.io.readers import spark_location, spark_reader
-
-        spark = self.result.pairs.sparkSession
-        return spark_reader(spark, str(path)).parquet(spark_location(str(path))).count()
+    def pairs(self, spark: SparkSession) -> DataFrame:
+        return self.result.pairs
 
     def release(self) -> None:
         self.result.release()
 
 
 class _DriverSearch:
-    """The driver's result (:mod:`sparkeval.lsh.driver_users`), written by pyarrow."""
+    """A run's result of the driver (:mod:`sparkeval.lsh.driver_users`)."""
 
     def __init__(self, result: DriverSimilarSets) -> None:
         self.result = result
         self.stats = result.stats
 
-    def write(self, path: Path) -> int:
-        path.mkdir(parents=True)
-        pq.write_table(self.result.pairs, path / "part-00000.parquet")
-        return self.result.pairs.num_rows
+    def pairs(self, spark: SparkSession) -> DataFrame:
+        return spark.createDataFrame(self.result.pairs)
 
     def release(self) -> None:
         """Nothing is cached."""
 
 
-def _search(spark: SparkSession, config: SimilarUsersConfig) -> _SparkSearch | _DriverSearch:
-    """The search of the configured run: in the driver when the run is small
-    (:mod:`sparkeval.lsh.driver_users`), else by the Spark stages."""
+_Search = _SparkSearch | _DriverSearch
+
+
+def _searches(
+    spark: SparkSession, config: SimilarUsersConfig
+) -> tuple[RunTable, dict[str, _Search]]:
+    """The search of each run of the input (every run, or ``--run-id``'s), in run
+    order: in the driver when the input is small (:mod:`sparkeval.lsh.driver_users`),
+    else by the Spark stages."""
     rows = read_run_rows(spark, config.run)
     k = check_k(config.k)
-    table = collect_small_run(rows, config.run, config.run_id, k)
+    collected = collect_small_runs(rows, config.run, config.run_id, k)
+    runs, tables = collected or (checked_runs(rows, config.run, config.run_id), None)
+    searches: dict[str, _Search] = {}
+    try:
+        for run_id in runs.ids:
+            table = None if tables is None else tables[run_id]
+            searches[run_id] = _search(runs, run_id, table, tables is not None, config, k)
+    except BaseException:
+        for search in searches.values():
+            search.release()
+        runs.release()
+        raise
+    return runs, searches
+
+
+def _search(
+    runs: RunTable,
+    run_id: str,
+    table: pa.Table | None,
+    collected: bool,
+    config: SimilarUsersConfig,
+    k: int | None,
+) -> _Search:
+    """The search of one run: its collected rows (``table``) in the driver, else (or
+    when they make too many candidates) by the Spark stages."""
+    label, named = runs.run_label(run_id), _named(runs, run_id)
     if table is not None:
         try:
-            found = similar_users_in_driver(table, config.run, config.threshold, k, config)
-            status(f"[driver] {table.num_rows} run rows: searched in the driver")
+            found = similar_users_in_driver(table, config.run, config.threshold, k, config, label)
+            status(f"[driver] {named}{table.num_rows} run rows: searched in the driver")
             return _DriverSearch(found)
         except TooManyCandidates as many:
-            status(f"[driver] {many}, too many for the driver: searching with Spark")
-    run = checked_run(rows, config.run, config.run_id)
+            status(f"[driver] {named}{many}, too many for the driver: searching with Spark")
+    run = runs.rows_of(run_id)
+    if collected and table is None:  # rows the driver does not take: checked here
+        check_repeated_items(run, config.run, label)
     return _SparkSearch(_spark_search(run, config.threshold, k, config))
 
 
+def _named(runs: RunTable, run_id: str) -> str:
+    """``run ID: `` in a status line when the input holds several runs."""
+    return f"run {run_id}: " if len(runs.ids) > 1 else ""
+
+
+def _write_pairs(spark: SparkSession, searches: dict[str, _Search], path: Path) -> dict[str, int]:
+    """Every run's pairs as ``run_id, user_a, user_b, jaccard``, run after run: by
+    pyarrow when the driver searched every run (a run's pairs sorted by user), else
+    by Spark. Returns the pairs written of each run."""
+    in_driver = {r: s.result.pairs for r, s in searches.items() if isinstance(s, _DriverSearch)}
+    if len(in_driver) == len(searches):
+        field = pa.field("run_id", pa.string(), nullable=False)  # as Spark writes a literal
+        parts = [
+            pairs.add_column(0, field, pa.array([run_id] * pairs.num_rows, pa.string()))
+            for run_id, pairs in in_driver.items()
+        ]
+        path.mkdir(parents=True)
+        pq.write_table(pa.concat_tables(parts), path / "part-00000.parquet")
+        return {run_id: pairs.num_rows for run_id, pairs in in_driver.items()}
+    frames = [
+        search.pairs(spark).select(F.lit(run_id).alias("run_id"), "user_a", "user_b", "jaccard")
+        for run_id, search in searches.items()
+    ]
+    write_parquet(functools.reduce(lambda a, b: a.union(b), frames), path)
+    from sparkeval.io.readers import spark_location, spark_reader
+
+    written = spark_reader(spark, str(path)).parquet(spark_location(str(path)))
+    counts = {r["run_id"]: r["count"] for r in written.groupBy("run_id").count().collect()}
+    return {run_id: counts.get(run_id, 0) for run_id in searches}
+
+
+def _run_summary(stats: dict[str, Any], pairs: int) -> dict[str, Any]:
+    """A run's entry of the summary: counts, buckets and candidates per user."""
+    stats = {key: value for key, value in stats.items() if key != "timings_s"}
+    counts = {
+        "users": stats.pop("sets"),
+        "users_with_empty_list": stats.pop("empty_sets"),
+        "pairs": pairs,
+        **stats,
+    }
+    listed = max(1, counts["users"] - counts["users_with_empty_list"])
+    return {
+        "counts": counts,
+        **bucket_report(stats),
+        # the candidate stage's load: candidate pairs per user with a list
+        "candidates_per_user": round(counts.get("candidate_pairs", 0) / listed, 3),
+    }
+
+
+def _timings(searches: dict[str, _Search], write_s: float, total_s: float) -> dict[str, Any]:
+    """The stage timings: a run's at the top, several runs' under ``runs``."""
+    stages = {
+        run_id: dict(search.stats.get("timings_s", {})) for run_id, search in searches.items()
+    }
+    timings: dict[str, Any] = next(iter(stages.values())) if len(stages) == 1 else {"runs": stages}
+    return {**timings, "expand_and_write": round(write_s, 3), "total": round(total_s, 3)}
+
+
 def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[str, Any]:
-    """Read a run, find similar users, write ``pairs.parquet`` + ``summary.json``.
+    """Read the runs, find each run's similar users, write ``pairs.parquet`` (with a
+    ``run_id`` column) + ``summary.json`` (each run's entry under ``runs``; one
+    run's also at the top).
 
     Returns the summary that was written.
     """
@@ -166,41 +263,38 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
     start = time.perf_counter()
     status(f"[read] {config.run}")
     parameters = search_parameters(config.threshold, config.k, config)
-    search = _search(spark, config)
-    status(
-        f"[candidates] {search.stats.get('candidate_pairs', 0)} candidate pairs of "
-        f"{search.stats.get('sets', 0)} users; verifying and writing"
-    )
+    runs, searches = _searches(spark, config)
+    for run_id, search in searches.items():
+        status(
+            f"[candidates] {_named(runs, run_id)}{search.stats.get('candidate_pairs', 0)} "
+            f"candidate pairs of {search.stats.get('sets', 0)} users"
+        )
+    status("[write] verifying and writing the pairs")
     try:
         with atomic_output_dir(config.out) as staging:
-            pairs_path = staging / "pairs.parquet"
             write_start = time.perf_counter()
-            written = search.write(pairs_path)
-            stats = dict(search.stats)
-            stats["timings_s"]["expand_and_write"] = round(time.perf_counter() - write_start, 3)
-            stats["timings_s"]["total"] = round(time.perf_counter() - start, 3)
-            summary = {
+            written = _write_pairs(spark, searches, staging / "pairs.parquet")
+            write_s = time.perf_counter() - write_start
+            blocks = {
+                run_id: _run_summary(search.stats, written[run_id])
+                for run_id, search in searches.items()
+            }
+            summary: dict[str, Any] = {
                 "command": "similar-users",
                 "run": config.run,
                 "run_id": config.run_id,
                 "parameters": parameters,
-                "counts": {
-                    "users": stats.pop("sets"),
-                    "users_with_empty_list": stats.pop("empty_sets"),
-                    "pairs": written,
-                    **{k: v for k, v in stats.items() if k != "timings_s"},
-                },
                 "estimated_recall_at_threshold": parameters[
                     "banding_estimated_recall_at_threshold"
                 ],
-                **bucket_report(stats),
-                "timings_s": stats["timings_s"],
+                "runs": blocks,
             }
-            counts = summary["counts"]
-            listed = max(1, counts["users"] - counts["users_with_empty_list"])
-            # the candidate stage's load: candidate pairs per user with a list
-            summary["candidates_per_user"] = round(counts.get("candidate_pairs", 0) / listed, 3)
+            if len(blocks) == 1:  # one run: its entries at the top too, as ever
+                summary.update(next(iter(blocks.values())))
+            summary["timings_s"] = _timings(searches, write_s, time.perf_counter() - start)
             write_summary(staging, summary, "similar-users", config.input_paths())
     finally:
-        search.release()
+        for search in searches.values():
+            search.release()
+        runs.release()
     return summary

@@ -107,6 +107,84 @@ def test_another_command_checks_its_inputs_too(files: Path) -> None:
     assert "ok  recs.parquet: parquet, columns qid, docno, prediction" in result.stdout
 
 
+@pytest.fixture
+def lists(files: Path) -> Path:
+    """Run, training and item feature tables of the list commands, good and bad."""
+    runs = pa.table({"run_id": ["A", "B"], "user": ["u1", "u2"], "item": ["i1", "i2"]})
+    pq.write_table(runs, files / "runs.parquet")
+    pq.write_table(runs.drop(["run_id"]), files / "one_run.parquet")
+    pq.write_table(pa.table({"user": ["u1"], "item": [1.5]}), files / "float_items.parquet")
+    pq.write_table(pa.table({"user": ["u1"], "item": ["i1"]}), files / "train.parquet")
+    vectors = pa.array([[1.0, 0.0]], pa.list_(pa.float64()))
+    pq.write_table(pa.table({"item_id": ["i1"], "vector": vectors}), files / "features.parquet")
+    pq.write_table(pa.table({"item_id": ["i1"], "tags": ["a b"]}), files / "tags.parquet")
+    pq.write_table(pa.table({"item_id": ["i1"], "features": ["a b"]}), files / "text.parquet")
+    (files / "features.csv").write_text("item_id,features\ni1,1\n")
+    (files / "features.jsonl").write_text('{"item_id": "i1", "labels": "a"}\n')
+    (files / "labels.jsonl").write_text('{"item_id": "i1", "labels": ["a", "b"]}\n')
+    return files
+
+
+def diversity(*extra: str) -> list[str]:
+    return ["diversity", "--run", "runs.parquet", "--train", "train.parquet", *extra, "--out", "o"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (
+            diversity("--item-features", "tags.parquet"),
+            "tags.parquet: missing column 'features' for this table (accepted names: features, "
+            "feature, vector, labels); columns are: item_id, tags",
+        ),
+        (
+            diversity("--item-features", "text.parquet"),
+            "text.parquet: column features (features) must be an array (a numeric vector or "
+            "labels), got string",
+        ),
+        (diversity("--item-features", "features.csv"), "features.csv: column features"),
+        (diversity("--item-features", "features.jsonl"), "got a JSON string on line 1"),
+        (diversity("--similarity", "cosine"), "--similarity cosine needs --item-features"),
+        (diversity("--train", "run.txt"), "run.txt: not a table"),
+        (diversity("--k", "3"), "runs.parquet: missing column 'score'"),
+        (diversity("--run", "float_items.parquet"), "id column item has type double"),
+        (
+            diversity("--run", "one_run.parquet", "--run-id", "A"),
+            "--run-id A given but one_run.parquet has no run_id column",
+        ),
+        (
+            ["similar-users", "--run", "recs.parquet", "--threshold", "0.5", "--run-id", "A"],
+            "--run-id A given but recs.parquet has no run_id column",
+        ),
+        (
+            ["similar-users", "--run", "runs.parquet", "--threshold", "0.5"],
+            "runs.parquet: missing column 'score'",
+        ),
+    ],
+)
+def test_the_list_commands_check_what_their_read_checks(lists: Path, argv: list[str], fragment):
+    """What the real run refuses once Spark has started is refused here before it."""
+    result = dry_run(lists, *argv, *([] if "--out" in argv else ["--out", "o"]))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert fragment in result.stderr.splitlines()[0], result.stderr
+    assert "no jvm" in result.stderr
+
+
+def test_the_list_commands_pass_what_their_read_takes(lists: Path) -> None:
+    result = dry_run(lists, *diversity("--item-features", "features.parquet"))
+    assert result.returncode == 0, result.stderr
+    assert (
+        "ok  runs.parquet: parquet, columns run_id, user, item "
+        "(query_id=user, doc_id=item, run_id=run_id)" in result.stdout
+    )
+    assert "ok  features.parquet: parquet, columns item_id, vector (doc_id=item_id, " in (
+        result.stdout
+    )
+    result = dry_run(lists, *diversity("--item-features", "labels.jsonl", "--run-id", "B"))
+    assert result.returncode == 0, result.stderr
+    assert "ok  labels.jsonl: jsonl" in result.stdout
+
+
 def test_quiet_leaves_only_the_results(files: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-c", PROBE, *evaluate(measures="P@1"), "--quiet"],

@@ -51,8 +51,11 @@ def _run(tmp_path, *extra) -> tuple[dict, pd.DataFrame]:
     ]
     assert run_argv(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
-    per_user = pd.read_parquet(out / "per_user.parquet").sort_values("query_id")
-    return summary, per_user.reset_index(drop=True)
+    per_user = pd.read_parquet(out / "per_user.parquet")
+    # one run, named by its file, sorted by user; its entries at the summary's top too
+    assert set(per_user["run_id"]) == {"reco"} and per_user["query_id"].is_monotonic_increasing
+    assert summary["runs"]["reco"]["coverage"] == summary["coverage"]
+    return summary, per_user
 
 
 def test_peers_fixture_cooccurrence(spark, fixture_paths):

@@ -48,4 +48,7 @@ def test_topic_and_tsv_read_alike_in_evaluate_and_similar_users(spark, tmp_path)
     import pandas as pd
 
     pairs = pd.read_parquet(pairs_out / "pairs.parquet")
-    assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 0.8}]
+    # the run named as evaluate names it
+    assert pairs.to_dict("records") == [
+        {"run_id": "recs", "user_a": "a", "user_b": "b", "jaccard": 0.8}
+    ]

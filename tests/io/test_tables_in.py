@@ -147,7 +147,8 @@ def test_every_input_option_takes_a_catalog_table(spark, tmp_path, capsys) -> No
     argv = ["similar-users", "--run", "table:recs_in_catalog", "--threshold", "0.5"]
     assert main([*argv, "--out", str(out)]) == 0, capsys.readouterr().err
     pairs = pq.read_table(out / "pairs.parquet").to_pylist()
-    assert pairs == [{"user_a": "u1", "user_b": "u2", "jaccard": 1.0}]  # {a, b} = {a, b}
+    # {a, b} = {a, b}; a table without run ids is one run, named by the table
+    assert pairs == [{"run_id": "recs_in_catalog", "user_a": "u1", "user_b": "u2", "jaccard": 1.0}]
     spark.createDataFrame(
         [("u1", "a", 4.0)], "user string, item string, prediction double"
     ).write.mode("overwrite").saveAsTable("predictions_in_catalog")

@@ -122,7 +122,7 @@ def _run_command(run_path, out, *extra) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
-@pytest.mark.parametrize("extra", [[], ["--k", "4", "--run-id", "B"]])
+@pytest.mark.parametrize("extra", [[], ["--k", "4", "--run-id", "B"], ["--k", "3"]])
 def test_the_command_gives_the_same_outputs_both_ways(spark, tmp_path, capsys, monkeypatch, extra):
     rows = _rows(9)
     rng = np.random.default_rng(9)
@@ -134,7 +134,8 @@ def test_the_command_gives_the_same_outputs_both_ways(spark, tmp_path, capsys, m
         }
     )
     if extra:  # two runs in one table, with ties in the scores that the cut must break
-        frame = pd.concat([frame.assign(run_id="A"), frame.assign(run_id="B")])
+        other = frame.assign(score=rng.choice([1.0, 2.0, 3.0], size=len(frame)))
+        frame = pd.concat([frame.assign(run_id="A"), other.assign(run_id="B")])
     run_path = tmp_path / "run.parquet"
     frame.to_parquet(run_path)
     in_driver = _run_command(run_path, tmp_path / "driver", *extra)
@@ -148,12 +149,17 @@ def test_the_command_gives_the_same_outputs_both_ways(spark, tmp_path, capsys, m
         for n in ("driver", "spark")
     ]
     assert schemas[0].remove_metadata() == schemas[1].remove_metadata()  # nullability too
+    # a run after another in the files; a table without run ids is one run named by its file
+    written = [pd.read_parquet(tmp_path / name / "pairs.parquet") for name in ("driver", "spark")]
+    assert all(frame["run_id"].is_monotonic_increasing for frame in written)
+    runs = ["B"] if "--run-id" in extra else ["A", "B"] if extra else ["run"]
+    assert sorted(in_driver["runs"]) == sorted(set(written[0]["run_id"])) == runs
+    counts = [run["counts"]["pairs"] for run in in_driver["runs"].values()]
+    assert len(written[0]) == sum(counts) and min(counts) > 0
     pairs = [
-        pd.read_parquet(tmp_path / name / "pairs.parquet").sort_values(["user_a", "user_b"])
-        for name in ("driver", "spark")
+        frame.sort_values(["run_id", "user_a", "user_b"], ignore_index=True) for frame in written
     ]
-    assert len(pairs[0]) == in_driver["counts"]["pairs"] > 0
-    pd.testing.assert_frame_equal(pairs[0].reset_index(drop=True), pairs[1].reset_index(drop=True))
+    pd.testing.assert_frame_equal(pairs[0], pairs[1])
 
 
 @pytest.mark.parametrize("k", [None, 3])
@@ -196,8 +202,8 @@ def test_driver_path_errors_name_the_problem(spark, tmp_path):
     pd.DataFrame(
         {"run_id": ["A", "B"], "query_id": [1, 1], "doc_id": [4, 5], "score": [1.0, 0.5]}
     ).to_parquet(two_runs)
-    with pytest.raises(ConfigError, match=r"holds several runs \(A, B\); choose one"):
-        _run_command(two_runs, tmp_path / "o1")
+    with pytest.raises(ConfigError, match=r"--run-id C: .* holds no such run \(A, B\)"):
+        _run_command(two_runs, tmp_path / "o1", "--run-id", "C")
     one_run = tmp_path / "one.parquet"
     pd.DataFrame({"query_id": [1, 2], "doc_id": [4, 4], "score": [1.0, 0.5]}).to_parquet(one_run)
     with pytest.raises(ConfigError, match=r"--run-id X given but .* has no run_id column"):
@@ -206,9 +212,14 @@ def test_driver_path_errors_name_the_problem(spark, tmp_path):
     pd.DataFrame(
         {"query_id": ["a", "b", "b"], "doc_id": ["x", "y", "y"], "score": [1.0, 0.5, 0.2]}
     ).to_parquet(repeated)
-    with pytest.raises(InputError, match="item y appears 2 times in the list of user b"):
+    with pytest.raises(InputError, match="item y appears 2 times in the list of user b;"):
         _run_command(repeated, tmp_path / "o3", "--k", "1")
-    assert not any((tmp_path / name).exists() for name in ("o1", "o2", "o3"))
+    pd.DataFrame(
+        {"run_id": ["A", "B", "B"], "query_id": "b", "doc_id": "y", "score": [1.0, 0.5, 0.2]}
+    ).to_parquet(repeated)  # once in run A, twice in run B
+    with pytest.raises(InputError, match="item y appears 2 times in the list of user b of run B"):
+        _run_command(repeated, tmp_path / "o4")
+    assert not any((tmp_path / name).exists() for name in ("o1", "o2", "o3", "o4"))
 
 
 def test_runs_the_driver_does_not_take_go_to_the_spark_stages(spark, tmp_path, capsys):
@@ -220,7 +231,30 @@ def test_runs_the_driver_does_not_take_go_to_the_spark_stages(spark, tmp_path, c
     assert "searched in the driver" not in capsys.readouterr().err
     assert summary["counts"]["users"] == 2
     pairs = pd.read_parquet(tmp_path / "o" / "pairs.parquet")
-    assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 0.5}]
+    assert pairs.to_dict("records") == [
+        {"run_id": "nulls", "user_a": "a", "user_b": "b", "jaccard": 0.5}
+    ]
+    # two runs: A's null goes to the Spark stages, B is searched in the driver
+    two = tmp_path / "two.parquet"
+    pd.DataFrame(
+        {
+            "run_id": ["A"] * 4 + ["B"] * 4,
+            "query_id": ["a", "a", "b", "b", "c", "c", "d", "d"],
+            "doc_id": ["x", None, "x", "z", "x", "y", "x", "y"],
+            "score": 1.0,
+        }
+    ).to_parquet(two)
+    summary = _run_command(two, tmp_path / "o2")
+    assert "run B: 4 run rows: searched in the driver" in capsys.readouterr().err
+    assert {run: block["counts"]["pairs"] for run, block in summary["runs"].items()} == {
+        "A": 1,
+        "B": 1,
+    }
+    pairs = pd.read_parquet(tmp_path / "o2" / "pairs.parquet")
+    assert pairs.to_dict("records") == [
+        {"run_id": "A", "user_a": "a", "user_b": "b", "jaccard": 0.5},
+        {"run_id": "B", "user_a": "c", "user_b": "d", "jaccard": 1.0},
+    ]
 
 
 def _near_duplicates(docs_path, out, *extra) -> dict:

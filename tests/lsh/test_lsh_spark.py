@@ -148,7 +148,9 @@ def test_top_k_cut_uses_score_then_item_desc(spark, tmp_path):
     ]
     run_argv(argv)
     pairs = pd.read_parquet(out / "pairs.parquet")
-    assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 1.0}]
+    assert pairs.to_dict("records") == [
+        {"run_id": "run", "user_a": "a", "user_b": "b", "jaccard": 1.0}
+    ]
 
 
 def test_similar_users_reads_a_trec_run(spark, tmp_path):
@@ -162,8 +164,10 @@ def test_similar_users_reads_a_trec_run(spark, tmp_path):
     argv = ["similar-users", "--run", str(run_path), "--threshold", "0.8", "--out", str(out)]
     argv = [*argv, "--master", "local[2]"]
     assert run_argv(argv) == 0
-    pairs = pd.read_parquet(out / "pairs.parquet")
-    assert pairs.to_dict("records") == [{"user_a": "a", "user_b": "b", "jaccard": 0.8}]
+    pairs = pd.read_parquet(out / "pairs.parquet")  # the run of the file's tag
+    assert pairs.to_dict("records") == [
+        {"run_id": "tagA", "user_a": "a", "user_b": "b", "jaccard": 0.8}
+    ]
 
     run_path.write_text("a Q0 d1 1 3.0 tagA\na Q0 d2 2 three tagA\n")
     argv = [*argv, "--overwrite", "--master", "local[2]"]

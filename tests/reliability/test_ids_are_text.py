@@ -23,7 +23,7 @@ def test_users_007_and_7_are_two_users_in_similar_users(tmp_path):
     argv = ["similar-users", "--run", str(path), "--threshold", "0.5"]
     assert main([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == 0
     pairs = pq.read_table(tmp_path / "out" / "pairs.parquet").to_pylist()
-    assert pairs == [{"user_a": "007", "user_b": "8", "jaccard": 1.0}]
+    assert pairs == [{"run_id": "run", "user_a": "007", "user_b": "8", "jaccard": 1.0}]
 
 
 def test_docs_01_and_1_are_two_documents_in_near_duplicates(tmp_path):
