@@ -46,21 +46,21 @@ def check_spark_environment(master: str | None, settings: Mapping[str, str]) -> 
 
 def check_java_home() -> None:
     """``JAVA_HOME``, when set, holds ``bin/java``: Spark's launcher uses it before PATH."""
-    home = os.environ.get("JAVA_HOME")
-    if home and not (Path(home) / "bin" / "java").is_file():
-        raise EnvironmentProblem(
-            f"JAVA_HOME={home} holds no bin/java; point JAVA_HOME at a Java 17+ "
-            "installation or unset it to use the java on PATH"
-        )
+    _check_home("JAVA_HOME", "bin/java", "a Java 17+ installation", "the java on PATH")
 
 
 def check_spark_home() -> None:
     """``SPARK_HOME``, when set, holds Spark's launcher (``bin/spark-submit``)."""
-    home = os.environ.get("SPARK_HOME")
-    if home and not (Path(home) / "bin" / "spark-submit").is_file():
+    _check_home("SPARK_HOME", "bin/spark-submit", "a Spark installation", "the one pyspark brings")
+
+
+def _check_home(variable: str, needed: str, what: str, otherwise: str) -> None:
+    """The installation directory in ``variable``, when set, holds ``needed``."""
+    home = os.environ.get(variable)
+    if home and not (Path(home) / needed).is_file():
         raise EnvironmentProblem(
-            f"SPARK_HOME={home} holds no bin/spark-submit; point SPARK_HOME at a Spark "
-            "installation or unset it to use the one pyspark brings"
+            f"{variable}={home} holds no {needed}; point {variable} at {what} or unset it "
+            f"to use {otherwise}"
         )
 
 
