@@ -287,6 +287,17 @@ def _chromium() -> str:
     return ""
 
 
+def _run_chromium(browser: str, profile: Path, *arguments: str) -> str:
+    """The stdout of a headless Chromium run with ``arguments`` (checked)."""
+    return subprocess.run(
+        [*_chromium_args(browser, profile), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+
+
 def _chromium_args(browser: str, profile: Path) -> list[str]:
     return [
         browser,
@@ -315,13 +326,7 @@ def test_report_renders_in_headless_chromium(inputs, failed_gate, tmp_path) -> N
     eval_dir, _, _ = inputs
     _, out = failed_gate
     page = (out / "report.html").resolve().as_uri()
-    dom = subprocess.run(
-        [*_chromium_args(browser, tmp_path / "p1"), "--dump-dom", page],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    dom = _run_chromium(browser, tmp_path / "p1", "--dump-dom", page)
     # top down: what changed, the gate, the means, the differences, then plots and details
     sections = re.findall(r'<section id="([^"]+)">\s*<h2>', dom)
     assert sections == ["verdict", "gate", "means", "differences", "plots", "details"]
@@ -365,19 +370,14 @@ def test_report_renders_in_headless_chromium(inputs, failed_gate, tmp_path) -> N
         "document.body.setAttribute('data-boxes', JSON.stringify(boxes));});</script>"
     )
     probe.write_text((out / "report.html").read_text().replace("</body>", script + "</body>"))
-    probed = subprocess.run(
-        [
-            *_chromium_args(browser, tmp_path / "p3"),
-            "--window-size=1400,1000",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            probe.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    probed = _run_chromium(
+        browser,
+        tmp_path / "p3",
+        "--window-size=1400,1000",
+        "--virtual-time-budget=5000",
+        "--dump-dom",
+        probe.as_uri(),
+    )
     found = re.search(r'data-boxes="(.*?)"', probed)
     assert found, probed[:500]
     boxes = json.loads(found[1].replace("&quot;", '"'))
