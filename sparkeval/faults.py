@@ -29,6 +29,9 @@ The variable holds one fault, ``KIND`` or ``KIND:ARGUMENT``:
 Task faults are read in the Python worker: the variable must be in the environment of
 the executors (inherited in local mode; on a cluster pass
 ``--conf spark.executorEnv.SPARKEVAL_FAULT=...``).  ``fail-write`` is read by the driver.
+An evaluation without Spark (``evaluate``'s local engine) applies ``slow-task`` and
+``fail-task`` once, in its own process; the ``kill-*-once`` faults test Spark's task
+retry and do not apply there.
 
 Example:
     SPARKEVAL_FAULT=kill-worker-once:/tmp/marks sparkeval evaluate --master 'local[2,4]' ...
@@ -93,6 +96,15 @@ def in_task() -> None:
             name = f"started-{os.getpid()}-{time.monotonic_ns()}"
             (Path(marker_dir) / name).write_text("")
         time.sleep(seconds)
+
+
+def in_local_evaluation() -> None:
+    """Apply a task fault to an evaluation without Spark (the local engine): ``slow-task``
+    and ``fail-task`` as in a task; the ``kill-*-once`` faults, which test Spark's
+    retry of a lost worker, do not apply (there is no worker to retry)."""
+    fault = _fault()
+    if fault is not None and fault[0] in ("slow-task", "fail-task"):
+        in_task()
 
 
 def in_write_task() -> None:

@@ -40,6 +40,7 @@ from sparkeval.engine.transport.per_query_writer import write_held_per_query
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.errors import InputError, clean_message
+from sparkeval.faults import in_local_evaluation
 from sparkeval.io.direct import DirectPlan, read_unit
 from sparkeval.io.locate import with_line_number
 
@@ -82,6 +83,7 @@ def evaluate_direct(
     out_names = output_names(measure_list, labels, rel_level)
     check_flags_available(measure_list)
     run_ids = list(direct.run_ids)
+    in_local_evaluation()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
     try:
         pieces = (
             (source.kind == "run", _plain_ids(read_unit(source, unit, run_ids)))
