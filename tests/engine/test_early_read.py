@@ -141,6 +141,7 @@ def test_local_session_cores(monkeypatch) -> None:
 def _evaluate_in_a_new_process(config: Path, out: Path):
     """``sparkeval evaluate`` of ``config`` in a new process on ``local[2]``; it succeeded."""
     argv = [*CLI, "evaluate", "--config", str(config), "--out", str(out), "--master", "local[2]"]
+    argv += ["--engine", "spark"]  # the early read is a Spark session's
     done = run_job(argv, cwd=out.parent, timeout=300)
     assert done.returncode == 0, done.stderr
     return done
