@@ -110,10 +110,11 @@ def test_a_fifo_is_read_once_by_the_driver(files: Path) -> None:
 
 
 def _slow_writer(files: Path, out: Path, marks: Path) -> subprocess.Popen[str]:
+    """A writer of ``out`` on Spark (its JVM is what some tests kill), its tasks slowed."""
     marks.mkdir()
     env = job_env(SPARKEVAL_FAULT=f"slow-task:8:{marks}")
     process = subprocess.Popen(
-        evaluate_argv("run.txt", "qrels.txt", out),
+        [*evaluate_argv("run.txt", "qrels.txt", out), "--engine", "spark"],
         cwd=files,
         env=env,
         stdout=subprocess.PIPE,
