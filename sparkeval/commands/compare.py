@@ -22,6 +22,7 @@ from sparkeval.job.options import input_path, option
 
 if TYPE_CHECKING:
     from sparkeval.compare.job import CompareOutcome
+    from sparkeval.compare.pipeline import CompareOptions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,17 +70,28 @@ class CompareConfig(BaselineComparisonConfig):
 
     def validate(self) -> Self:
         from sparkeval.compare.outputs import parse_conditions
-        from sparkeval.errors import ConfigError
 
         parse_conditions(list(self.fail_if))
-        for key, value in (("permutations", self.permutations), ("bootstrap", self.bootstrap)):
-            if value < 1:
-                raise ConfigError(f"--{key} must be >= 1, got {value}")
-        if not 0 <= self.seed < 2**63:
-            raise ConfigError(f"--seed must be a whole number from 0 to 2^63-1, got {self.seed}")
-        if not 0 < self.alpha < 1:
-            raise ConfigError(f"--alpha must lie in (0, 1), got {self.alpha}")
+        self.compare_options()  # its checks, before Spark starts
         return self
+
+    def compare_options(self) -> CompareOptions:
+        """The comparison's options (checked: counts, seed, alpha, depths)."""
+        from sparkeval.compare.pipeline import CompareOptions
+
+        measures = self.measure_list()
+        return CompareOptions(
+            baseline=self.baseline,
+            measures=tuple(measures) if measures else None,
+            runs=self.compared or None,
+            permutations=self.permutations,
+            bootstrap=self.bootstrap,
+            seed=self.seed,
+            alpha=self.alpha,
+            k=self.k,
+            rbo_p=self.rbo_p,
+            depth=self.depth,
+        )
 
     def input_paths(self) -> list[str]:
         return [self.per_query, *self.runs, *self.extra_summary]

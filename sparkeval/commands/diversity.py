@@ -24,7 +24,7 @@ from sparkeval.errors import ConfigError
 from sparkeval.job.command import Command, spark_job
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import RunListsConfig
-from sparkeval.lsh.options import check_positive
+from sparkeval.lsh.options import check_positive, check_seed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,8 +55,7 @@ class DiversityConfig(RunListsConfig):
     def validate(self) -> Self:
         check_positive(self.k, "k")
         check_positive(self.sample_pairs, "sample_pairs")
-        if not 0 <= self.seed < 2**32:
-            raise ConfigError(f"--seed must be a whole number from 0 to 2^32-1, got {self.seed}")
+        check_seed(self.seed)
         if self.similarity == "cooccurrence" and not self.train:
             raise ConfigError("--similarity cooccurrence needs --train")
         if self.similarity in ("cosine", "jaccard", "minhash") and not self.item_features:

@@ -47,19 +47,7 @@ class CompareOutcome:
 def run_compare(spark: SparkSession, config: CompareConfig) -> CompareOutcome:
     """Compare, judge the gate and write every output atomically."""
     config.preflight()
-    measures = config.measure_list()
-    options = CompareOptions(
-        baseline=config.baseline,
-        measures=tuple(measures) if measures else None,
-        runs=config.compared or None,
-        permutations=config.permutations,
-        bootstrap=config.bootstrap,
-        seed=config.seed,
-        alpha=config.alpha,
-        k=config.k,
-        rbo_p=config.rbo_p,
-        depth=config.depth,
-    )
+    options = config.compare_options()
     conditions = parse_conditions(list(config.fail_if))
     extras = dict(load_extra_summary(p) for p in config.extra_summary)
     per_query = read_per_query(spark, config.per_query)

@@ -147,6 +147,8 @@ class CompareOptions:
             raise ConfigError(f"--bootstrap must be >= 1, got {self.bootstrap}")
         if not 0.0 < self.alpha < 1.0:
             raise ConfigError(f"--alpha must lie in (0, 1), got {self.alpha}")
+        if not 0 <= self.seed < 2**63:
+            raise ConfigError(f"--seed must be a whole number from 0 to 2^63-1, got {self.seed}")
         if self.k < 1:
             raise ConfigError(f"--k must be >= 1, got {self.k}")
         if not 0.0 < self.rbo_p < 1.0:

@@ -118,21 +118,43 @@ def evaluate_in_process(
     files (``query_id=user,doc_id=item``).
     """
     options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
-    measure_list = as_measures(measures)
-    names = name_labels(measures, names)
-    out_names = output_names(measure_list, names, rel_level)
+    as_measures(measures)  # an unknown measure is named before the tables are read
     run_table = _canonical(run, "run", run_columns)
     qrels_table = _canonical(qrels, "qrels", qrels_columns)
     if run_ids is None:
         run_ids = sorted(pc.unique(run_table.column("run_id")).drop_null().to_pylist())
-    run_ids = list(run_ids)
     if not run_ids:
         raise InputError("run table: no rows")
-    wide = evaluate_tables(run_table, qrels_table, measure_list, options, run_ids=run_ids)
+    return evaluate_held(run_table, qrels_table, measures, options, names, run_ids)
+
+
+def evaluate_held(
+    run_table: pa.Table,
+    qrels_table: pa.Table,
+    measures: Sequence[str | Measure] | str,
+    options: EvalOptions,
+    names: str | Mapping[str, str],
+    run_ids: Sequence[str],
+    *,
+    in_worker: bool = False,
+    result: type[LocalEvaluation] = LocalEvaluation,
+    reader: str = IN_PROCESS,
+) -> LocalEvaluation:
+    """Evaluate run and qrels rows this process holds (in the form
+    :func:`~sparkeval.engine.worker.assemble.evaluate_tables` takes) with the workers'
+    kernels and exact sums; ``result`` is the evaluation class to return, named
+    ``reader``. ``in_worker`` marks bad-row errors as a worker's are marked."""
+    measure_list = as_measures(measures)
+    labels = name_labels(measures, names)
+    out_names = output_names(measure_list, labels, options.rel_level)
+    run_ids = list(run_ids)
+    wide = evaluate_tables(
+        run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=in_worker
+    )
     wide = undefined_as_null(wide, len(measure_list))
     stats = combine(partition_sums(wide, measure_list).to_pylist(), measure_list)
-    report = build_report(stats, measure_list, out_names, run_ids, options, names)
-    return LocalEvaluation(report, measure_list, out_names, IN_PROCESS, wide)
+    report = build_report(stats, measure_list, out_names, run_ids, options, labels)
+    return result(report, measure_list, out_names, reader, wide)
 
 
 def _canonical(

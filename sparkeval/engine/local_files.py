@@ -31,14 +31,13 @@ from typing import Any
 import pyarrow as pa
 
 from sparkeval.compat import CompatPlan
-from sparkeval.engine.evaluation_report import as_measures, build_report, name_labels, output_names
-from sparkeval.engine.in_process import LocalEvaluation
+from sparkeval.engine.evaluation_report import as_measures
+from sparkeval.engine.in_process import LocalEvaluation, evaluate_held
 from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.plans.near_dup_flags import check_flags_available
 from sparkeval.engine.transport.arrow_exchange import run_and_qrels
 from sparkeval.engine.transport.per_query_writer import write_held_per_query
-from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
-from sparkeval.engine.worker.exact_summary import combine, partition_sums
+from sparkeval.engine.worker.assemble import EvalOptions
 from sparkeval.errors import InputError, clean_message
 from sparkeval.faults import in_local_evaluation
 from sparkeval.io.direct import DirectPlan, read_unit
@@ -78,28 +77,23 @@ def evaluate_direct(
     if names == "requested":
         names = plan.labels()
     options = EvalOptions(queries=plan.queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
-    measure_list = as_measures(plan.measures)
-    labels = name_labels(plan.measures, names)
-    out_names = output_names(measure_list, labels, rel_level)
-    check_flags_available(measure_list)
-    run_ids = list(direct.run_ids)
+    check_flags_available(as_measures(plan.measures))
     in_local_evaluation()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
     try:
         pieces = (
-            (source.kind == "run", _plain_ids(read_unit(source, unit, run_ids)))
+            (source.kind == "run", _plain_ids(read_unit(source, unit, direct.run_ids)))
             for source, unit in direct.row_groups
         )
         run_table, qrels_table = run_and_qrels(pieces)
-        wide = evaluate_tables(
-            run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
-        )
+        evaluation = evaluate_held(
+            run_table, qrels_table, plan.measures, options, names, direct.run_ids,
+            in_worker=True, result=LocalFileEvaluation, reader=LOCAL,
+        )  # fmt: skip
     except InputError as exc:
         raise InputError(with_line_number(clean_message(exc))) from None
-    wide = undefined_as_null(wide, len(measure_list))
-    stats = combine(partition_sums(wide, measure_list).to_pylist(), measure_list)
-    report = build_report(stats, measure_list, out_names, run_ids, options, labels)
-    report["compat"] = plan.describe()
-    return LocalFileEvaluation(report, measure_list, out_names, LOCAL, wide)
+    evaluation.report["compat"] = plan.describe()
+    assert isinstance(evaluation, LocalFileEvaluation)
+    return evaluation
 
 
 def _plain_ids(table: pa.Table) -> pa.Table:

@@ -19,7 +19,6 @@ while Spark uses every core on large ones.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -38,20 +37,14 @@ ENGINE_HELP = (
 )
 
 
-def spark_asked_for(config: Any) -> str | None:
-    """Why ``config`` runs on Spark whatever its inputs, or None."""
-    from sparkeval.spark import session_running
+def spark_asked_for(config: Any) -> bool:
+    """Whether ``config`` runs on Spark whatever its inputs: a master that is not local,
+    Spark Connect, ``spark-submit``, or a session already running in this process
+    (:func:`sparkeval.spark.local_session_cores` is None for the first three)."""
+    from sparkeval.spark import local_session_cores, session_running
 
-    master = getattr(config, "master", None)
-    if getattr(config, "remote", None) or os.environ.get("SPARK_REMOTE"):
-        return "Spark Connect (--remote or SPARK_REMOTE) was asked for"
-    if master is not None and master != "local" and not master.startswith("local["):
-        return f"the master {master} is a cluster"
-    if "PYSPARK_GATEWAY_PORT" in os.environ:
-        return "spark-submit started a session"
-    if session_running():
-        return "this process already runs a Spark session"
-    return None
+    master, remote = getattr(config, "master", None), getattr(config, "remote", None)
+    return local_session_cores(master, remote) is None or session_running()
 
 
 def runs_locally(config: Any, command_reason: Callable[[Any], str | None]) -> bool:
@@ -71,7 +64,7 @@ def runs_locally(config: Any, command_reason: Callable[[Any], str | None]) -> bo
         if reason is not None:
             raise ConfigError(f"--engine local: {reason}; use --engine spark (or auto)")
         return True
-    if reason is not None or spark_asked_for(config) is not None:
+    if reason is not None or spark_asked_for(config):
         return False
     from sparkeval.job.small_inputs import local_input_bytes
 

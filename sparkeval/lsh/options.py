@@ -48,10 +48,7 @@ class LshOptions:
         """The counts are whole numbers >= 1 (a ConfigError naming the key otherwise)."""
         for key in ("num_perm", "bands", "rows"):
             check_positive(getattr(self, key), key)
-        if not 0 <= self.seed < 2**32:
-            from sparkeval.errors import ConfigError
-
-            raise ConfigError(f"--seed must be a whole number from 0 to 2^32-1, got {self.seed}")
+        check_seed(self.seed)
         return self
 
     def banding(self, threshold: float | str) -> BandParams:
@@ -79,3 +76,9 @@ def check_positive(value: int | None, key: str) -> None:
     """A count option given as 0 or less is a ConfigError naming the key."""
     if value is not None and value < 1:
         raise ConfigError(f"key '{key}': expected a whole number >= 1, got {value}")
+
+
+def check_seed(seed: int) -> None:
+    """A seed datasketch's MinHash (and numpy's legacy generator) takes: 0 to 2^32-1."""
+    if not 0 <= seed < 2**32:
+        raise ConfigError(f"--seed must be a whole number from 0 to 2^32-1, got {seed}")
