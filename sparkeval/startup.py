@@ -16,7 +16,7 @@ import signal
 import sys
 
 
-def interrupted_while_starting(signum: int, frame: object) -> None:
+def interrupted_while_starting(signum: int, stack_frame: object) -> None:
     """Ctrl-C before :func:`sparkeval.cli.main` runs: one line, exit 130."""
     os.write(2, b"sparkeval: interrupted\n")
     os._exit(130)

@@ -72,12 +72,12 @@ def test_a_setting_spark_refuses_is_exit_2_naming_it(tmp_path: Path) -> None:
     argv = [
         *CLI, "evaluate", "--run", "run.txt", "--qrels", "qrels.txt", "--measures", "AP",
         "--out", "out", "--engine", "spark", "--master", "local[1]", "--quiet",
-        "--conf", "spark.sql.shuffle.partitions=many",
+        "--conf", "spark.sql.ansi.enabled=maybe",
     ]  # fmt: skip
     result = subprocess.run(argv, cwd=tmp_path, env=job_env(), capture_output=True, text=True)
     assert result.returncode == EXIT_INPUT, result.stderr
     assert result.stderr.splitlines() == [
-        "sparkeval evaluate: error: Spark setting spark.sql.shuffle.partitions=many: it should "
-        "be a/an 'int' value (from --conf, the config file's spark: section or spark-submit)"
+        "sparkeval evaluate: error: Spark setting spark.sql.ansi.enabled=maybe: it should "
+        "be a/an 'boolean' value (from --conf, the config file's spark: section or spark-submit)"
     ]
     assert not (tmp_path / "out").exists()

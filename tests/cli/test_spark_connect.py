@@ -101,7 +101,7 @@ def test_other_commands_run_on_a_connect_server(connect_server, inputs) -> None:
     assert classic.returncode == 0, classic.stderr[-3000:]
     got = pq.read_table(inputs / "su-remote" / "pairs.parquet")
     assert got.equals(pq.read_table(inputs / "su-classic" / "pairs.parquet"))
-    assert got.to_pylist() == [{"user_a": "u1", "user_b": "u2", "jaccard": 1.0}]
+    assert got.to_pylist() == [{"run_id": "recs", "user_a": "u1", "user_b": "u2", "jaccard": 1.0}]
 
 
 API_SCRIPT = """

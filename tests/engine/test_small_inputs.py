@@ -150,7 +150,7 @@ def test_the_driver_gives_the_distributed_values_to_the_bit(spark, monkeypatch, 
         assert small.summary.collect() == large.summary.collect()
         for frame in ("per_query", "ordered_per_query", "summary"):
             assert getattr(small, frame).schema == getattr(large, frame).schema, frame
-        assert small.per_query.columns == ["run_id", "query_id", "measure", "_order", "value"]
+        assert small.per_query.columns == ["run_id", "query_id", "measure", "value"]
         # the same rows (collect() tells a null from NaN, which fillna above does not)
         key = lambda row: (row.run_id, row.query_id, row.measure)  # noqa: E731
         assert sorted(small.per_query.collect(), key=key) == sorted(

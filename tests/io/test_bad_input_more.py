@@ -536,8 +536,9 @@ def test_bad_options_fail_before_spark_work(tmp_path, capsys, argv, fragments) -
 def test_bad_config_keys_through_the_cli(tmp_path, capsys, text, fragments) -> None:
     write(tmp_path, "run.txt", RUN)
     write(tmp_path, "qrels.txt", QRELS)
+    measures = "" if text.startswith("measures:") else "measures: AP\n"  # each key once
     config = write(
-        tmp_path, "job.yaml", "run: run.txt\nqrels: qrels.txt\nmeasures: AP\nout: out\n" + text
+        tmp_path, "job.yaml", "run: run.txt\nqrels: qrels.txt\nout: out\n" + measures + text
     )
     code = main(["evaluate", "--config", config])
     err = capsys.readouterr().err

@@ -309,6 +309,7 @@ def test_near_duplicates_of_token_arrays_and_repeated_ids(spark, tmp_path, capsy
     assert outputs[0] == outputs[1] and outputs[0]["counts"]["pairs"] > 0
     assert "searched in the driver" in capsys.readouterr().err
     monkeypatch.setattr(driver_plan, "DRIVER_BYTES", 16 << 20)
-    pd.concat([docs, docs.head(1)]).to_parquet(docs_path)  # a doc id twice: the Spark stages
-    _near_duplicates(docs_path, tmp_path / "repeated")
-    assert "searched in the driver" not in capsys.readouterr().err
+    pd.concat([docs, docs.head(1)]).to_parquet(docs_path)  # a doc id twice is refused
+    with pytest.raises(InputError, match=r"tokens.parquet: doc id 0 appears 2 times"):
+        _near_duplicates(docs_path, tmp_path / "repeated")
+    assert not (tmp_path / "repeated").exists()
