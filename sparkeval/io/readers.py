@@ -330,9 +330,31 @@ def read_table(
         return table
     condition = spark_condition(where, "--where")  # only the documented subset of SQL
     try:
+        if fmt in ("csv", "tsv") and not infer_types:
+            return _where_on_typed_values(table, _read_source(spark, path, fmt, True), condition)
         return table.where(condition)
     except Exception as exc:  # AnalysisException (an unknown column): name the option
         raise InputError(f"{path}: --where {where!r}: {_first_line(exc)}") from None
+
+
+def _where_on_typed_values(text_table, typed_table, condition: str):
+    """The rows of ``text_table`` (CSV fields read as strings) whose values, typed as
+    Spark infers them (``typed_table``), meet ``condition``; the fields stay strings.
+
+    ``pred > 0`` on a text field would make Spark cast each value to the literal's type
+    (``'1.5'`` to a whole number fails under ANSI SQL); the typed copy compares numbers
+    as numbers. A value its column's inferred type does not hold is null there.
+    """
+    typed = {field.name: field.dataType for field in typed_table.schema.fields}
+    names = text_table.columns
+    kept = [f"__sparkeval_text_{i}" for i in range(len(names))]
+    view = text_table.select(
+        *(text_table[name].try_cast(typed[name]).alias(name) for name in names),
+        *(text_table[name].alias(hidden) for name, hidden in zip(names, kept, strict=True)),
+    )
+    return view.where(condition).select(
+        *(view[hidden].alias(name) for name, hidden in zip(names, kept, strict=True))
+    )
 
 
 def _read_source(spark: SparkSession, path: str, fmt: str, infer_types: bool):

@@ -102,6 +102,21 @@ def test_catalog_tables_in(spark, tmp_path, capsys) -> None:
     assert "no table no_such_table" in capsys.readouterr().err
 
 
+def test_where_compares_csv_numbers_as_numbers(spark, tmp_path, capsys) -> None:
+    # a CSV field is text; "pred > 0" compares the numbers (1.5 and 2 kept, -1 and 0.0
+    # dropped), and the kept doc ids keep their text ("007", not 7)
+    (tmp_path / "recs.csv").write_text(
+        "query_id,doc_id,pred\nq1,d1,-1\nq1,007,1.5\nq2,d3,2\nq2,d4,0.0\n"
+    )
+    (tmp_path / "qrels.txt").write_text("q1 0 007 1\nq2 0 d4 1\n")
+    out = tmp_path / "out"
+    argv = ["evaluate", "--run", str(tmp_path / "recs.csv"), "--qrels"]
+    argv += [str(tmp_path / "qrels.txt"), "--measures", "P@1,NumRet", "--out", str(out)]
+    assert main([*argv, "--where", "pred > 0"]) == 0, capsys.readouterr().err
+    # q1 keeps 007 (relevant): P@1 1; q2 keeps d3 only (d4 is relevant): P@1 0
+    assert measures(out) == {"recs": {"P@1": 0.5, "NumRet": 2.0}}
+
+
 def test_a_bad_where_names_the_option(spark, partitioned, capsys) -> None:
     argv = ["evaluate", "--run", str(partitioned / "runs"), "--qrels"]
     argv += [str(partitioned / "qrels.txt"), "--measures", "P@1", "--out"]
