@@ -105,6 +105,15 @@ def show(summary: dict[str, Any], config: DiversityConfig, stdout: TextIO) -> No
             f"  run {run_id}: {values}" if several else f"diversity: {values}; wrote {config.out}"
         )
         print(line, file=stdout)
+        missing = block.get("items_without_features", {})
+        if missing.get("rows"):
+            print(
+                f"diversity: warning: {f'run {run_id}: ' if several else ''}"
+                f"{missing['items']} recommended items ({missing['rows']} rows) have no "
+                f"--item-features row (e.g. {', '.join(missing['examples'])}): left out of "
+                "intra-list diversity and serendipity",
+                file=stdout,
+            )
     # what was skipped depends on the inputs, the same for every run
     for name, why in next(iter(runs.values()))["skipped"].items():
         print(f"diversity: {name} not computed: {why}", file=stdout)

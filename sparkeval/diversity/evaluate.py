@@ -120,8 +120,16 @@ def evaluate_diversity(
 
     # the per-user means are taken from per_user once it is cached (below)
     bounds: dict[str, float] = {}
+    similar_lists, similar_train = lists, train
+    if sim is not None and sim != "cooccurrence":
+        assert features is not None  # checked above
+        similar_lists, missing = items_with_features(lists, features)
+        similar_train = None if train is None else items_with_features(train, features)[0]
+        summary["items_without_features"] = missing
     if sim is not None:
-        per_user = per_user.join(intra_list_diversity(lists, sim_of), "query_id", "left")
+        per_user = per_user.join(
+            intra_list_diversity(similar_lists, sim_of), "query_id", "left"
+        )
         bounds["intra_list_diversity"] = DISSIMILARITY_BOUND
         summary["intra_list_diversity"] = {"similarity": sim}
     else:
@@ -138,7 +146,8 @@ def evaluate_diversity(
         skipped["novelty"] = "needs --train (item popularity)"
     if train is not None and sim is not None:
         largest = _largest_relevance(lists)
-        _per_item, ser_user = serendipity(lists, train, sim_of, largest)
+        assert similar_train is not None
+        _per_item, ser_user = serendipity(similar_lists, similar_train, sim_of, largest)
         per_user = per_user.join(ser_user, "query_id", "left")
         bounds["serendipity"] = DISSIMILARITY_BOUND * largest
         summary["serendipity"] = {"similarity": sim}
@@ -174,6 +183,33 @@ def evaluate_diversity(
         )
     summary["skipped"] = skipped
     return per_user, summary
+
+
+#: how many ids of recommended items without features the summary names
+MISSING_EXAMPLES = 5
+
+
+def items_with_features(rows: DataFrame, features: DataFrame) -> tuple[DataFrame, dict[str, Any]]:
+    """``rows`` (``query_id, doc_id, ...``) of items that have a features row, and a count
+    of the others: ``{"rows": n, "items": m, "examples": [up to 5 ids]}``.
+
+    A similarity from features is unknown for an item without any: its pairs are left
+    out of intra-list diversity and serendipity (rather than counted as dissimilar), so
+    a list's diversity is over its items with features; a list left with fewer than 2
+    such items has none. The count goes into the summary.
+    """
+    known = features.select("doc_id").distinct()
+    absent = rows.join(known, "doc_id", "left_anti")
+    counts = absent.agg(
+        F.count(F.lit(1)).alias("rows"), F.count_distinct("doc_id").alias("items")
+    ).first()
+    assert counts is not None  # an aggregate without grouping has one row
+    missing: dict[str, Any] = {"rows": int(counts["rows"]), "items": int(counts["items"])}
+    if missing["rows"]:
+        examples = absent.select("doc_id").distinct().orderBy("doc_id").limit(MISSING_EXAMPLES)
+        missing["examples"] = [str(row["doc_id"]) for row in examples.collect()]
+        return rows.join(known, "doc_id", "left_semi"), missing
+    return rows, missing
 
 
 def _largest_relevance(lists: DataFrame) -> float:

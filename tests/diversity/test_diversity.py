@@ -78,6 +78,28 @@ def test_peers_fixture_item_feature_cosine(spark, fixture_paths):
     assert summary["serendipity"]["mean_over_users"] == pytest.approx(0.4028, abs=1e-4)
 
 
+def test_items_without_features_are_left_out_and_counted(spark, fixture_paths, capsys):
+    # item 5 has no features row: its pairs are unknown, not dissimilar. By hand (cosine
+    # of the vectors above): user 1 keeps item 3 alone and user 2 item 2 alone (no ILD);
+    # user 3's items 1 and 2 have cosine 1/2, ILD 1/2. Serendipity: user 1, item 3
+    # (rel 1) against training items 1, 2, 4: cosines 1/2 each, 1 - 1/2 = 1/2; user 2,
+    # item 2 against 3 and 4: cosines 1/2 and 0, 3/4; user 3, item 1 (rel 1) against
+    # 3 and 4 (5 left out): 1/2, and item 2 (rel 0): 0, mean 1/4.
+    pd.DataFrame(
+        {"ItemId": [1, 2, 3, 4], "features": [np.array(f, dtype=float) for f in FEATURES[:4]]}
+    ).to_parquet(fixture_paths / "features.parquet")
+    summary, per_user = _run(
+        fixture_paths, "--item-features", str(fixture_paths / "features.parquet")
+    )
+    assert per_user["intra_list_diversity"].isna().tolist() == [True, True, False]
+    assert per_user["intra_list_diversity"].iloc[2] == pytest.approx(0.5, abs=1e-12)
+    np.testing.assert_allclose(per_user["serendipity"], [0.5, 0.75, 0.25], atol=1e-12)
+    assert summary["items_without_features"] == {"rows": 2, "items": 1, "examples": ["5"]}
+    assert summary["intra_list_diversity"]["users_with_fewer_than_2_items"] == 2
+    out = capsys.readouterr().out
+    assert "diversity: warning: 1 recommended items (2 rows) have no --item-features row" in out
+
+
 def test_peers_fixture_per_item_serendipity_and_similarities(spark):
     train = spark.createDataFrame(
         list(zip(TRAIN["UserId"], TRAIN["ItemId"], strict=True)), "query_id long, doc_id long"
