@@ -76,6 +76,9 @@ _MEASURES = ("official", "nDCG@10", "ERR@20")
 _QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 #: a background build that failed is not tried again before this many seconds
 RETRY_AFTER_SECONDS = 24 * 3600
+#: archives kept in the cache directory: the one just written and the most recently
+#: used others (each is about 170 MiB; a session that maps one marks it used)
+KEPT_ARCHIVES = 2
 
 
 def cache_dir() -> Path:
@@ -205,6 +208,8 @@ def java_options() -> list[str]:
     path = archive_path()
     if path is None:
         return []
+    with contextlib.suppress(OSError):  # marks it used: pruning keeps recent ones
+        os.utime(path)
     return mapping_options(path)
 
 
@@ -252,6 +257,7 @@ def build_archive() -> Path:
     _owner_file(path).write_text(str(jars_directory()))
     os.replace(partial, path)
     remove_superseded(directory, path)
+    remove_least_recently_used(directory, path)
     return path
 
 
@@ -294,6 +300,44 @@ def remove_superseded(directory: Path, current: Path) -> list[Path]:
         except OSError:
             continue
     return removed
+
+
+def remove_least_recently_used(
+    directory: Path, current: Path, kept: int = KEPT_ARCHIVES
+) -> list[Path]:
+    """Delete all but ``kept`` archives (``current`` and the most recently used others,
+    by modification time, which :func:`java_options` refreshes); the paths deleted.
+
+    Archives of other installs (virtual environments, Java builds) would otherwise pile
+    up at about 170 MiB each; one removed here is written again when that install next
+    needs it.
+    """
+    others = [path for path in directory.glob("jvm-classes-*.jsa") if path != current]
+    by_use = sorted(others, key=lambda path: path.stat().st_mtime, reverse=True)
+    removed = []
+    for path in by_use[max(kept - 1, 0) :]:
+        try:  # a file another user owns, or one removed meanwhile, is left alone
+            path.unlink(missing_ok=True)
+            _owner_file(path).unlink(missing_ok=True)
+            removed.append(path)
+        except OSError:
+            continue
+    return sorted(removed)
+
+
+def build_in_progress() -> tuple[int, float] | None:
+    """``(process id, start time)`` of a live builder of this install's archive; None
+    when no build is under way."""
+    key = archive_key()
+    if key is None:
+        return None
+    lock = _lock_path(key)
+    try:
+        holder = int(lock.read_text().strip() or "0")
+        started = lock.stat().st_mtime
+    except (OSError, ValueError):
+        return None
+    return (holder, started) if holder and process_alive(holder) else None
 
 
 def _lock_path(key: str) -> Path:

@@ -86,6 +86,14 @@ def _status(path: Path | None) -> str:
         in_use = "in use" if jvm_archive.java_options() else "not in use (switched off)"
         return f"sparkeval: JVM archive {path} ({path.stat().st_size >> 20} MiB), {in_use}"
     where = jvm_archive.cache_dir()
+    building = jvm_archive.build_in_progress()
+    if building is not None:
+        pid, started = building
+        since = time.strftime("%Y-%m-%d %H:%M", time.localtime(started))
+        return (
+            f"sparkeval: the JVM archive for this Java and pyspark is being built in {where} "
+            f"(process {pid}, since {since}); sessions start without it until it is written"
+        )
     then = {
         "auto": "the next local session builds one in the background as it exits",
         "use": "none is built unless asked (SPARKEVAL_JVM_ARCHIVE=use)",

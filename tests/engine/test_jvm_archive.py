@@ -349,6 +349,45 @@ def test_archives_no_install_can_map_are_removed(tmp_path):
     )
 
 
+def test_the_cache_keeps_the_new_archive_and_the_most_recently_used_other(tmp_path):
+    """Archives of other installs pile up at about 170 MiB each: after a write, the cache
+    keeps the new one and the other one a session mapped last, nothing older."""
+    from sparkeval.jvm_archive import KEPT_ARCHIVES, remove_least_recently_used
+
+    assert KEPT_ARCHIVES == 2
+    paths = []
+    for age, key in enumerate(["new", "used-yesterday", "used-last-week", "used-last-month"]):
+        path = tmp_path / f"jvm-classes-{key}-10.jsa"
+        path.write_bytes(b"0123456789")
+        path.with_suffix(".jars").write_text("/nowhere")
+        used = time.time() - age * 86400 * (1 if age < 2 else 7 if age == 2 else 30)
+        os.utime(path, (used, used))
+        paths.append(path)
+    (tmp_path / "notes.txt").write_text("not an archive")
+    assert remove_least_recently_used(tmp_path, paths[0]) == sorted(paths[2:])
+    kept = [paths[0], paths[1], *(p.with_suffix(".jars") for p in paths[:2])]
+    assert sorted(tmp_path.iterdir()) == sorted([*kept, tmp_path / "notes.txt"])
+
+
+def test_status_says_when_a_build_is_under_way(tmp_path, monkeypatch):
+    """While a builder holds the lock, the status says so (not "no archive")."""
+    from sparkeval import jvm_archive
+    from sparkeval.commands.jvm_archive import _status
+
+    _need_java()
+    monkeypatch.setenv("SPARKEVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SPARKEVAL_JVM_ARCHIVE", "auto")
+    if jvm_archive.archive_blocker() is not None:
+        pytest.skip(f"no archive can be used here: {jvm_archive.archive_blocker()}")
+    key = jvm_archive.archive_key()
+    assert "no JVM archive for this Java and pyspark" in _status(None)
+    (tmp_path / f".jvm-classes-{key}.building").write_text(str(os.getpid()))  # live
+    line = _status(None)
+    assert "is being built" in line and f"process {os.getpid()}" in line, line
+    (tmp_path / f".jvm-classes-{key}.building").write_text(str(dead_pid()))  # gone
+    assert "no JVM archive for this Java and pyspark" in _status(None)
+
+
 def _maps_spark_from_archive(
     tmp_path: Path, archive_options: list[str] | None = None, **env: str
 ) -> bool:
