@@ -72,3 +72,36 @@ def write_table(
         out.write(line("num_q", "all", str(run["queries"]["evaluated"])) + "\n")
         for name in names:
             out.write(line(name, "all", table_value(run["measures"][name], name in counts)) + "\n")
+
+
+def write_run_table(
+    out: TextIO,
+    report: dict[str, Any],
+    measures: Sequence[Measure],
+    names: Sequence[str],
+    per_query_rows: Iterable[Any] = (),
+) -> None:
+    """Write a tab-separated run × measure table: a header ``run_id query_id num_q``
+    and one column per measure, then per-query rows (if given) and one ``all`` row per
+    run, each run's queries first (the values formatted as in :func:`write_table`).
+
+    Example (one run, AP and P@5)::
+
+        run_id  query_id  num_q  AP      P@5
+        bm25    all       50     0.2345  0.4120
+    """
+    counts = {names[i] for i, m in enumerate(measures) if m.spec.aggregate == "sum"}
+    out.write("\t".join(["run_id", "query_id", "num_q", *names]) + "\n")
+    by_query: dict[tuple[str, str], dict[str, str]] = {}
+    for row in per_query_rows:
+        key = (str(row["run_id"]), str(row["query_id"]))
+        shown = table_value(row["value"], row["measure"] in counts)
+        by_query.setdefault(key, {})[row["measure"]] = shown
+    for run_id, run in report["runs"].items():
+        for (query_run, query), values in by_query.items():
+            if query_run == run_id:
+                cells = [values.get(name, "null") for name in names]
+                out.write("\t".join([shown_id(run_id), shown_id(query), "1", *cells]) + "\n")
+        cells = [table_value(run["measures"][name], name in counts) for name in names]
+        evaluated = str(run["queries"]["evaluated"])
+        out.write("\t".join([shown_id(run_id), "all", evaluated, *cells]) + "\n")

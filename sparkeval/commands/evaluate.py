@@ -94,6 +94,12 @@ class EvaluateConfig(OutputJobConfig):
         "requested (as typed; summary.json's measure_names gives the canonical names)",
     )
     per_query: bool = option(False, help="print per-query values too")
+    print_as: str = option(
+        "trec",
+        choices=("trec", "table"),
+        help="how stdout shows the results: trec (trec_eval's measure/query/value lines, "
+        "default) or table (tab-separated, a row per run and a column per measure)",
+    )
     format: str | None = option(None, choices=FORMATS, help="format of all inputs")
     run_format: str | None = option(None, choices=FORMATS, help="format of the runs")
     qrels_format: str | None = option(None, choices=FORMATS, help="format of the qrels")
@@ -283,7 +289,7 @@ def show(
 ) -> None:
     """The trec_eval-style table (per query with ``--per-query``), then release the cache."""
     from sparkeval.engine.local_files import LocalFileEvaluation
-    from sparkeval.trec_table import write_table
+    from sparkeval.trec_table import write_run_table, write_table
 
     try:
         rows: Any = []
@@ -292,7 +298,8 @@ def show(
         elif config.per_query:
             frame: Any = evaluation.ordered_per_query
             rows = frame.toLocalIterator()
-        write_table(stdout, evaluation.report, evaluation.measures, evaluation.names, rows)
+        writer = write_run_table if config.print_as == "table" else write_table
+        writer(stdout, evaluation.report, evaluation.measures, evaluation.names, rows)
     finally:
         evaluation.unpersist()
 
