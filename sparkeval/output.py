@@ -448,3 +448,19 @@ def write_parquet(frame: DataFrame, directory: Path) -> list[Path]:
     """
     frame.write.parquet(str(directory))
     return tidy_spark_output(directory)
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as logs and summaries name it: a local path absolute (the same from
+    any working directory, under ``spark-submit`` too), a URI or table as given.
+
+    Example:
+        >>> shown_path("s3a://bucket/eval")
+        's3a://bucket/eval'
+        >>> shown_path("/data/out")
+        '/data/out'
+    """
+    text = str(path)
+    if is_remote(text) or text.startswith("table:") or "://" in text:
+        return text
+    return str(Path(text.removeprefix("file:")).absolute())

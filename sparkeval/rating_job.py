@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from sparkeval.engine.plans.rating_engine import rating_errors
 from sparkeval.io.ratings import parse_columns, read_ratings
 from sparkeval.job.runner import log
-from sparkeval.output import atomic_output_dir, write_parquet, write_summary
+from sparkeval.output import atomic_output_dir, shown_path, write_parquet, write_summary
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -53,5 +53,5 @@ def run_rating_errors(spark: SparkSession, config: RatingErrorsConfig) -> Rating
         evaluation.unpersist()
         raise
     evaluation.report = report
-    log(f"results in {config.out} (per_user.parquet, summary.json, summary.parquet)")
+    log(f"results in {shown_path(config.out)} (per_user.parquet, summary.json, summary.parquet)")
     return evaluation

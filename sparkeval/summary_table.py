@@ -452,7 +452,7 @@ def append_summary(spark: SparkSession | None, out: str, target: str) -> str:
         directory.mkdir(parents=True, exist_ok=True)
         final = directory / f"evaluation_id={evaluation_id}.parquet"
         _write_new_then_rename(table, final)
-        return f"{table.num_rows} summary rows in {final}"
+        return f"{table.num_rows} summary rows in {final.absolute()}"
     assert spark is not None
     frame = spark.createDataFrame(table.to_pandas())
     if spark.catalog.tableExists(target):

@@ -25,6 +25,7 @@ from sparkeval.job.command import Command, spark_job
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import RunListsConfig
 from sparkeval.lsh.options import check_positive, check_seed
+from sparkeval.output import shown_path
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +94,7 @@ def show(summary: dict[str, Any], config: DiversityConfig, stdout: TextIO) -> No
     runs = summary["runs"]
     several = len(runs) > 1
     if several:
-        print(f"diversity: {len(runs)} runs; wrote {config.out}", file=stdout)
+        print(f"diversity: {len(runs)} runs; wrote {shown_path(config.out)}", file=stdout)
     for run_id, block in runs.items():
         inter = block["inter_user"]
         values = (
@@ -101,9 +102,8 @@ def show(summary: dict[str, Any], config: DiversityConfig, stdout: TextIO) -> No
             f"{inter['inter_user_diversity']:.6f}, distributional coverage "
             f"{block['coverage']['distributional_coverage']:.6f} bits"
         )
-        line = (
-            f"  run {run_id}: {values}" if several else f"diversity: {values}; wrote {config.out}"
-        )
+        wrote = shown_path(config.out)
+        line = f"  run {run_id}: {values}" if several else f"diversity: {values}; wrote {wrote}"
         print(line, file=stdout)
         missing = block.get("items_without_features", {})
         if missing.get("rows"):

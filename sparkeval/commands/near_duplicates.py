@@ -20,6 +20,7 @@ from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.lsh.near_duplicate_search import METHODS
 from sparkeval.lsh.options import LshOptions, check_positive
 from sparkeval.lsh.shingles import SHINGLE_KINDS
+from sparkeval.output import shown_path
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,7 +54,7 @@ def show(summary: dict[str, Any], config: NearDuplicatesConfig, stdout: TextIO) 
     c = summary["counts"]
     print(
         f"near-duplicates ({config.method}): {c['pairs']} pairs, {c['clusters']} clusters "
-        f"covering {c['clustered_docs']} docs; wrote {config.out}",
+        f"covering {c['clustered_docs']} docs; wrote {shown_path(config.out)}",
         file=stdout,
     )
     if summary["skipped_by_max_bucket"]["buckets"]:

@@ -21,6 +21,7 @@ from sparkeval.job.command import Command, spark_job
 from sparkeval.job.options import option
 from sparkeval.job.spark_options import RunListsConfig
 from sparkeval.lsh.options import LshOptions, check_positive
+from sparkeval.output import shown_path
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +49,7 @@ def show(summary: dict[str, Any], config: SimilarUsersConfig, stdout: TextIO) ->
     if several:
         print(
             f"similar-users: {len(runs)} runs, Jaccard >= {config.threshold} ({banding}); "
-            f"wrote {config.out}",
+            f"wrote {shown_path(config.out)}",
             file=stdout,
         )
     for run_id, block in runs.items():
@@ -59,7 +60,7 @@ def show(summary: dict[str, Any], config: SimilarUsersConfig, stdout: TextIO) ->
         else:
             print(
                 f"similar-users: {found} with Jaccard >= {config.threshold} among "
-                f"{counts['users']} users ({banding}); wrote {config.out}",
+                f"{counts['users']} users ({banding}); wrote {shown_path(config.out)}",
                 file=stdout,
             )
         skipped = block["skipped_by_max_bucket"]

@@ -26,7 +26,7 @@ from sparkeval.compare.pipeline import (
     read_runs,
 )
 from sparkeval.compare.progress import stage
-from sparkeval.output import atomic_output_dir, write_parquet, write_summary
+from sparkeval.output import atomic_output_dir, shown_path, write_parquet, write_summary
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -87,5 +87,5 @@ def run_rank_distance(spark: SparkSession, config: RankDistanceConfig) -> dict[s
             write_summary(staging, summary, "rank-distance", config.input_paths())
     finally:
         table.unpersist()
-    stage("write", f"{config.out}/rank_distance.parquet and summary.json")
+    stage("write", f"{shown_path(config.out)}/rank_distance.parquet and summary.json")
     return summary

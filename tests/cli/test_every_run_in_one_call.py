@@ -108,7 +108,7 @@ def test_diversity_measures_every_run_as_three_single_run_calls(inputs: Path) ->
         ours = table[table["run_id"] == run].reset_index(drop=True)
         pd.testing.assert_frame_equal(ours, alone, check_exact=True)
     lines = stdout.splitlines()
-    assert lines[0].startswith("diversity: 3 runs; wrote div")
+    assert lines[0] == f"diversity: 3 runs; wrote {inputs / 'div'}"  # absolute, given as div
     assert [line.split(":")[0] for line in lines[1:4]] == [f"  run {run}" for run in RUNS]
 
 
