@@ -7,7 +7,7 @@ from typing import Any
 
 from sparkeval.engine.formats import undefined_count_key, value_sum_key
 from sparkeval.engine.worker.assemble import EvalOptions
-from sparkeval.errors import EmptyRunError
+from sparkeval.errors import ConfigError, EmptyRunError
 from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
 
@@ -33,12 +33,12 @@ def output_names(
     the label ``names`` maps its canonical name to (the name the user typed).
 
     Raises:
-        ValueError: ``names`` is none of ``canonical``, ``trec`` or a mapping.
+        ConfigError: ``names`` is none of ``canonical``, ``trec`` or a mapping.
     """
     if isinstance(names, Mapping):
         return [names.get(m.name, m.name) for m in measures]
     if names not in ("canonical", "trec"):
-        raise ValueError(f"names must be 'canonical', 'trec' or 'requested', got {names!r}")
+        raise ConfigError(f"names must be 'canonical', 'trec' or 'requested', got {names!r}")
     if names == "canonical":
         return [m.name for m in measures]
     return [m.trec_name(rel_level) or m.name for m in measures]

@@ -89,6 +89,7 @@ from sparkeval.engine.worker.assemble import EvalOptions, per_query_indexes
 from sparkeval.engine.worker.exact_summary import combine
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import (
+    ConfigError,
     InputError,
     classify_failure,
     input_error_from_spark,
@@ -507,7 +508,7 @@ def evaluate(
     if buckets is None:
         buckets = default_buckets(spark, estimate)
     if buckets < 1:
-        raise ValueError(f"buckets must be >= 1, got {buckets}")
+        raise ConfigError(f"buckets must be >= 1, got {buckets}")
     buckets = capped_buckets(buckets, estimate)
     if direct is not None:
         if near_duplicates is not None or run_ids is None:
