@@ -66,16 +66,21 @@ def build_report(
     run_ids: Sequence[str],
     options: EvalOptions,
     names: str | Mapping[str, str],
+    empty_runs: bool = False,
 ) -> dict[str, Any]:
     """The report of an evaluation (``summary.json``) from the combined per-run sums.
 
+    ``empty_runs``: a run without rows is evaluated (each of its queries retrieved
+    nothing, as a model that recommended nothing) instead of being an error.
+
     Raises:
-        EmptyRunError: a run has no rows.
+        EmptyRunError: a run has no rows (unless ``empty_runs``), or nothing was
+            evaluated for it (neither it nor the qrels have rows).
     """
     runs: dict[str, Any] = {}
     for run_id in run_ids:
         s = stats.get(run_id)
-        if s is None or not s["rows_read"]:
+        if s is None or not (s["rows_read"] or empty_runs):
             raise EmptyRunError(run_id)
         runs[run_id] = {
             "measures": {out_names[i]: s[value_sum_key(i)] for i in range(len(measures))},
