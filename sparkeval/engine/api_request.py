@@ -83,7 +83,8 @@ def api_request(
         OptionTypeError: an option of the wrong type.
     """
     typed = _measure_names(measures)
-    as_measures(measures)  # an unknown measure is named as it was typed, before the profile
+    if compat == "trec":  # an unknown name as it was typed (a profile names its own)
+        as_measures(measures)
     _check_type("compat", compat, str)
     _check_type("relevant_only", relevant_only, bool)
     _check_type("names", names, (str, Mapping))
