@@ -20,9 +20,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sparkeval.engine.api import evaluate
+    from sparkeval.engine.api import evaluate, evaluate_recommendations
     from sparkeval.engine.plans.rating_engine import RatingEvaluation, rating_errors
-    from sparkeval.engine.plans.recommend import evaluate_recommendations
     from sparkeval.engine.plans.spark_engine import Evaluation
 
 __version__ = "0.1.0"
@@ -42,7 +41,7 @@ _API = {
     "evaluate": "sparkeval.engine.api",
     "RatingEvaluation": "sparkeval.engine.plans.rating_engine",
     "rating_errors": "sparkeval.engine.plans.rating_engine",
-    "evaluate_recommendations": "sparkeval.engine.plans.recommend",
+    "evaluate_recommendations": "sparkeval.engine.api",
 }
 
 

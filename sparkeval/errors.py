@@ -1,4 +1,10 @@
-"""Errors that the job reports to its user, and the exit codes that go with them."""
+"""Errors that the job reports to its user, and the exit codes that go with them.
+
+Every error raised for bad input, a bad option or a bad measure name is a
+:class:`SparkevalError`; those about values are also ``ValueError`` (:class:`InputError`,
+:class:`ConfigError`, :class:`MeasureError`) and those about an argument's type also
+``TypeError`` (:class:`OptionTypeError`), so ``except ValueError`` keeps working.
+"""
 
 from __future__ import annotations
 
@@ -33,6 +39,16 @@ class EmptyRunError(InputError):
 
 class ConfigError(SparkevalError, ValueError):
     """A bad option or configuration key."""
+
+    exit_code = EXIT_INPUT
+
+
+class MeasureError(ConfigError):
+    """A measure name or parameter that is not valid (still a ``ValueError``)."""
+
+
+class OptionTypeError(SparkevalError, TypeError):
+    """An argument of the wrong type given to the Python API (a ``TypeError`` too)."""
 
     exit_code = EXIT_INPUT
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from sparkeval.engine.formats import undefined_count_key, value_sum_key
 from sparkeval.engine.worker.assemble import EvalOptions
-from sparkeval.errors import EmptyRunError
+from sparkeval.errors import ConfigError, EmptyRunError
 from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
 
@@ -33,12 +33,12 @@ def output_names(
     the label ``names`` maps its canonical name to (the name the user typed).
 
     Raises:
-        ValueError: ``names`` is none of ``canonical``, ``trec`` or a mapping.
+        ConfigError: ``names`` is none of ``canonical``, ``trec`` or a mapping.
     """
     if isinstance(names, Mapping):
         return [names.get(m.name, m.name) for m in measures]
     if names not in ("canonical", "trec"):
-        raise ValueError(f"names must be 'canonical', 'trec' or 'requested', got {names!r}")
+        raise ConfigError(f"names must be 'canonical', 'trec' or 'requested', got {names!r}")
     if names == "canonical":
         return [m.name for m in measures]
     return [m.trec_name(rel_level) or m.name for m in measures]
@@ -66,16 +66,21 @@ def build_report(
     run_ids: Sequence[str],
     options: EvalOptions,
     names: str | Mapping[str, str],
+    empty_runs: bool = False,
 ) -> dict[str, Any]:
     """The report of an evaluation (``summary.json``) from the combined per-run sums.
 
+    ``empty_runs``: a run without rows is evaluated (each of its queries retrieved
+    nothing, as a model that recommended nothing) instead of being an error.
+
     Raises:
-        EmptyRunError: a run has no rows.
+        EmptyRunError: a run has no rows (unless ``empty_runs``), or nothing was
+            evaluated for it (neither it nor the qrels have rows).
     """
     runs: dict[str, Any] = {}
     for run_id in run_ids:
         s = stats.get(run_id)
-        if s is None or not s["rows_read"]:
+        if s is None or not (s["rows_read"] or empty_runs):
             raise EmptyRunError(run_id)
         runs[run_id] = {
             "measures": {out_names[i]: s[value_sum_key(i)] for i in range(len(measures))},

@@ -21,6 +21,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 #: a row's parse error (null when the row is fine)
 BAD = "_bad"
 #: a run row that near-duplicates a higher-ranked doc of its ranking
@@ -35,6 +37,17 @@ SHIPPED_VALUE = "_value"
 IS_QRELS = "_is_qrels"
 #: the run id of a run without a run id column (a DataFrame, a table or a file)
 DEFAULT_RUN_ID = "run"
+
+
+def found_run_ids(values: Iterable[str | None]) -> list[str]:
+    """The distinct run ids among ``values`` (nulls left out), sorted; a run table
+    without rows holds one run, :data:`DEFAULT_RUN_ID`, without rows.
+
+    Example:
+        >>> found_run_ids(["b", "a", None, "b"]), found_run_ids([])
+        (['a', 'b'], ['run'])
+    """
+    return sorted({v for v in values if v is not None}) or [DEFAULT_RUN_ID]
 
 
 def measure_column(i: int) -> str:

@@ -6,11 +6,12 @@ the same kernels and the same exact per-run sums as on Spark
 :mod:`~sparkeval.engine.worker.exact_summary`), so the values are the same to the
 bit; no JVM is started and pyspark is not imported.
 
-Columns are found by name or alias, as in files (``user_id, item_id, prediction``
-reads as ``query_id, doc_id, score``; :mod:`sparkeval.io.columns`). Ids must be
-strings or integers (integers compare as their decimal text, as everywhere); scores
-must be numbers and grades whole numbers. A run without a run id column is one run,
-``run``.
+The keywords are those of the Spark path, with the same meaning
+(:mod:`sparkeval.engine.api_request`: compatibility profiles, relevance rules, column
+mappings), and the tables are read as on Spark (:mod:`sparkeval.engine.held_inputs`:
+columns by name or alias, rank-only runs, ids as text). A run without a run id
+column is one run, ``run``; a run without rows scores its queries as retrieving
+nothing. ``near_duplicates`` needs Spark.
 
 Example:
     >>> import pandas as pd
@@ -28,11 +29,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.api_request import ApiRequest, api_request
 from sparkeval.engine.evaluation_report import (
     SUMMARY_COLUMNS,
     as_measures,
@@ -41,7 +42,8 @@ from sparkeval.engine.evaluation_report import (
     output_names,
     summary_rows,
 )
-from sparkeval.engine.formats import DEFAULT_RUN_ID
+from sparkeval.engine.formats import found_run_ids
+from sparkeval.engine.held_inputs import held_qrels, held_run
 from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
@@ -49,11 +51,7 @@ from sparkeval.engine.worker.assemble import (
     undefined_as_null,
 )
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
-from sparkeval.errors import InputError
-from sparkeval.io.columns import parse_mapping, resolve_columns
-from sparkeval.io.direct import is_id_type
-from sparkeval.io.readers import NOT_UTF8
-from sparkeval.io.utf8_check import first_invalid_utf8, raw_value, shown_text
+from sparkeval.errors import ConfigError
 from sparkeval.measures.registry import Measure
 
 #: the reader named in the report of an in-process evaluation
@@ -102,30 +100,35 @@ def evaluate_in_process(
     run: pd.DataFrame | pa.Table,
     qrels: pd.DataFrame | pa.Table,
     measures: Sequence[str | Measure] | str,
-    *,
-    queries: str = "qrels",
-    rel_level: int = 1,
-    depth: int | None = None,
-    names: str | Mapping[str, str] = "canonical",
-    run_ids: Sequence[str] | None = None,
-    run_columns: str | Mapping[str, str] | None = None,
-    qrels_columns: str | Mapping[str, str] | None = None,
+    **keywords: Any,
 ) -> LocalEvaluation:
-    """Evaluate runs against qrels held in memory; see the module text.
+    """Evaluate runs against qrels held in memory; the keywords are those of
+    :func:`sparkeval.evaluate` (see the module text)."""
+    return evaluate_held_request(run, qrels, api_request(measures, **keywords))
 
-    The arguments are those of :func:`sparkeval.evaluate` (``buckets`` and
-    ``near_duplicates`` have no meaning here), plus explicit column mappings as in
-    files (``query_id=user,doc_id=item``).
-    """
-    options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
-    as_measures(measures)  # an unknown measure is named before the tables are read
-    run_table = _canonical(run, "run", run_columns)
-    qrels_table = _canonical(qrels, "qrels", qrels_columns)
+
+def evaluate_held_request(
+    run: pd.DataFrame | pa.Table, qrels: pd.DataFrame | pa.Table, request: ApiRequest
+) -> LocalEvaluation:
+    """Evaluate a checked request of the API (:mod:`sparkeval.engine.api_request`) on
+    tables held in memory; a run without rows is evaluated (its queries retrieved
+    nothing)."""
+    if request.near_duplicates is not None:
+        raise ConfigError(
+            "near_duplicates: near-duplicate flags are computed on Spark; pass a SparkSession"
+        )
+    plan = request.plan
+    run_table = held_run(run, request.run_columns, request.naming)
+    qrels_table = held_qrels(qrels, plan.relevance, request.qrels_columns, request.naming)
+    run_ids = request.run_ids
     if run_ids is None:
-        run_ids = sorted(pc.unique(run_table.column("run_id")).drop_null().to_pylist())
-    if not run_ids:
-        raise InputError("run table: no rows")
-    return evaluate_held(run_table, qrels_table, measures, options, names, run_ids)
+        run_ids = found_run_ids(pc.unique(run_table.column("run_id")).to_pylist())
+    evaluation = evaluate_held(
+        run_table, qrels_table, plan.measures, request.options, request.names, run_ids,
+        empty_runs=True,
+    )  # fmt: skip
+    evaluation.report["compat"] = plan.describe()
+    return evaluation
 
 
 def evaluate_held(
@@ -139,11 +142,14 @@ def evaluate_held(
     in_worker: bool = False,
     result: type[LocalEvaluation] = LocalEvaluation,
     reader: str = IN_PROCESS,
+    empty_runs: bool = False,
 ) -> LocalEvaluation:
     """Evaluate run and qrels rows this process holds (in the form
     :func:`~sparkeval.engine.worker.assemble.evaluate_tables` takes) with the workers'
     kernels and exact sums; ``result`` is the evaluation class to return, named
-    ``reader``. ``in_worker`` marks bad-row errors as a worker's are marked."""
+    ``reader``. ``in_worker`` marks bad-row errors as a worker's are marked;
+    ``empty_runs`` evaluates a run without rows instead of raising
+    :class:`~sparkeval.errors.EmptyRunError`."""
     measure_list = as_measures(measures)
     labels = name_labels(measures, names)
     out_names = output_names(measure_list, labels, options.rel_level)
@@ -153,61 +159,5 @@ def evaluate_held(
     )
     wide = undefined_as_null(wide, len(measure_list))
     stats = combine(partition_sums(wide, measure_list).to_pylist(), measure_list)
-    report = build_report(stats, measure_list, out_names, run_ids, options, labels)
+    report = build_report(stats, measure_list, out_names, run_ids, options, labels, empty_runs)
     return result(report, measure_list, out_names, reader, wide)
-
-
-def _canonical(
-    data: pd.DataFrame | pa.Table, kind: str, mapping: str | Mapping[str, str] | None
-) -> pa.Table:
-    """``[run_id,] query_id, doc_id, score`` or ``query_id, doc_id, relevance``, typed."""
-    if isinstance(data, pd.DataFrame):
-        data = pa.Table.from_pandas(data, preserve_index=False)
-    elif not isinstance(data, pa.Table):
-        raise TypeError(
-            f"{kind}: expected a pandas DataFrame or an Arrow table without a SparkSession, "
-            f"got {type(data).__name__}"
-        )
-    source = f"{kind} table"
-    found = resolve_columns(data.column_names, kind, parse_mapping(mapping, kind), source)
-    value = "score" if kind == "run" else "relevance"
-    columns: dict[str, pa.Array | pa.ChunkedArray] = {}
-    if kind == "run":
-        if "run_id" in found:
-            columns["run_id"] = _ids(data.column(found["run_id"]), source, found["run_id"])
-        else:
-            columns["run_id"] = pa.array([DEFAULT_RUN_ID] * data.num_rows, pa.string())
-    for name in ("query_id", "doc_id"):
-        columns[name] = _ids(data.column(found[name]), source, found[name])
-    columns[value] = _values(data.column(found[value]), source, found[value], kind == "qrels")
-    return pa.table(columns)
-
-
-def _ids(column: pa.ChunkedArray, source: str, name: str) -> pa.ChunkedArray:
-    """Strings as they are, integers as their decimal text; other types, and text that
-    is not valid UTF-8 (an Arrow table keeps a string's bytes), are an error."""
-    kind = column.type
-    if pa.types.is_dictionary(kind):
-        column, kind = column.cast(kind.value_type), kind.value_type
-    if not is_id_type(kind):
-        raise InputError(
-            f"{source}: id column {name} has type {kind}; ids must be strings or integers"
-        )
-    broken = first_invalid_utf8(column)
-    if broken is not None:
-        value = shown_text(raw_value(column, broken))
-        raise InputError(f"{source}: row {broken + 1}: column {name} value '{value}' is {NOT_UTF8}")
-    return column.cast(pa.string())
-
-
-def _values(column: pa.ChunkedArray, source: str, name: str, whole: bool) -> pa.ChunkedArray:
-    """Scores as float64 (finite numbers); grades as int64 (whole numbers)."""
-    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
-        raise InputError(f"{source}: column {name} has type {column.type}; expected numbers")
-    values = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
-    bad = np.flatnonzero(~np.isfinite(values) | (whole & (values != np.round(values))))
-    if len(bad):
-        what = "a whole number" if whole else "a finite number"
-        row, value = int(bad[0]) + 1, float(values[bad[0]])
-        raise InputError(f"{source}: row {row}: column {name} value {value!r} is not {what}")
-    return column.cast(pa.int64()) if whole else column.cast(pa.float64())

@@ -9,6 +9,7 @@ it, so ``topic``, ``userID`` or ``iid`` mean the same in every command.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from sparkeval.errors import ConfigError, InputError
 
@@ -68,6 +69,40 @@ REQUIRED = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_i
 OPTIONAL = {"run": ("run_id",), "qrels": ()}
 
 
+@dataclass(frozen=True)
+class OptionNaming:
+    """How an error names the option that maps columns: as the command-line flag
+    (``--run-columns score=NAME``) or as the Python keyword (``run_columns={'score':
+    NAME}``).
+
+    Attributes:
+        keywords: Python style when given: {flag: keyword} for the flags whose keyword
+            is not the flag's own name (``--qrels-columns`` is ``truth_columns`` in
+            ``evaluate_recommendations``); None for the command line's flags.
+
+    Example:
+        >>> PYTHON_KEYWORDS.mapping_hint("--run-columns", "score")
+        "run_columns={'score': NAME}"
+        >>> COMMAND_LINE.mapping_hint("--run-columns", "score")
+        '--run-columns score=NAME'
+    """
+
+    keywords: Mapping[str, str] | None = field(default=None, hash=False)
+
+    def mapping_hint(self, flag: str, canonical: str) -> str:
+        """How to map column ``canonical`` with the option whose flag is ``flag``."""
+        if self.keywords is None:
+            return f"{flag} {canonical}=NAME"
+        keyword = self.keywords.get(flag, flag.lstrip("-").replace("-", "_"))
+        return f"{keyword}={{{canonical!r}: NAME}}"
+
+
+#: errors for the command line name its flags
+COMMAND_LINE = OptionNaming()
+#: errors for a caller of the Python API name its keywords
+PYTHON_KEYWORDS = OptionNaming({})
+
+
 def split_mapping(text: str | Mapping[str, str] | None, label: str) -> dict[str, str]:
     """Split ``canonical=source,...`` (or copy a mapping) into {canonical: source}.
 
@@ -91,12 +126,43 @@ def split_mapping(text: str | Mapping[str, str] | None, label: str) -> dict[str,
 def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, str]:
     """Parse ``canonical=source,...`` (or a mapping) into {canonical: source}.
 
+    A key may also be an accepted name of one canonical column (``user_id=uid`` maps
+    the query column, whose names include ``user_id``, to the column ``uid``); a key
+    that is no such name, given with a value that is, reads the other way round
+    (``uid=user_id``: the column ``uid`` is the user column).
+
     Example:
         >>> parse_mapping("query_id=uid, doc_id=iid", "run")
         {'query_id': 'uid', 'doc_id': 'iid'}
+        >>> parse_mapping({"user_id": "uid", "itemId": "iid"}, "run")
+        {'query_id': 'uid', 'doc_id': 'iid'}
+        >>> parse_mapping({"u": "user_id"}, "qrels")
+        {'query_id': 'u'}
     """
     allowed = REQUIRED[kind] + OPTIONAL[kind]
-    return mapping_onto(text, allowed, f"{kind} column mapping", f"{kind} columns")
+    label = f"{kind} column mapping"
+    pairs = split_mapping(text, label)
+    aliases = RUN_ALIASES if kind == "run" else QRELS_ALIASES
+    canonical: dict[str, str] = {}
+    for key, value in pairs.items():
+        named, source = _canonical_of(key, allowed, aliases), value
+        if named is None and _canonical_of(value, allowed, aliases) is not None:
+            named, source = _canonical_of(value, allowed, aliases), key
+        if named in canonical:
+            raise ConfigError(f"{label} maps column {named} twice ({key}={value})")
+        canonical[named or key] = source
+    return mapping_onto(canonical, allowed, label, f"{kind} columns")
+
+
+def _canonical_of(
+    name: str, allowed: Sequence[str], aliases: Mapping[str, Sequence[str]]
+) -> str | None:
+    """The canonical column among ``allowed`` that ``name`` is, or is the only one with
+    ``name`` among its accepted names; None otherwise."""
+    if name in allowed:
+        return name
+    owners = [c for c in allowed if name.lower() in aliases.get(c, ())]
+    return owners[0] if len(owners) == 1 else None
 
 
 def mapping_onto(
@@ -129,6 +195,7 @@ def match_columns(
     table: str,
     option: str | None,
     optional: Sequence[str] = (),
+    naming: OptionNaming = COMMAND_LINE,
 ) -> dict[str, str]:
     """Find the source column of every canonical column: mapped, else the first alias.
 
@@ -142,6 +209,7 @@ def match_columns(
         source: the input path, for errors.
         table: what the table is, for errors (``"a run table"``).
         option: the command-line option that maps columns, or None when there is none.
+        naming: how the error names that option (the flag, or the Python keyword).
 
     Returns:
         {canonical: source column}.
@@ -178,7 +246,7 @@ def match_columns(
                 found[canonical] = by_lower[alias]
                 break
         if canonical not in found and canonical in required:
-            hint = f"; or map one with {option} {canonical}=NAME" if option else ""
+            hint = f"; or map one with {naming.mapping_hint(option, canonical)}" if option else ""
             raise InputError(
                 f"{source}: missing column {canonical!r} for {table} "
                 f"(accepted names: {', '.join(aliases[canonical])}{hint}); "
@@ -188,9 +256,14 @@ def match_columns(
 
 
 def resolve_columns(
-    available: Sequence[str], kind: str, mapping: Mapping[str, str], source: str
+    available: Sequence[str],
+    kind: str,
+    mapping: Mapping[str, str],
+    source: str,
+    naming: OptionNaming = COMMAND_LINE,
 ) -> dict[str, str]:
-    """Find the source column of every canonical run or qrels column (:func:`match_columns`).
+    """Find the source column of every canonical run or qrels column (:func:`match_columns`);
+    ``naming`` says how an error names the option that maps them.
 
     Returns:
         {canonical: source column}; optional columns only when present.
@@ -205,4 +278,5 @@ def resolve_columns(
         f"a {kind} table",
         f"--{kind}-columns",
         OPTIONAL[kind],
+        naming,
     )

@@ -807,6 +807,23 @@ def run_frame(table, cols: Mapping[str, str], source: str, run_col, decoded: boo
 RANK_NAMES = ("rank", "position", "pos")
 
 
+def rank_column(columns: Sequence[str], mapping: Mapping[str, str]) -> str | None:
+    """The rank column (1 = first) that orders a run table without a score column, which
+    then gets the score ``-rank`` (on Spark and in process alike); None when the table
+    has a score column (by name, alias or ``mapping``) or no rank column.
+
+    Example:
+        >>> rank_column(["user_id", "item_id", "Rank"], {})
+        'Rank'
+        >>> rank_column(["user_id", "item_id", "rank", "prediction"], {}) is None
+        True
+    """
+    lower = {c.lower(): c for c in columns}
+    if "score" in mapping or any(n in lower for n in SCORE_NAMES):
+        return None
+    return next((lower[n] for n in RANK_NAMES if n in lower), None)
+
+
 def recommendation_shapes(table, columns: str | Mapping[str, str] | None, source: str):
     """The recommendation tables pipelines write, as ``user, item, score`` rows.
 
@@ -844,9 +861,8 @@ def recommendation_shapes(table, columns: str | Mapping[str, str] | None, source
             F.col(f"_rec.`{item}`").alias("doc_id"),
             score.cast(spark_type("double")).alias("score"),
         )
-    has_score = "score" in mapping or any(n in lower for n in SCORE_NAMES)
-    rank = next((lower[n] for n in RANK_NAMES if n in lower), None)
-    if not has_score and rank is not None:
+    rank = rank_column(table.columns, mapping)
+    if rank is not None:
         return table.withColumn("score", -F.col(f"`{rank}`").cast(spark_type("double")))
     del source
     return table

@@ -21,9 +21,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from sparkeval.engine.formats import BAD
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.io.columns import QRELS_ALIASES, parse_mapping, resolve_columns
+from sparkeval.io.columns import (
+    COMMAND_LINE,
+    QRELS_ALIASES,
+    OptionNaming,
+    parse_mapping,
+    resolve_columns,
+)
 from sparkeval.io.readers import (
     DECODED_FORMATS,
     _bad_line,
@@ -131,8 +139,19 @@ class RelevanceRule:
             )
         return value.cast(spark_type("long"))
 
+    def grade_values(self, values: np.ndarray) -> np.ndarray:
+        """The integer grades (int64) of the ratings ``values`` (a float64 array), as
+        :meth:`grades` gives them on Spark."""
+        if self.kind == "all":
+            return np.ones(len(values), np.int64)
+        if self.kind == "threshold":
+            return (values >= float(self.threshold or 0.0)).astype(np.int64)
+        return values.astype(np.int64)
 
-def _has_relevance(columns: list[str], mapping: Mapping[str, str]) -> bool:
+
+def has_relevance(columns: list[str], mapping: Mapping[str, str]) -> bool:
+    """Whether a truth table with ``columns`` has a rating column (by alias or
+    ``mapping``); without one only the ``all`` rule applies."""
     lower = {c.lower() for c in columns}
     return "relevance" in mapping or any(a in lower for a in QRELS_ALIASES["relevance"])
 
@@ -143,6 +162,7 @@ def truth_to_qrels(
     columns: str | Mapping[str, str] | None = None,
     source: str = "<truth DataFrame>",
     decoded: bool = False,
+    naming: OptionNaming = COMMAND_LINE,
 ):
     """Canonical qrels from a truth DataFrame with user, item and (optionally) rating columns.
 
@@ -150,14 +170,15 @@ def truth_to_qrels(
     ``item_id``/``itemID``/``doc_id``, ``rating``/``relevance``/...).  The rating
     column may be absent under the ``all`` rule. ``decoded``: the table came through
     Spark's CSV or JSON reader (see :func:`~sparkeval.io.readers.invalid_text_ids`).
+    ``naming``: how an error names the option that maps the columns.
     """
     from pyspark.sql import functions as F
 
     mapping = parse_mapping(columns, "qrels")
-    if rule.kind == "all" and not _has_relevance(list(df.columns), mapping):
+    if rule.kind == "all" and not has_relevance(list(df.columns), mapping):
         df = df.withColumn("_relevance_all", F.lit(1))
         mapping = {**mapping, "relevance": "_relevance_all"}
-    cols = resolve_columns(list(df.columns), "qrels", mapping, source)
+    cols = resolve_columns(list(df.columns), "qrels", mapping, source, naming)
     check_id_types(df, [cols["query_id"], cols["doc_id"]], source)
     value, bad = numeric_column(
         df,

@@ -19,6 +19,7 @@ import difflib
 import re
 from collections.abc import Iterable, Iterator
 
+from sparkeval.errors import MeasureError
 from sparkeval.measures import REGISTRY, Measure, trec_patterns
 from sparkeval.measures.registry import TrecParams, pattern_fields, trec_bases
 
@@ -113,11 +114,11 @@ def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str
         value = value.strip().strip("'\"")
         if key == "dcg" and family in ("nDCG", "DCG"):
             if value not in _IR_MEASURES_DCG:
-                raise ValueError(f"measure {text!r}: dcg={value!r}; expected log2 or exp-log2")
+                raise MeasureError(f"measure {text!r}: dcg={value!r}; expected log2 or exp-log2")
             out["gain"] = _IR_MEASURES_DCG[value]
         elif key == "judged_only":
             if value.lower() not in ("false", "0"):
-                raise ValueError(
+                raise MeasureError(
                     f"measure {text!r}: judged_only=True (the measure over judged docs only) "
                     "is not offered; Judged@k gives the share of judged docs"
                 )
@@ -183,7 +184,7 @@ ALL_TREC: tuple[str, ...] = (
 SETS: dict[str, tuple[str, ...]] = {"official": OFFICIAL, "all_trec": ALL_TREC}
 
 
-class UnknownMeasureError(ValueError):
+class UnknownMeasureError(MeasureError):
     """A measure name that matches nothing in the registry."""
 
 
@@ -286,26 +287,26 @@ def _parse_value(text: str) -> int | float | str:
 def _parse_cutoff(name: str, raw: str) -> int:
     raw = raw.strip()
     if not re.fullmatch(r"[+-]?\d+", raw):
-        raise ValueError(f"measure {name!r}: cutoff {raw!r} is not a whole number")
+        raise MeasureError(f"measure {name!r}: cutoff {raw!r} is not a whole number")
     k = int(raw)
     if k < 1:
-        raise ValueError(f"measure {name!r}: cutoff must be >= 1, got {k}")
+        raise MeasureError(f"measure {name!r}: cutoff must be >= 1, got {k}")
     return k
 
 
 def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) -> Measure:
     fam = REGISTRY[family]
     if fam.cutoff == "none" and k is not None:
-        raise ValueError(f"measure {name!r}: {family} takes no @k cutoff")
+        raise MeasureError(f"measure {name!r}: {family} takes no @k cutoff")
     if fam.cutoff == "required" and k is None:
-        raise ValueError(f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10")
+        raise MeasureError(f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10")
     if k is None:
         k = fam.default_cutoff
     kept: set[str] = set()
     for pname in fam.params.keys() & raw_params.keys():
         for other, why in fam.params[pname].requires:
             if other not in raw_params:
-                raise ValueError(f"measure {name!r}: {pname}=… needs {other}=… given too ({why})")
+                raise MeasureError(f"measure {name!r}: {pname}=… needs {other}=… given too ({why})")
             kept.add(other)
     params = []
     for pname in fam.params:  # declaration order keeps canonical names stable
@@ -316,11 +317,11 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
     missing = [p for p, spec in fam.params.items() if spec.required and p not in raw_params]
     if missing:
         example = ",".join(f"{p}=…" for p in missing)
-        raise ValueError(f"measure {name!r}: {family} needs parameter(s) {example}")
+        raise MeasureError(f"measure {name!r}: {family} needs parameter(s) {example}")
     unknown = sorted(set(raw_params) - set(fam.params))
     if unknown:
         allowed = ", ".join(fam.params) or "none"
-        raise ValueError(
+        raise MeasureError(
             f"measure {name!r}: unknown parameter(s) {', '.join(unknown)}; "
             f"{family} accepts: {allowed}"
         )
@@ -376,12 +377,12 @@ def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
         for item in _split_params(match["params"]):
             key, sep, value = item.partition("=")
             if not sep or not key.strip():
-                raise ValueError(f"measure {text!r}: parameter {item!r} is not key=value")
+                raise MeasureError(f"measure {text!r}: parameter {item!r} is not key=value")
             raw[key.strip()] = value
     fixed = ALIAS_PARAMS.get(match["family"].lower(), {})
     for key, value in fixed.items():
         if key in raw:
-            raise ValueError(
+            raise MeasureError(
                 f"measure {text!r}: {match['family']} fixes {key}={value}; "
                 f"write {family}({key}=…) for another {key}"
             )
@@ -393,9 +394,9 @@ def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
     if "cutoff" in raw and "cutoff" not in REGISTRY[family].params:
         given = raw.pop("cutoff").strip()
         if REGISTRY[family].cutoff == "none" or family == "IPrec":
-            raise ValueError(f"measure {text!r}: {family} takes no cutoff; cutoff={given} given")
+            raise MeasureError(f"measure {text!r}: {family} takes no cutoff; cutoff={given} given")
         if cutoff is not None and _parse_cutoff(text, cutoff) != _parse_cutoff(text, given):
-            raise ValueError(f"measure {text!r}: cutoff={given} contradicts @{cutoff}")
+            raise MeasureError(f"measure {text!r}: cutoff={given} contradicts @{cutoff}")
         cutoff = given
     if family == "IPrec" and cutoff is not None:  # ir_measures: IPrec@0.1
         raw["recall"] = cutoff
@@ -421,7 +422,7 @@ def _leading_int(text: str, request: str) -> int:
     """trec_eval reads a cutoff as its leading whole number (``23.4`` is 23)."""
     match = re.match(r"\s*([+-]?\d+)", text)
     if not match:
-        raise ValueError(f"measure {request!r}: cutoff {text!r} is not a number")
+        raise MeasureError(f"measure {request!r}: cutoff {text!r} is not a number")
     return int(match.group(1))
 
 
@@ -445,7 +446,7 @@ def parse_trec_request(text: str) -> list[Measure] | None:
     raw = match["params"]
     items = raw.split(",")
     if any(not item.strip() for item in items):
-        raise ValueError(f"measure {text!r}: empty parameter in {raw!r}")
+        raise MeasureError(f"measure {text!r}: empty parameter in {raw!r}")
     return _expand(text, family, tp, raw, items)
 
 
@@ -453,28 +454,28 @@ def _expand(text: str, family: str, tp: TrecParams, raw: str, items: list[str]) 
     if tp.mode == "cutoffs":
         cuts = sorted(_leading_int(item, text) for item in items)
         if cuts[0] < 1:
-            raise ValueError(f"measure {text!r}: cutoffs must be >= 1")
+            raise MeasureError(f"measure {text!r}: cutoffs must be >= 1")
         if len(set(cuts)) != len(cuts):
-            raise ValueError(f"measure {text!r}: duplicate cutoffs")
+            raise MeasureError(f"measure {text!r}: duplicate cutoffs")
         return [_build(text, family, k, {}) for k in cuts]
     param = tp.param or ""
     if tp.mode == "each":
         try:
             values = sorted(float(item) for item in items)
         except ValueError:
-            raise ValueError(f"measure {text!r}: parameters must be numbers") from None
+            raise MeasureError(f"measure {text!r}: parameters must be numbers") from None
         if len(set(values)) != len(values):
-            raise ValueError(f"measure {text!r}: duplicate parameters")
+            raise MeasureError(f"measure {text!r}: duplicate parameters")
         return [_build(text, family, None, {param: repr(v)}) for v in values]
     if tp.mode == "one":
         if len(items) != 1:
-            raise ValueError(
+            raise MeasureError(
                 f"measure {text!r}: {tp.base} takes one {param} value (trec_eval would use "
                 f"only the first); request {tp.base}.{items[0].strip()} alone"
             )
         value = items[0].strip()
         if not _NUMBER.match(value):
-            raise ValueError(f"measure {text!r}: {param} {value!r} is not a number")
+            raise MeasureError(f"measure {text!r}: {param} {value!r} is not a number")
         built = _build(text, family, None, {param: value})
         return [Measure(built.family, built.k, built.params, trec_label=f"{tp.base}_{raw}")]
     if tp.mode == "list":
@@ -484,7 +485,7 @@ def _expand(text: str, family: str, tp: TrecParams, raw: str, items: list[str]) 
         for item in items:
             key, sep, number = item.partition("=")
             if not sep:
-                raise ValueError(f"measure {text!r}: parameter {item!r} is not grade=value")
+                raise MeasureError(f"measure {text!r}: parameter {item!r} is not grade=value")
             pairs.append(f"{key.strip()}:{number.strip()}")
         value = ";".join(pairs)
     built = _build(text, family, None, {param: value})

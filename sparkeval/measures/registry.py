@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from sparkeval.errors import MeasureError
 from sparkeval.measures.batch import RankedBatch
 
 Kernel = Callable[[RankedBatch, "int | None", Mapping[str, Any]], np.ndarray]
@@ -50,7 +51,7 @@ class Param:
     requires: tuple[tuple[str, str], ...] = ()
 
     def coerce(self, family: str, name: str, raw: Any) -> Any:
-        """Convert a parsed value to this parameter's type or raise ValueError."""
+        """Convert a parsed value to this parameter's type or raise MeasureError."""
         try:
             if self.kind is int:
                 if isinstance(raw, float) and not raw.is_integer():
@@ -67,23 +68,25 @@ class Param:
             else:
                 value = str(raw)
         except (TypeError, ValueError):
-            raise ValueError(
+            raise MeasureError(
                 f"measure {family}: parameter {name}={raw!r} is not a valid "
                 f"{_KIND_NAMES.get(self.kind) or self.kind.__name__}"
             ) from None
         if self.choices is not None and value not in self.choices:
             allowed = ", ".join(str(c) for c in self.choices)
-            raise ValueError(f"measure {family}: parameter {name}={raw!r} is not one of: {allowed}")
+            raise MeasureError(
+                f"measure {family}: parameter {name}={raw!r} is not one of: {allowed}"
+            )
         if isinstance(value, int | float):
             if self.minimum is not None and (
                 value < self.minimum or (self.exclusive_minimum and value == self.minimum)
             ):
                 op = ">" if self.exclusive_minimum else ">="
-                raise ValueError(
+                raise MeasureError(
                     f"measure {family}: parameter {name}={raw!r} must be {op} {self.minimum}"
                 )
             if self.maximum is not None and value > self.maximum:
-                raise ValueError(
+                raise MeasureError(
                     f"measure {family}: parameter {name}={raw!r} must be <= {self.maximum}"
                 )
         return value

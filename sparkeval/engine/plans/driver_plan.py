@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import BAD, DEFAULT_RUN_ID, IS_QRELS, SHIPPED_VALUE
+from sparkeval.engine.formats import (
+    BAD,
+    DEFAULT_RUN_ID,
+    IS_QRELS,
+    SHIPPED_VALUE,
+    found_run_ids,
+)
 from sparkeval.engine.plans.arrow_job import plain_rows_by_one_job
 from sparkeval.engine.plans.local_rows import (
     frame_types,
@@ -373,7 +379,7 @@ def _evaluate_collected(
     measure_list, options, run_ids = task
     run_table, qrels_table = _split(collected)
     if run_ids is None:
-        run_ids = sorted(pc.unique(run_table.column("run_id")).drop_null().to_pylist())
+        run_ids = found_run_ids(pc.unique(run_table.column("run_id")).to_pylist())
     run_ids = list(run_ids)
     wide = evaluate_tables(run_table, qrels_table, measure_list, options, run_ids=run_ids)
     wide = undefined_as_null(wide, len(measure_list))

@@ -60,6 +60,7 @@ from sparkeval.engine.formats import (
     EMPTY_RUN_CODE,
     RUN_CODE,
     SHIPPED_VALUE,
+    found_run_ids,
     measure_column,
 )
 from sparkeval.engine.long_rows import per_query_rows
@@ -89,6 +90,7 @@ from sparkeval.engine.worker.assemble import EvalOptions, per_query_indexes
 from sparkeval.engine.worker.exact_summary import combine
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import (
+    ConfigError,
     InputError,
     classify_failure,
     input_error_from_spark,
@@ -441,6 +443,7 @@ def evaluate(
     near_duplicates: DataFrame | None = None,
     direct: DirectPlan | None = None,
     ready: ReadyPieces | None = None,
+    empty_runs: bool = False,
 ) -> Evaluation:
     """Evaluate runs against qrels on Spark; nothing is written.
 
@@ -468,6 +471,8 @@ def evaluate(
             hands files over and the bucket count is the same, else removed.  On a
             local master without it the driver reads them in threads now, unless
             ``spark.sparkeval.driverRead`` is ``false``.
+        empty_runs: evaluate a run without rows (its queries retrieved nothing) instead
+            of raising :class:`~sparkeval.errors.EmptyRunError`.
 
     Returns:
         An :class:`Evaluation`; its per-query results are cached until ``unpersist()``.
@@ -497,7 +502,7 @@ def evaluate(
                 return evaluate(
                     spark, None, None, measures, queries=queries, rel_level=rel_level,
                     depth=depth, names=names, run_ids=scanned.run_ids, buckets=buckets,
-                    direct=scanned,
+                    direct=scanned, empty_runs=empty_runs,
                 )  # fmt: skip
             except NotDirect:
                 pass  # a value for the DataFrame path's checks
@@ -507,7 +512,7 @@ def evaluate(
     if buckets is None:
         buckets = default_buckets(spark, estimate)
     if buckets < 1:
-        raise ValueError(f"buckets must be >= 1, got {buckets}")
+        raise ConfigError(f"buckets must be >= 1, got {buckets}")
     buckets = capped_buckets(buckets, estimate)
     if direct is not None:
         if near_duplicates is not None or run_ids is None:
@@ -556,7 +561,7 @@ def evaluate(
         )
         reader = "spark"
 
-    report = build_report(stats, measure_list, out_names, run_ids, options, names)
+    report = build_report(stats, measure_list, out_names, run_ids, options, names, empty_runs)
     if near_duplicates is not None:
         report["near_duplicates"] = flags.report
     return Evaluation(report, measure_list, out_names, reader, wide)
@@ -744,7 +749,7 @@ def _evaluate_spark_read_frames(
         task = (measure_list, options, run_ids)
         wide, stats, run_ids = evaluate_in_driver(spark, run_df, qrels_df, task, checks, estimate)
         return wide, stats, None, run_ids
-    run_ids = list(distinct_values(run_df, "run_id") if run_ids is None else run_ids)
+    run_ids = list(found_run_ids(distinct_values(run_df, "run_id")) if run_ids is None else run_ids)
     flags = None
     if pairs is not None:
         flags = flag_near_duplicates(run_df, pairs, run_ids)

@@ -28,7 +28,7 @@ from sparkeval.engine.formats import (
 from sparkeval.engine.plans.near_dup_flags import check_flags_available
 from sparkeval.engine.worker.doc_match import match_docs
 from sparkeval.engine.worker.string_codes import joint_codes
-from sparkeval.errors import InputError, worker_input_error
+from sparkeval.errors import ConfigError, InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
 from sparkeval.measures.near_dup import demote_near_duplicates
 
@@ -70,13 +70,13 @@ class EvalOptions:
 
     def __post_init__(self) -> None:
         if self.queries not in QUERY_POLICIES:
-            raise ValueError(
+            raise ConfigError(
                 f"queries must be one of {', '.join(QUERY_POLICIES)}, got {self.queries!r}"
             )
         if not isinstance(self.rel_level, int) or self.rel_level < 0:
-            raise ValueError(f"rel_level must be a whole number >= 0, got {self.rel_level!r}")
+            raise ConfigError(f"rel_level must be a whole number >= 0, got {self.rel_level!r}")
         if self.depth is not None and (not isinstance(self.depth, int) or self.depth < 1):
-            raise ValueError(f"depth must be a whole number >= 1, got {self.depth!r}")
+            raise ConfigError(f"depth must be a whole number >= 1, got {self.depth!r}")
 
 
 _RUN_TYPES = {

@@ -1,0 +1,92 @@
+"""Run and truth DataFrames handed to the Python API, as the engine's canonical frames.
+
+Columns are found by name or alias as in files and in process
+(:func:`~sparkeval.io.columns.resolve_columns`: ``user_id, item_id, prediction`` reads
+as ``query_id, doc_id, score``), a run with a rank column and no score gets the score
+``-rank`` and a list of recommendations per user becomes one row per item
+(:func:`~sparkeval.io.readers.recommendation_shapes`), and the truth's ratings become
+grades by a :class:`~sparkeval.io.truth.RelevanceRule`
+(:func:`~sparkeval.io.truth.truth_to_qrels`). Frames whose columns already have their
+canonical names are passed on as they are, so the engine still sees the caller's plan
+(a bare scan of Parquet files is read by the workers).
+
+Example::
+
+    run_df = spark_run(spark.createDataFrame(recs), {"user_id": "uid"})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from sparkeval.engine.formats import BAD
+from sparkeval.errors import OptionTypeError
+from sparkeval.io.columns import PYTHON_KEYWORDS, OptionNaming, parse_mapping, resolve_columns
+from sparkeval.io.readers import recommendation_shapes
+from sparkeval.io.truth import RelevanceRule, truth_to_qrels
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+#: a column mapping as the API takes it: ``"query_id=u,doc_id=i"`` or a dict
+Columns = str | Mapping[str, str] | None
+
+
+def spark_run(
+    df: DataFrame, columns: Columns = None, naming: OptionNaming = PYTHON_KEYWORDS
+) -> DataFrame:
+    """The run ``df`` with canonical column names (``[run_id,] query_id, doc_id, score``);
+    a frame of the readers (with ``_bad``) as it is."""
+    _check_frame(df, "run")
+    if BAD in df.columns:
+        return df
+    source = "run DataFrame"
+    shaped = recommendation_shapes(df, columns, source)
+    found = resolve_columns(
+        list(shaped.columns), "run", parse_mapping(columns, "run"), source, naming
+    )
+    return _canonical(shaped, found)
+
+
+def spark_qrels(
+    df: DataFrame,
+    rule: RelevanceRule | None = None,
+    columns: Columns = None,
+    naming: OptionNaming = PYTHON_KEYWORDS,
+) -> DataFrame:
+    """The qrels or truth ``df`` as ``query_id, doc_id, relevance``: renamed when its
+    ratings are the grades (``rule`` None or plain ``grade``), else graded by ``rule``
+    (with a ``_bad`` column, checked as a file's truth is)."""
+    _check_frame(df, "qrels")
+    if BAD in df.columns:
+        return df
+    source = "qrels DataFrame"
+    if rule is None or rule == RelevanceRule("grade"):
+        mapping = parse_mapping(columns, "qrels")
+        return _canonical(df, resolve_columns(list(df.columns), "qrels", mapping, source, naming))
+    return truth_to_qrels(df, rule, columns, source, naming=naming)
+
+
+def _check_frame(df: object, kind: str) -> None:
+    """An :class:`~sparkeval.errors.OptionTypeError` unless ``df`` is a Spark DataFrame."""
+    if not (hasattr(df, "sparkSession") and hasattr(df, "schema")):
+        raise OptionTypeError(
+            f"{kind}: expected a Spark DataFrame with a SparkSession (or spark=None for "
+            f"a pandas DataFrame or an Arrow table), got {type(df).__name__}"
+        )
+
+
+def _canonical(df: DataFrame, found: Mapping[str, str]) -> DataFrame:
+    """``df``'s columns ``found`` ({canonical: source}) under their canonical names;
+    ``df`` itself when they have them already."""
+    if all(canonical == source for canonical, source in found.items()):
+        return df
+    from pyspark.sql import functions as F
+
+    return df.select(
+        *(
+            F.col("`" + source.replace("`", "``") + "`").alias(canonical)
+            for canonical, source in found.items()
+        )
+    )
