@@ -23,14 +23,22 @@ truth), and fixes the query policy and the relevance rule:
 
 ``recommenders`` (Microsoft Recommenders ``SparkRankingEvaluation``)
     * users: those with recommendations and truth (an inner join, ``queries=both``);
-    * relevance: every truth item (binary) unless a threshold is given; with a
-      threshold only the truth rows at or above it are kept (``relevant_only``), as
-      the truth is filtered before Recommenders evaluates, so a user whose truth is
-      all below the threshold is left out of the inner join instead of scoring 0;
-    * every measure is computed on the top k recommendations by score:
-      ``P@k``, ``R@k``, ``nDCG@k`` as in MLlib; ``MAP@k`` (``map_at_k``) →
-      ``AP(denom=min_k)@k``; ``MAP`` (``map``: MLlib's MAP over the top k, / |truth|)
-      → ``AP@k`` with k the cutoff of the other requested measures.
+    * relevance: every truth row of the user (binary, ``all``);
+    * ``relevancy_method="top_k"`` (no threshold): every measure is computed on the
+      top k recommendations by score: ``P@k``, ``R@k``, ``nDCG@k`` as in MLlib;
+      ``MAP@k`` (``map_at_k``) → ``AP(denom=min_k)@k``; ``MAP`` (``map``: MLlib's MAP
+      over the top k, / |truth|) → ``AP@k`` with k the cutoff of the other requested
+      measures;
+    * ``relevancy_method="by_threshold"`` (a relevance threshold T): the
+      *recommendations* with score >= T are kept (:attr:`CompatPlan.min_score`), all
+      of them, best first, and the truth is still every row of the user; a user none of
+      whose recommendations reaches T drops out of the inner join. ``P@k`` (hits in
+      the top k / k), ``R@k``, ``nDCG@k`` and ``MAP@k`` as above; ``MAP`` is MLlib's
+      MAP of the whole kept list (``AP``: sum over hits of precision at the hit's rank,
+      / |truth|);
+    * the former reading of a threshold, the truth's rows with rating >= T the only
+      labels and a user without one left out, is ``relevant_only`` (``--relevant-only``)
+      with the threshold; the recommendations are then cut to the top k as in ``top_k``.
 
 ``replay`` (RePlay ``replay.metrics``)
     * users: those in the ground truth (``queries=qrels``): a user without
@@ -61,7 +69,7 @@ item id descending).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from sparkeval.errors import ConfigError
@@ -108,6 +116,8 @@ class CompatPlan:
         queries: the query policy.
         relevance: the relevance rule for the truth.
         mapping: requested name → canonical name of the measure computed for it.
+        min_score: keep only the run rows whose score is >= this value before
+            evaluating (Recommenders' ``by_threshold``); None keeps every row.
     """
 
     profile: str
@@ -115,6 +125,7 @@ class CompatPlan:
     queries: str
     relevance: RelevanceRule
     mapping: dict[str, str] = field(default_factory=dict)
+    min_score: float | None = None
 
     def labels(self) -> dict[str, str]:
         """{canonical name: the name the user typed}, the first spelling winning."""
@@ -125,12 +136,15 @@ class CompatPlan:
 
     def describe(self) -> dict[str, Any]:
         """The profile as recorded in ``summary.json``."""
-        return {
+        out: dict[str, Any] = {
             "profile": self.profile,
             "queries": self.queries,
             "relevance": self.relevance.describe(),
             "measures": dict(self.mapping),
         }
+        if self.min_score is not None:
+            out["recommendations"] = {"min_score": self.min_score}
+        return out
 
 
 def _with_rel(m: Measure, level: int | None) -> Measure:
@@ -225,10 +239,11 @@ def plan_compat(
             "compat profile 'recommenders' uses binary relevance: use relevance 'all' "
             "(every truth item) or a relevance threshold"
         )
+    min_score = None
     if profile == "recommenders" and rule.kind == "threshold" and not rule.relevant_only:
-        # Recommenders' users filter the truth by the threshold before evaluating: a user
-        # whose truth is all below it drops out of the inner join instead of scoring 0
-        rule = replace(rule, relevant_only=True)
+        # relevancy_method="by_threshold": the threshold keeps recommendations (score >= T),
+        # the truth stays every row of the user
+        min_score, rule = float(rule.threshold or 0.0), RelevanceRule("all")
     requested: list[tuple[str, Measure]] = []
     for name in names:
         for part in _split(name):
@@ -244,11 +259,14 @@ def plan_compat(
     mapped: list[Measure] = []
     mapping: dict[str, str] = {}
     for text, m in requested:
-        target = _map_one(profile, m, rule, map_cutoff, text)
+        if min_score is not None and m.family == "AP" and m.k is None and not m.params:
+            target = Measure("AP")  # by_threshold: MLlib's MAP of the whole kept list
+        else:
+            target = _map_one(profile, m, rule, map_cutoff, text)
         mapping[text] = target.name
         if target not in mapped:
             mapped.append(target)
-    return CompatPlan(profile, mapped, fixed, rule, mapping)
+    return CompatPlan(profile, mapped, fixed, rule, mapping, min_score)
 
 
 def _parse(names: Sequence[str]) -> list[Measure]:

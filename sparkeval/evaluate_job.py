@@ -256,6 +256,7 @@ def _workers_may_read(config: EvaluateConfig, plan: CompatPlan) -> bool:
         config.reader == "auto"
         and not config.near_duplicates
         and plan.relevance == RelevanceRule("grade")
+        and plan.min_score is None
     )
 
 

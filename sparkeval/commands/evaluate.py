@@ -127,12 +127,16 @@ class EvaluateConfig(OutputJobConfig):
         help="truth relevance: grade (integer grades, default) or all (every truth item)",
     )
     relevance_threshold: float | None = option(
-        None, metavar="T", help="truth ratings >= T are relevant (grade 1), others grade 0"
+        None,
+        metavar="T",
+        help="truth ratings >= T are relevant (grade 1), others grade 0; under --compat "
+        "recommenders: keep the recommendations with score >= T (its by_threshold)",
     )
     relevant_only: bool = option(
         False,
         help="keep only relevant truth rows: a query (user) without a relevant item is not "
-        "judged (on by default for --compat recommenders with a threshold)",
+        "judged (with --compat recommenders and a threshold: the truth, not the "
+        "recommendations, is filtered by it)",
     )
     near_duplicates: str | None = input_path(
         "near-duplicate pairs doc_a, doc_b (e.g. the pairs.parquet of 'sparkeval "

@@ -80,7 +80,9 @@ def evaluate(
             ``rectools``: reproduce that evaluator's numbers.
         relevance: ``grade`` (the ratings are grades), ``all`` (every truth row is
             relevant; no rating column needed) or ``threshold``; None: the profile's.
-        relevance_threshold: ratings >= this value are relevant (grade 1).
+        relevance_threshold: ratings >= this value are relevant (grade 1); under
+            ``compat="recommenders"`` the recommendations with score >= this value are
+            kept instead and every truth row is relevant (Recommenders' ``by_threshold``).
         relevant_only: keep only the relevant truth rows (a query without one is not
             judged).
         run_columns, qrels_columns: explicit columns, ``{"query_id": "u", "doc_id":

@@ -45,6 +45,7 @@ from sparkeval.engine.evaluation_report import (
 from sparkeval.engine.formats import found_run_ids
 from sparkeval.engine.held_inputs import held_qrels, held_run
 from sparkeval.engine.long_rows import per_query_rows
+from sparkeval.engine.min_score import keep_held_rows
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
     evaluate_tables,
@@ -118,7 +119,7 @@ def evaluate_held_request(
             "near_duplicates: near-duplicate flags are computed on Spark; pass a SparkSession"
         )
     plan = request.plan
-    run_table = held_run(run, request.run_columns, request.naming)
+    run_table = keep_held_rows(held_run(run, request.run_columns, request.naming), plan.min_score)
     qrels_table = held_qrels(qrels, plan.relevance, request.qrels_columns, request.naming)
     run_ids = request.run_ids
     if run_ids is None:

@@ -325,41 +325,129 @@ def test_mllib_profile_on_the_inner_join_matches_mllib(spark) -> None:
     assert (ours["P@2"], ours["R@3"], ours["MAP"]) == (0.5, 0.5, 0.25)
 
 
-# --- Recommenders with a threshold: users without a relevant truth row are not scored ---
+# --- Recommenders with a threshold (relevancy_method="by_threshold") -------------------
+
+#: microsoft/recommenders, tests/unit/recommenders/evaluation/test_spark_evaluation.py:
+#: test_spark_precision_at_k, test_spark_recall_at_k, test_spark_ndcg_at_k, test_spark_map
+#: and test_spark_map_at_k evaluate SparkRankingEvaluation(df_true, df_pred,
+#: relevancy_method="by_threshold", threshold=3.5) at its default k = 10 on the fixture
+#: above (USERS, TRUE_ITEMS, RATINGS / PRED_ITEMS, PREDICTIONS)
+RECOMMENDERS_BY_THRESHOLD = {
+    "P@10": 0.26666, "R@10": 0.37777, "nDCG@10": 0.38172, "MAP": 0.23613, "MAP@10": 0.23613,
+}  # fmt: skip
 
 
-def _recommenders_precision_at_k(recs: pd.DataFrame, truth: pd.DataFrame, k: int, t: float):
-    """Microsoft Recommenders' procedure, written out: filter the truth by the threshold,
-    inner-join users, top k by score (ties by item id descending, as sparkeval and
-    trec_eval break them), hits / k averaged over the joined users."""
-    relevant = truth[truth["rating"] >= t]
-    users = sorted(set(recs["user"]) & set(relevant["user"]))
-    values = []
-    for user in users:
-        ranked = recs[recs["user"] == user].sort_values(["score", "item"], ascending=False)
-        top = list(ranked["item"][:k])
-        wanted = set(relevant[relevant["user"] == user]["item"])
-        values.append(sum(item in wanted for item in top) / k)
-    return sum(values) / len(values)
+def test_recommenders_by_threshold_fixture(spark, recommenders_frames) -> None:
+    recs, truth = recommenders_frames
+    names = list(RECOMMENDERS_BY_THRESHOLD)
+    ev = evaluate_recommendations(
+        spark, recs, truth, names, compat="recommenders", relevance_threshold=3.5
+    )
+    try:
+        got = _requested(ev)
+        for name, want in RECOMMENDERS_BY_THRESHOLD.items():
+            assert got[name] == pytest.approx(want, abs=1e-4), name  # the peer's TOL
+        assert ev.report["compat"]["relevance"] == {"rule": "all"}
+        assert ev.report["compat"]["recommendations"] == {"min_score": 3.5}
+        assert ev.report["compat"]["measures"]["MAP"] == "AP"  # the whole kept list
+    finally:
+        ev.unpersist()
 
 
-def test_recommenders_threshold_leaves_out_users_without_relevant_truth(spark, tmp_path, capsys):
-    # the issue's minimal case: user 2's only truth row (rating 2) is below 4
-    (tmp_path / "recs.csv").write_text("user,item,prediction\n1,10,0.9\n2,20,0.9\n")
-    (tmp_path / "truth.csv").write_text("user,item,rating\n1,10,5\n2,20,2\n")
+def test_recommenders_by_threshold_in_process_gives_the_same_values() -> None:
+    truth = pd.DataFrame({"userID": USERS, "itemID": TRUE_ITEMS, "rating": RATINGS})
+    recs = pd.DataFrame({"userID": USERS, "itemID": PRED_ITEMS, "prediction": PREDICTIONS})
+    ev = evaluate_recommendations(
+        None, recs, truth, list(RECOMMENDERS_BY_THRESHOLD), compat="recommenders",
+        relevance_threshold=3.5,
+    )  # fmt: skip
+    got = _requested(ev)
+    for name, want in RECOMMENDERS_BY_THRESHOLD.items():
+        assert got[name] == pytest.approx(want, abs=1e-4), name
+
+
+@pytest.mark.parametrize("k", [10, 3])
+def test_recommenders_threshold_keeps_recommendations_not_truth(spark, k: int) -> None:
+    """Threshold 12 on the fixture's predictions (derived by hand from the by_threshold
+    procedure: keep score >= 12, best first; truth = every row of the user):
+    user 1 keeps items 3, 10, 12 (scores 14, 13, 12), hit 3 at rank 1, |truth| 3;
+    user 2 keeps 10, 3, 5, hit 5 at rank 3, |truth| 5; user 3 keeps 4, 10, 7, hit 10 at
+    rank 2, |truth| 10. P@k = 3 hits / k / 3 users; R@k = (1/3 + 1/5 + 1/10) / 3;
+    MAP = ((1/1)/3 + (1/3)/5 + (1/2)/10) / 3 = 0.15 over the whole kept list. The kept
+    lists are the top 3, so at k = 3 every value is the top_k fixture's k = 3 row."""
+    truth = pd.DataFrame({"userID": USERS, "itemID": TRUE_ITEMS, "rating": RATINGS})
+    recs = pd.DataFrame({"userID": USERS, "itemID": PRED_ITEMS, "prediction": PREDICTIONS})
+    names = [f"P@{k}", f"R@{k}", "MAP", f"MAP@{k}", f"nDCG@{k}"]
+    p3, r3, ndcg3, _, map3 = RECOMMENDERS[3]
+    want = {f"P@{k}": 3 / k / 3, f"R@{k}": r3, "MAP": 0.15}
+    if k == 3:
+        want |= {"P@3": p3, "MAP@3": map3, "nDCG@3": ndcg3}
+    keywords: dict = {"compat": "recommenders", "relevance_threshold": 12}
+    ev = evaluate_recommendations(
+        spark, spark.createDataFrame(recs), spark.createDataFrame(truth), names, **keywords
+    )
+    try:
+        got = _requested(ev)
+        assert ev.report["runs"]["run"]["queries"]["evaluated"] == 3
+        assert ev.report["runs"]["run"]["rows"]["read"] == 9  # 18 recommendations, 9 kept
+    finally:
+        ev.unpersist()
+    for name, value in want.items():
+        assert got[name] == pytest.approx(value, abs=1e-5), name
+    local = _requested(evaluate_recommendations(None, recs, truth, names, **keywords))
+    assert local == got
+
+
+def test_recommenders_threshold_through_the_cli(tmp_path, capsys) -> None:
+    # user 1: items 10 (score 5) and 11 (score 3), truth 10 (rating 1) and 11 (rating 5);
+    # user 2: item 20 (score 2), truth 20 (rating 5). Threshold 4.
+    (tmp_path / "recs.csv").write_text("user,item,prediction\n1,10,5\n1,11,3\n2,20,2\n")
+    (tmp_path / "truth.csv").write_text("user,item,rating\n1,10,1\n1,11,5\n2,20,5\n")
     base = ["evaluate", "--run", str(tmp_path / "recs.csv"), "--qrels", str(tmp_path / "truth.csv")]
 
-    def p_at_1(out: str, *options: str) -> float:
-        assert main([*base, "--measures", "P@1", "--out", str(tmp_path / out), *options]) == 0
-        summary = json.loads((tmp_path / out / "summary.json").read_text())
-        return next(iter(summary["runs"].values()))["measures"]["P@1"]
+    def run(out: str, *options: str) -> dict:
+        code = main([*base, "--measures", "P@1,R@2", "--out", str(tmp_path / out), *options])
+        assert code == 0
+        return json.loads((tmp_path / out / "summary.json").read_text())
 
     recommenders = ("--compat", "recommenders", "--relevance-threshold", "4")
-    assert p_at_1("rec", *recommenders) == 1.0  # user 1 alone: 1/1
-    # the general option does the same for any profile; without it user 2 scores 0
-    assert p_at_1("trec_only", "--relevance-threshold", "4", "--relevant-only") == 1.0
-    assert p_at_1("trec_all", "--relevance-threshold", "4") == 0.5
+    # by_threshold: user 1 keeps item 10 only (its truth is 10 and 11, both relevant);
+    # user 2 keeps nothing and leaves the join: P@1 = 1, R@2 = 1/2, over user 1 alone
+    summary = run("by_threshold", *recommenders)
+    assert summary["runs"]["recs"]["measures"] == {"P@1": 1.0, "R@2": 0.5}
+    assert summary["runs"]["recs"]["queries"]["evaluated"] == 1
+    assert summary["compat"]["recommendations"] == {"min_score": 4.0}
+    # --relevant-only: the truth is filtered instead (user 1: {11}, user 2: {20}) and the
+    # recommendations are all kept: user 1 ranks 10 first (P@1 0, R@2 1), user 2 hits 20
+    summary = run("truth_side", *recommenders, "--relevant-only")
+    assert summary["runs"]["recs"]["measures"] == {"P@1": 0.5, "R@2": 1.0}
+    assert summary["compat"]["relevance"] == {
+        "rule": "threshold", "threshold": 4.0, "relevant_only": True,
+    }  # fmt: skip
+    assert "recommendations" not in summary["compat"]
     capsys.readouterr()
+
+
+def _by_threshold(recs: pd.DataFrame, truth: pd.DataFrame, k: int, t: float) -> dict[str, float]:
+    """Recommenders' by_threshold procedure written out: keep recommendations with score
+    >= t, best first (ties by item id descending, as sparkeval breaks them); users of
+    both tables; labels = every truth row of the user; MLlib's P@k (hits in top k / k),
+    R@k, MAP (whole list) and MAP@k (/ min(|labels|, k))."""
+    kept = recs[recs["score"] >= t]
+    users = sorted(set(kept["user"]) & set(truth["user"]))
+    out: dict[str, list[float]] = {"P": [], "R": [], "MAP": [], "MAP@k": []}
+    for user in users:
+        ranked = kept[kept["user"] == user].sort_values(["score", "item"], ascending=False)
+        items = list(ranked["item"])
+        labels = set(truth[truth["user"] == user]["item"])
+        hits = [item in labels for item in items]
+        precisions = [sum(hits[: i + 1]) / (i + 1) for i, hit in enumerate(hits) if hit]
+        top = [sum(hits[: i + 1]) / (i + 1) for i, hit in enumerate(hits[:k]) if hit]
+        out["P"].append(sum(hits[:k]) / k)
+        out["R"].append(sum(hits[:k]) / len(labels))
+        out["MAP"].append(sum(precisions) / len(labels))
+        out["MAP@k"].append(sum(top) / min(len(labels), k))
+    return {name: sum(v) / len(v) for name, v in out.items()}
 
 
 def test_recommenders_threshold_matches_its_procedure_on_random_data(spark) -> None:
@@ -378,21 +466,22 @@ def test_recommenders_threshold_matches_its_procedure_on_random_data(spark) -> N
         ],
         columns=["user", "item", "rating"],
     ).astype({"rating": float})
-    expected = _recommenders_precision_at_k(recs, truth, 5, 4.0)
+    expected = _by_threshold(recs, truth, 5, 0.6)
     ev = evaluate_recommendations(
         spark,
         spark.createDataFrame(recs),
         spark.createDataFrame(truth),
-        "P@5",
+        "P@5,R@5,MAP,MAP@5",
         compat="recommenders",
-        relevance_threshold=4.0,
+        relevance_threshold=0.6,
     )
     try:
-        got = ev.summary.toPandas().set_index("measure")["value"]["P@5"]
-        assert got == pytest.approx(expected, abs=1e-12)
-        assert ev.report["compat"]["relevance"]["relevant_only"] is True
+        got = ev.summary.toPandas().set_index("measure")["value"]
     finally:
         ev.unpersist()
+    want = {"P@5": "P", "R@5": "R", "AP": "MAP", "AP(denom=min_k)@5": "MAP@k"}
+    for measure, name in want.items():
+        assert got[measure] == pytest.approx(expected[name], abs=1e-12), measure
 
 
 # --- RePlay: its per-user definitions written out, users of the ground truth -----------

@@ -80,6 +80,20 @@ EVALUATE_CASES: list[tuple[str, pd.DataFrame, pd.DataFrame, Any, dict[str, Any]]
         {"compat": "replay", "relevance_threshold": 4},
     ),
     (
+        "compat=recommenders,by_threshold",
+        RUN,
+        RATED,
+        PEER["recommenders"],
+        {"compat": "recommenders", "relevance_threshold": 2},
+    ),
+    (
+        "compat=recommenders,threshold,relevant_only",
+        RUN,
+        RATED,
+        PEER["recommenders"],
+        {"compat": "recommenders", "relevance_threshold": 4, "relevant_only": True},
+    ),
+    (
         "rank-only run",
         ONE_RUN.assign(rank=[1, 2, 3, 1, 2, 1]).drop(columns="score"),
         TRUTH,

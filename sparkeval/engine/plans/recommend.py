@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkeval.compat import CompatPlan
 from sparkeval.engine.api import evaluate_recommendations
+from sparkeval.engine.min_score import keep_spark_rows
 from sparkeval.engine.plans.spark_engine import Evaluation, evaluate
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import id_column, recommendation_shapes, run_frame
@@ -57,12 +58,17 @@ def evaluate_plan(
 ) -> Evaluation:
     """Run the engine for a resolved plan and record the plan in the report.
 
-    The plan gives the measures and the query policy; ``options`` are the other
+    The plan gives the measures and the query policy (and drops the run rows below its
+    ``min_score``); ``options`` are the other
     keyword arguments of :func:`~sparkeval.engine.plans.spark_engine.evaluate`
     (``rel_level``, ``depth``, ``names``, ``run_ids``, ``buckets``, ...).
     """
     if options.get("names") == "requested":
         options = {**options, "names": plan.labels()}
+    if plan.min_score is not None:
+        if run_df is None:
+            raise ValueError("a plan with min_score takes run_df (not direct inputs)")
+        run_df = keep_spark_rows(run_df, plan.min_score)
     evaluation = evaluate(spark, run_df, qrels_df, plan.measures, queries=plan.queries, **options)
     evaluation.report["compat"] = plan.describe()
     return evaluation
