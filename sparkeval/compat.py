@@ -57,7 +57,12 @@ truth), and fixes the query policy and the relevance rule:
       ``MRR@k`` → ``RR@k``; ``MAP@k`` → ``AP@k`` (/ the user's relevant items,
       ``divide_by_k=False``); ``NDCG@k`` → ``nDCG(ideal=k)@k`` (IDCG of a full top k,
       ``divide_by_achievable=False``); Serendipity, MeanInvUserFreq and the other
-      beyond-accuracy metrics are ``sparkeval diversity``'s.
+      beyond-accuracy metrics are ``sparkeval diversity``'s;
+    * a rank column is read as RecTools reads it, the positions themselves: ranks 1
+      and 3 leave position 2 empty (an item ranked 3 counts at position 3) and an item
+      ranked 4 is outside k = 3 however few items the list has; ranks must be whole
+      numbers >= 1, each given once per user. (Other profiles read ranks as an order
+      and count the users whose ranks are not 1..n: ``queries.rank_gaps``.)
 
 Known differences that no profile reproduces: MLlib counts a duplicated
 prediction once per occurrence (sparkeval rejects duplicates), MLlib's graded
@@ -133,6 +138,14 @@ class CompatPlan:
         for typed, canonical in self.mapping.items():
             labels.setdefault(canonical, typed)
         return labels
+
+    def ranks(self, rank_only: bool) -> str | None:
+        """How the ranks of a run give positions (``EvalOptions.ranks``): None for a run
+        with scores; for a rank-only run, ``position`` under ``rectools`` (RecTools reads
+        ``rank`` as the position: ranks 1, 3 leave position 2 empty), else ``order``."""
+        if not rank_only:
+            return None
+        return "position" if self.profile == "rectools" else "order"
 
     def describe(self) -> dict[str, Any]:
         """The profile as recorded in ``summary.json``."""

@@ -16,6 +16,7 @@ from sparkeval.io.direct import DirectPlan, NotDirect, all_direct_formats, plan_
 from sparkeval.io.pairs import read_pairs
 from sparkeval.io.readers import default_run_id, no_rows_message
 from sparkeval.io.truth import RelevanceRule, read_truth
+from sparkeval.job.run_ranks import run_ranks
 from sparkeval.job.runner import log
 from sparkeval.output import atomic_output_dir, check_output_path, write_summary
 from sparkeval.spark import is_connect
@@ -215,9 +216,18 @@ def _evaluate_spark_read(
         pairs_df = read_pairs(spark, config.near_duplicates, pairs_format)
     if announce:
         log(f"evaluating {len(run_ids)} run(s): {', '.join(run_ids)}")
-    return _evaluate_with_plan(
-        spark, config, plan, run_df, qrels_df, run_ids=run_ids, near_duplicates=pairs_df
-    )
+    ranks = run_ranks(spark, config, plan)
+    evaluation = _evaluate_with_plan(
+        spark, config, plan, run_df, qrels_df, run_ids=run_ids, near_duplicates=pairs_df,
+        ranks=ranks,
+    )  # fmt: skip
+    gaps = sum(r["queries"].get("rank_gaps", 0) for r in evaluation.report["runs"].values())
+    if gaps:
+        log(
+            f"{gaps} ranked list(s) have ranks other than 1..n (a gap, or a first rank "
+            "other than 1); read as an order (summary.json: queries.rank_gaps)"
+        )
+    return evaluation
 
 
 def _evaluation_finds_empty_qrels(plan: CompatPlan) -> bool:

@@ -153,9 +153,11 @@ def evaluate_request(
         return evaluate_held_request(run, qrels, request)
     from sparkeval.engine.plans.recommend import evaluate_plan
     from sparkeval.engine.spark_inputs import spark_qrels, spark_run
+    from sparkeval.io.readers import rank_only
     from sparkeval.spark import without_call_sites
 
     rule, naming = request.plan.relevance, request.naming
+    ranks = request.plan.ranks(rank_only(list(run.columns), request.run_columns))
     run_df = spark_run(run, request.run_columns, naming)
     qrels_df = spark_qrels(qrels, rule, request.qrels_columns, naming)
     with without_call_sites():
@@ -163,5 +165,5 @@ def evaluate_request(
             spark, request.plan, run_df, qrels_df,
             rel_level=request.options.rel_level, depth=request.options.depth,
             names=request.names, run_ids=request.run_ids, buckets=request.buckets,
-            near_duplicates=request.near_duplicates, empty_runs=True,
+            near_duplicates=request.near_duplicates, empty_runs=True, ranks=ranks,
         )  # fmt: skip

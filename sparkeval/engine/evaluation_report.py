@@ -100,6 +100,8 @@ def build_report(
                 "in_unevaluated_queries": int(s["rows_in_unevaluated_queries"]),
             },
         }
+        if options.ranks == "order":  # a rank-only run, its ranks read as an order
+            runs[run_id]["queries"]["rank_gaps"] = int(s["rank_gaps"])
     first = stats[run_ids[0]]
     report: dict[str, Any] = {
         "runs": runs,
@@ -112,6 +114,7 @@ def build_report(
             "queries": options.queries,
             "rel_level": options.rel_level,
             "depth": options.depth,
+            **({"ranks": options.ranks} if options.ranks else {}),
             "names": names if isinstance(names, str) else "requested",
         },
     }

@@ -25,7 +25,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -43,7 +43,7 @@ from sparkeval.engine.evaluation_report import (
     summary_rows,
 )
 from sparkeval.engine.formats import found_run_ids
-from sparkeval.engine.held_inputs import held_qrels, held_run
+from sparkeval.engine.held_inputs import as_arrow, held_qrels, held_run
 from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.min_score import keep_held_rows
 from sparkeval.engine.worker.assemble import (
@@ -53,6 +53,7 @@ from sparkeval.engine.worker.assemble import (
 )
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.errors import ConfigError
+from sparkeval.io.readers import rank_only
 from sparkeval.measures.registry import Measure
 
 #: the reader named in the report of an in-process evaluation
@@ -119,13 +120,16 @@ def evaluate_held_request(
             "near_duplicates: near-duplicate flags are computed on Spark; pass a SparkSession"
         )
     plan = request.plan
+    columns = as_arrow(run, "run").column_names
+    ranks = plan.ranks(rank_only(columns, request.run_columns))
+    options = replace(request.options, ranks=ranks)  # type: ignore[arg-type]
     run_table = keep_held_rows(held_run(run, request.run_columns, request.naming), plan.min_score)
     qrels_table = held_qrels(qrels, plan.relevance, request.qrels_columns, request.naming)
     run_ids = request.run_ids
     if run_ids is None:
         run_ids = found_run_ids(pc.unique(run_table.column("run_id")).to_pylist())
     evaluation = evaluate_held(
-        run_table, qrels_table, plan.measures, request.options, request.names, run_ids,
+        run_table, qrels_table, plan.measures, options, request.names, run_ids,
         empty_runs=True,
     )  # fmt: skip
     evaluation.report["compat"] = plan.describe()

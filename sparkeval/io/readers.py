@@ -824,6 +824,12 @@ def rank_column(columns: Sequence[str], mapping: Mapping[str, str]) -> str | Non
     return next((lower[n] for n in RANK_NAMES if n in lower), None)
 
 
+def rank_only(columns: Sequence[str], mapping: str | Mapping[str, str] | None = None) -> bool:
+    """Whether a run table with ``columns`` is ordered by a rank column (it has none
+    for the score; :func:`rank_column`)."""
+    return rank_column(columns, parse_mapping(mapping, "run")) is not None
+
+
 def recommendation_shapes(table, columns: str | Mapping[str, str] | None, source: str):
     """The recommendation tables pipelines write, as ``user, item, score`` rows.
 

@@ -591,3 +591,134 @@ def test_rectools_profile_reproduces_its_documented_examples(spark) -> None:
         ev.unpersist()
     with pytest.raises(ConfigError, match="sparkeval diversity"):
         plan_compat("rectools", ["Serendipity@10"])
+
+
+# --- RecTools: a rank column is the position (ranks with gaps) ---------------------------
+
+#: MobileTeleSystems/RecTools, tests/metrics/test_ranking.py, TestMAP.test_calc
+#: (divide_by_k=False): reco and interactions, per-user AP for users 1..8
+RECTOOLS_MAP_RECO = {
+    "user": [1, 1, 2, 3, 3, 3, 3, 3, 4, 5, 5, 5, 7, 8, 9],
+    "item": [1, 3, 1, 1, 2, 3, 4, 5, 1, 1, 2, 3, 1, 2, 1],
+    "rank": [9, 1, 3, 1, 3, 5, 7, 9, 1, 1, 2, 3, 2, 1, 1],
+}
+RECTOOLS_MAP_INTERACTIONS = {
+    "user": [1, 1, 2, 3, 3, 3, 3, 3, 3, 4, 5, 5, 5, 6, 7, 8],
+    "item": [1, 2, 1, 1, 2, 3, 4, 5, 6, 1, 1, 2, 3, 1, 1, 1],
+}
+RECTOOLS_MAP = {
+    "MAP@1": [0, 0, 1 / 6, 1, 1 / 3, 0, 0, 0],
+    "MAP@3": [0, 1 / 3, 1 / 6 * (1 / 1 + 2 / 3), 1, 1, 0, 1 * (1 / 2), 0],
+    # by hand from RecTools' Precision (hits with rank <= k, / k), Recall (/ the user's
+    # interactions) and HitRate: user 2's item at rank 3 is outside k = 2, user 3 has
+    # ranks 1 and 3 in the top 3 (not 1, 2), user 7's only item sits at position 2
+    "Precision@2": [0, 0, 0.5, 0.5, 1, 0, 0.5, 0],
+    "Recall@3": [0, 1, 2 / 6, 1, 1, 0, 1, 0],
+    "HitRate@1": [0, 0, 1, 1, 1, 0, 0, 0],
+}
+#: the same file, TestNDCG.test_calc (divide_by_achievable=False), users 1..5 (user 6 has
+#: no interactions), and TestMRR.test_calc, its own interactions
+RECTOOLS_NDCG_RECO = {
+    "user": [1, 2, 3, 3, 3, 4, 5, 5, 5, 5, 6],
+    "item": [1, 2, 1, 2, 3, 1, 1, 2, 3, 5, 1],
+    "rank": [9, 1, 1, 2, 3, 1, 3, 7, 9, 1, 1],
+}
+RECTOOLS_NDCG_INTERACTIONS = {"user": [1, 2, 3, 3, 3, 4, 5], "item": [1, 1, 1, 2, 3, 1, 1]}
+_IDCG3 = 1 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4)
+RECTOOLS_NDCG = {"NDCG@1": [0, 0, 1, 1, 0], "NDCG@3": [0, 0, 1, 1 / _IDCG3, 0.5 / _IDCG3]}
+RECTOOLS_MRR_INTERACTIONS = {
+    "user": [1, 2, 3, 3, 3, 4, 5, 5, 5, 5],
+    "item": [1, 1, 1, 2, 3, 1, 1, 2, 3, 4],
+}
+RECTOOLS_MRR = {"MRR@1": [0, 0, 1, 1, 0], "MRR@3": [0, 0, 1, 1, 1 / 3]}
+
+
+def _rectools_cases():
+    reco = pd.DataFrame(RECTOOLS_MAP_RECO)
+    mrr_reco = reco_ndcg = pd.DataFrame(RECTOOLS_NDCG_RECO)
+    mrr_reco = reco_ndcg[reco_ndcg["user"] != 6]  # TestMRR's reco: the NDCG one without user 6
+    return [
+        (reco, pd.DataFrame(RECTOOLS_MAP_INTERACTIONS), RECTOOLS_MAP),
+        (reco_ndcg, pd.DataFrame(RECTOOLS_NDCG_INTERACTIONS), RECTOOLS_NDCG),
+        (mrr_reco, pd.DataFrame(RECTOOLS_MRR_INTERACTIONS), RECTOOLS_MRR),
+    ]
+
+
+def _per_user(ev) -> dict[str, list[float]]:
+    frame = ev.per_query
+    frame = frame.toPandas() if hasattr(frame, "toPandas") else frame
+    frame = frame.assign(user=frame["query_id"].astype(int)).sort_values("user")
+    return {
+        name: frame[frame["measure"] == name]["value"].tolist() for name in frame["measure"].unique()
+    }
+
+
+@pytest.mark.parametrize("case", [0, 1, 2], ids=["MAP+classification", "NDCG", "MRR"])
+def test_rectools_ranks_are_positions(spark, case: int) -> None:
+    reco, interactions, expected = _rectools_cases()[case]
+    names = ",".join(expected)
+    keywords = {"compat": "rectools", "names": "requested"}
+    local = evaluate_recommendations(None, reco, interactions, names, **keywords)
+    ev = evaluate_recommendations(
+        spark, spark.createDataFrame(reco), spark.createDataFrame(interactions), names, **keywords
+    )
+    try:
+        got = _per_user(ev)
+        assert ev.report["parameters"]["ranks"] == "position"
+    finally:
+        ev.unpersist()
+    for name, values in expected.items():
+        assert got[name] == pytest.approx(values, abs=1e-12), name
+    assert _per_user(local) == got
+
+
+def test_rectools_rejects_a_rank_that_is_not_a_position() -> None:
+    from sparkeval.errors import InputError
+
+    reco = pd.DataFrame({"user": [1, 1], "item": [1, 2], "rank": [1, 1]})
+    truth = pd.DataFrame({"user": [1], "item": [1]})
+    with pytest.raises(InputError, match="rank 1 is given to two docs"):
+        evaluate_recommendations(None, reco, truth, "MAP@3", compat="rectools")
+    reco = pd.DataFrame({"user": [1], "item": [1], "rank": [0]})
+    with pytest.raises(InputError, match="rank 0 is not a whole number >= 1"):
+        evaluate_recommendations(None, reco, truth, "MAP@3", compat="rectools")
+
+
+def test_default_profile_reads_ranks_as_an_order_and_counts_gaps(tmp_path, capsys) -> None:
+    # RecTools' MAP fixture under the default profile: ranks are an order (user 2's only
+    # item is first: AP@3 = 1/1 over its 1 relevant item); the lists whose ranks are not
+    # 1..n (users 1, 2, 3, 7) are counted, users 4, 5, 8, 9 have ranks 1..n
+    reco = pd.DataFrame(RECTOOLS_MAP_RECO)
+    truth = pd.DataFrame(RECTOOLS_MAP_INTERACTIONS)
+    ev = evaluate_recommendations(None, reco, truth, "AP@3", relevance="all")
+    values = _per_user(ev)["AP@3"]
+    assert values[1] == 1.0
+    assert ev.report["runs"]["run"]["queries"]["rank_gaps"] == 4  # of the evaluated users
+    assert ev.report["parameters"]["ranks"] == "order"
+    # a run with scores has no such count
+    scored = reco.assign(score=-reco["rank"]).drop(columns="rank")
+    ev = evaluate_recommendations(None, scored, truth, "AP@3", relevance="all")
+    assert "rank_gaps" not in ev.report["runs"]["run"]["queries"]
+    # the CLI says so on stderr
+    reco.to_csv(tmp_path / "reco.csv", index=False)
+    truth.to_csv(tmp_path / "truth.csv", index=False)
+    out = tmp_path / "out"
+    code = main([
+        "evaluate", "--run", str(tmp_path / "reco.csv"), "--qrels", str(tmp_path / "truth.csv"),
+        "--relevance", "all", "--measures", "AP@3", "--out", str(out), "--master", "local[2]",
+    ])  # fmt: skip
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["runs"]["reco"]["queries"]["rank_gaps"] == 4
+    assert "4 ranked list(s) have ranks other than 1..n" in capsys.readouterr().err
+    # under rectools the CLI reads them as positions
+    out = tmp_path / "rectools"
+    code = main([
+        "evaluate", "--run", str(tmp_path / "reco.csv"), "--qrels", str(tmp_path / "truth.csv"),
+        "--compat", "rectools", "--measures", "MAP@3", "--out", str(out), "--master", "local[2]",
+    ])  # fmt: skip
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    want = sum(RECTOOLS_MAP["MAP@3"]) / 8
+    assert summary["runs"]["reco"]["measures"]["AP@3"] == pytest.approx(want, abs=1e-12)
+    capsys.readouterr()

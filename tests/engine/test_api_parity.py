@@ -153,6 +153,20 @@ RECOMMENDATION_CASES: list[tuple[str, pd.DataFrame, pd.DataFrame, Any, dict[str,
         },
     ),
     ("empty run, replay", RUN.iloc[0:0], RATED, PEER["replay"], {"compat": "replay"}),
+    (
+        "rank-only with gaps, rectools: positions",
+        ONE_RUN.assign(rank=[1, 3, 4, 2, 5, 1]).drop(columns="score"),
+        RATED,
+        PEER["rectools"],
+        {"compat": "rectools"},
+    ),
+    (
+        "rank-only with gaps, default: an order, counted",
+        ONE_RUN.assign(rank=[1, 3, 4, 2, 5, 1]).drop(columns="score"),
+        TRUTH,
+        TREC,
+        {},
+    ),
 ]
 
 

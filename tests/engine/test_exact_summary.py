@@ -53,6 +53,7 @@ def wide(run_ids, values, evaluated=None) -> pa.Table:
             "ret_rows": [3] * k,
             "beyond_depth": [1] * k,
             "qrels_rows": [2] * k,
+            "rank_gaps": [0] * k,
             "m0": pa.array(values, pa.float64()),
             "m1": pa.array(values, pa.float64()),
             "m2": pa.array(values, pa.float64()),

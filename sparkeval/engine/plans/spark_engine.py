@@ -265,6 +265,7 @@ def _wide_schema(n_measures: int):
         ("ret_rows", "long"),
         ("beyond_depth", "long"),
         ("qrels_rows", "long"),
+        ("rank_gaps", "long"),
     ]
     measures = ((measure_column(i), "double") for i in range(n_measures))
     return _schema(*meta, *measures)
@@ -444,6 +445,7 @@ def evaluate(
     direct: DirectPlan | None = None,
     ready: ReadyPieces | None = None,
     empty_runs: bool = False,
+    ranks: str | None = None,
 ) -> Evaluation:
     """Evaluate runs against qrels on Spark; nothing is written.
 
@@ -473,6 +475,8 @@ def evaluate(
             ``spark.sparkeval.driverRead`` is ``false``.
         empty_runs: evaluate a run without rows (its queries retrieved nothing) instead
             of raising :class:`~sparkeval.errors.EmptyRunError`.
+        ranks: the run's scores are ``-rank`` of a rank column, read as an ``order``
+            or as the ``position`` itself (``EvalOptions.ranks``); None: scores.
 
     Returns:
         An :class:`Evaluation`; its per-query results are cached until ``unpersist()``.
@@ -483,7 +487,7 @@ def evaluate(
         ev.summary.show()
     """
 
-    options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
+    options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth, ranks=ranks)  # type: ignore[arg-type]
     measure_list = as_measures(measures)
     names = name_labels(measures, names)
     out_names = output_names(measure_list, names, rel_level)
@@ -502,7 +506,7 @@ def evaluate(
                 return evaluate(
                     spark, None, None, measures, queries=queries, rel_level=rel_level,
                     depth=depth, names=names, run_ids=scanned.run_ids, buckets=buckets,
-                    direct=scanned, empty_runs=empty_runs,
+                    direct=scanned, empty_runs=empty_runs, ranks=ranks,
                 )  # fmt: skip
             except NotDirect:
                 pass  # a value for the DataFrame path's checks

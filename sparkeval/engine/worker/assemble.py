@@ -27,6 +27,7 @@ from sparkeval.engine.formats import (
 )
 from sparkeval.engine.plans.near_dup_flags import check_flags_available
 from sparkeval.engine.worker.doc_match import match_docs
+from sparkeval.engine.worker.rank_positions import bad_rank, rank_gap_segments, spread_to_ranks
 from sparkeval.engine.worker.string_codes import joint_codes
 from sparkeval.errors import ConfigError, InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
@@ -48,7 +49,11 @@ META_COLUMNS: tuple[str, ...] = (
     "ret_rows",
     "beyond_depth",
     "qrels_rows",
+    "rank_gaps",
 )
+#: how a rank-only run's ranks (its scores are ``-rank``) give positions
+RankReading = Literal["order", "position"]
+RANK_READINGS: tuple[str, ...] = ("order", "position")
 
 
 @dataclass(frozen=True)
@@ -62,11 +67,17 @@ class EvalOptions:
             RankingMetrics, where an empty ranking or empty truth scores 0).
         rel_level: grade >= rel_level counts as relevant (trec_eval ``-l``).
         depth: keep the first ``depth`` docs per query after sorting (trec_eval ``-M``).
+        ranks: None when the run has scores; for a rank-only run (score ``-rank``),
+            ``order`` reads the ranks as an order (ranks 1, 3 are positions 1, 2; the
+            lists whose ranks are not 1..n are counted, ``rank_gaps``) and ``position``
+            as the positions themselves (RecTools;
+            :mod:`sparkeval.engine.worker.rank_positions`; every measure needs a cutoff).
     """
 
     queries: QueryPolicy = "qrels"
     rel_level: int = 1
     depth: int | None = None
+    ranks: RankReading | None = None
 
     def __post_init__(self) -> None:
         if self.queries not in QUERY_POLICIES:
@@ -77,6 +88,9 @@ class EvalOptions:
             raise ConfigError(f"rel_level must be a whole number >= 0, got {self.rel_level!r}")
         if self.depth is not None and (not isinstance(self.depth, int) or self.depth < 1):
             raise ConfigError(f"depth must be a whole number >= 1, got {self.depth!r}")
+        if self.ranks is not None and self.ranks not in RANK_READINGS:
+            readings = ", ".join(RANK_READINGS)
+            raise ConfigError(f"ranks must be one of {readings}, got {self.ranks!r}")
 
 
 _RUN_TYPES = {
@@ -333,6 +347,27 @@ def evaluate_tables(
     remap = np.full(len(all_seg), -1, dtype=np.int64)
     remap[eval_ids] = np.arange(len(eval_ids))
     counts = np.bincount(remap[kept_seg], minlength=len(eval_ids))
+    kept_score = run.column("score").to_numpy()[kept].astype(np.float64)
+    rank_gaps = np.zeros(len(all_seg), np.int64)
+    if options.ranks == "order":
+        rank_gaps[eval_ids] = rank_gap_segments(remap[kept_seg], kept_score, len(eval_ids))
+    starts = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    if options.ranks == "position":
+        compact = remap[kept_seg]
+        wrong = bad_rank(compact, kept_score)
+        if wrong is not None:
+            row = _first_row(run, np.arange(run.num_rows) == kept[wrong[0]], run_ids)
+            _raise(
+                f"run {row['run_id']}: query {row['query_id']}: doc {row['doc_id']}: rank "
+                f"{-float(kept_score[wrong[0]]):g} {wrong[1]} "
+                "(ranks are positions under compat rectools)",
+                in_worker,
+            )
+        cap = max((m.k or 0) for m in measures) if measures else 0
+        if any(m.k is None for m in measures):
+            raise ConfigError("ranks read as positions need a cutoff (@k) on every measure")
+        spread = spread_to_ranks(compact, rel, kept_score, dup, len(eval_ids), cap)
+        starts, rel, kept_score, dup = spread.starts, spread.rel, spread.score, spread.dup
     eval_q = seg_q[eval_ids]
     uniq_q, seg_query = np.unique(eval_q, return_inverse=True)
     q_lookup = np.full(n_q, -1, dtype=np.int64)
@@ -341,9 +376,9 @@ def evaluate_tables(
     q_mask = q_local_all >= 0
     qrels_starts, qrels_grades = _grades_by_query(q_local_all[q_mask], grades[q_mask], len(uniq_q))
     batch = RankedBatch(
-        starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+        starts=starts,
         rel=rel.astype(np.int64),
-        score=run.column("score").to_numpy()[kept].astype(np.float64),
+        score=kept_score,
         seg_query=seg_query.astype(np.int64),
         qrels_starts=qrels_starts,
         qrels_grades=qrels_grades,
@@ -366,6 +401,7 @@ def evaluate_tables(
         "ret_rows": ret_rows.astype(np.int64),
         "beyond_depth": beyond_depth.astype(np.int64),
         "qrels_rows": qrels_rows.astype(np.int64),
+        "rank_gaps": rank_gaps,
     }
     for i, m in enumerate(measures):
         col = np.full(len(all_seg), np.nan)

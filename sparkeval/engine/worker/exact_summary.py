@@ -38,6 +38,7 @@ COUNT_KEYS = (
     "rows_beyond_depth",
     "rows_in_unevaluated_queries",
     "qrels_rows",
+    "rank_gaps",
 )
 _HALF = 26  # mantissas are split into two halves so that int64 sums cannot overflow
 
@@ -115,6 +116,7 @@ def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBat
                 rows.column("beyond_depth").to_numpy()[ev].sum(),
                 ret[~ev].sum(),
                 rows.column("qrels_rows").to_numpy()[in_qrels].sum(),
+                rows.column("rank_gaps").to_numpy()[ev].sum(),
             ),
             strict=True,
         ):
