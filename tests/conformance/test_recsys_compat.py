@@ -635,7 +635,7 @@ RECTOOLS_MRR = {"MRR@1": [0, 0, 1, 1, 0], "MRR@3": [0, 0, 1, 1, 1 / 3]}
 
 def _rectools_cases():
     reco = pd.DataFrame(RECTOOLS_MAP_RECO)
-    mrr_reco = reco_ndcg = pd.DataFrame(RECTOOLS_NDCG_RECO)
+    reco_ndcg = pd.DataFrame(RECTOOLS_NDCG_RECO)
     mrr_reco = reco_ndcg[reco_ndcg["user"] != 6]  # TestMRR's reco: the NDCG one without user 6
     return [
         (reco, pd.DataFrame(RECTOOLS_MAP_INTERACTIONS), RECTOOLS_MAP),
@@ -648,9 +648,8 @@ def _per_user(ev) -> dict[str, list[float]]:
     frame = ev.per_query
     frame = frame.toPandas() if hasattr(frame, "toPandas") else frame
     frame = frame.assign(user=frame["query_id"].astype(int)).sort_values("user")
-    return {
-        name: frame[frame["measure"] == name]["value"].tolist() for name in frame["measure"].unique()
-    }
+    measures = frame["measure"].unique()
+    return {name: frame[frame["measure"] == name]["value"].tolist() for name in measures}
 
 
 @pytest.mark.parametrize("case", [0, 1, 2], ids=["MAP+classification", "NDCG", "MRR"])
