@@ -12,7 +12,9 @@ from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
 from sparkeval.errors import EmptyRunError, InputError
 from sparkeval.io import read_runs
-from sparkeval.io.direct import DirectPlan, NotDirect, all_direct_formats, plan_direct_inputs
+from sparkeval.io.direct import all_direct_formats
+from sparkeval.io.direct_input import DirectPlan, NotDirect
+from sparkeval.io.direct_plan import plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
 from sparkeval.io.readers import default_run_id, no_rows_message
 from sparkeval.io.truth import RelevanceRule, read_truth

@@ -329,7 +329,7 @@ def run_locally(config: EvaluateConfig) -> LocalFileEvaluation | None:
     """The evaluation in this process (:func:`sparkeval.evaluate_job.run_evaluate_locally`);
     None sends an ``auto`` run to Spark when a value needs Spark's readers."""
     from sparkeval.evaluate_job import run_evaluate_locally
-    from sparkeval.io.direct import NotDirect
+    from sparkeval.io.direct_input import NotDirect
     from sparkeval.job.runner import log
 
     try:

@@ -11,7 +11,7 @@ the per-query file is written as one writing task writes it
 starts and pyspark is not imported.
 
 A value the direct readers leave to Spark's readers (a null id, a grade out of
-bounds: :class:`~sparkeval.io.direct.NotDirect`) ends the local evaluation; the caller
+bounds: :class:`~sparkeval.io.direct_input.NotDirect`) ends the local evaluation; the caller
 then runs the command on Spark, whose readers judge it.
 
 Example (the demo's files; values as on Spark)::
@@ -40,7 +40,8 @@ from sparkeval.engine.transport.per_query_writer import write_held_per_query
 from sparkeval.engine.worker.assemble import EvalOptions
 from sparkeval.errors import InputError, clean_message
 from sparkeval.faults import in_local_evaluation
-from sparkeval.io.direct import DirectPlan, read_unit
+from sparkeval.io.direct import read_unit
+from sparkeval.io.direct_input import DirectPlan
 from sparkeval.io.locate import with_line_number
 
 #: the reader a local evaluation names in its status line

@@ -53,7 +53,7 @@ import pyarrow as pa
 
 from sparkeval.engine.transport.arrow_exchange import bucket_slices, map_units, run_and_qrels
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
-from sparkeval.io.direct import DirectPlan
+from sparkeval.io.direct_input import DirectPlan
 from sparkeval.scratch import HANDOFF_PREFIX, new_scratch_directory
 
 if TYPE_CHECKING:
