@@ -25,9 +25,9 @@ from sparkeval.spark import is_connect
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from sparkeval.commands.evaluate import EvaluateConfig
     from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.engine.transport.early_pieces import EarlyPieces, ReadyPieces
+    from sparkeval.evaluate_config import EvaluateConfig
 
 READ_BY = {
     "local": "this process, without Spark (Parquet row groups or text ranges, as Arrow)",

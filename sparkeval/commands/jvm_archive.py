@@ -202,8 +202,8 @@ def _command_line(
 ) -> None:
     """``sparkeval evaluate`` of ``runs`` against ``qrels`` into ``out``, its table
     printed to nowhere."""
-    from sparkeval.commands.evaluate import EvaluateConfig
     from sparkeval.commands.evaluate import show as show_evaluation
+    from sparkeval.evaluate_config import EvaluateConfig
     from sparkeval.evaluate_job import run_evaluate
 
     config = EvaluateConfig.load(

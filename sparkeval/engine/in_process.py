@@ -41,7 +41,6 @@ from sparkeval.engine.evaluation_report import (
     output_names,
     summary_rows,
 )
-from sparkeval.engine.formats import DEFAULT_RUN_ID
 from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
@@ -50,6 +49,7 @@ from sparkeval.engine.worker.assemble import (
 )
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.errors import InputError
+from sparkeval.formats import DEFAULT_RUN_ID
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.direct import is_id_type
 from sparkeval.io.readers import NOT_UTF8

@@ -34,7 +34,6 @@ from sparkeval.compat import CompatPlan
 from sparkeval.engine.evaluation_report import as_measures
 from sparkeval.engine.in_process import LocalEvaluation, evaluate_held
 from sparkeval.engine.long_rows import per_query_rows
-from sparkeval.engine.plans.near_dup_flags import check_flags_available
 from sparkeval.engine.transport.arrow_exchange import run_and_qrels
 from sparkeval.engine.transport.per_query_writer import write_held_per_query
 from sparkeval.engine.worker.assemble import EvalOptions
@@ -43,6 +42,7 @@ from sparkeval.faults import in_local_evaluation
 from sparkeval.io.direct import read_unit
 from sparkeval.io.direct_input import DirectPlan
 from sparkeval.io.locate import with_line_number
+from sparkeval.measures.near_dup import check_flags_available
 
 #: the reader a local evaluation names in its status line
 LOCAL = "local"

@@ -33,13 +33,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.formats import RUN_CODE
 from sparkeval.io.columns import resolve_columns
 from sparkeval.io.direct_input import (
     GLOB_CHARS,
@@ -59,9 +58,6 @@ from sparkeval.storage import files as storage_files
 from sparkeval.storage.files import parquet_source
 from sparkeval.storage.stores import store_of, use_store
 from sparkeval.storage.uris import is_remote
-
-if TYPE_CHECKING:
-    pass
 
 _RUN_VALUE_TYPES = (pa.types.is_integer, pa.types.is_floating)
 _QRELS_VALUE_TYPES = (pa.types.is_integer,)

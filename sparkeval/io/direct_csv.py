@@ -33,8 +33,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import InputError
+from sparkeval.formats import RUN_CODE
 from sparkeval.io.columns import resolve_columns
 from sparkeval.io.direct_input import DirectInput, NotDirect, local_single_file, run_codes
 from sparkeval.io.direct_text import (

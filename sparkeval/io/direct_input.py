@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import ConfigError
+from sparkeval.formats import RUN_CODE
 from sparkeval.storage import files as storage_files
 from sparkeval.storage.stores import StoreSettings
 from sparkeval.storage.uris import is_remote

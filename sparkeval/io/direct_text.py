@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import RUN_CODE
+from sparkeval.formats import RUN_CODE
 from sparkeval.io.direct_input import NotDirect
 from sparkeval.io.readers import GRADE_BOUND
 from sparkeval.io.readers import WHITESPACE as _WHITESPACE

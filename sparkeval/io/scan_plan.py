@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from sparkeval.engine.formats import DEFAULT_RUN_ID
+from sparkeval.formats import DEFAULT_RUN_ID
 from sparkeval.io.columns import REQUIRED
 from sparkeval.io.direct import parquet_run_ids, plan_direct_files
 from sparkeval.io.direct_input import DirectInput, DirectPlan

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sparkeval.engine.formats import BAD
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.formats import BAD
 from sparkeval.io.columns import QRELS_ALIASES, parse_mapping, resolve_columns
 from sparkeval.io.readers import (
     DECODED_FORMATS,

@@ -17,13 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.cli import main
-from sparkeval.commands.evaluate import EvaluateConfig
 from sparkeval.engine.transport.arrow_exchange import (
     bucket_of_rows,
     partition_labels,
     spark_int_hash,
 )
 from sparkeval.errors import EXIT_INPUT, EXIT_OK, ConfigError
+from sparkeval.evaluate_config import EvaluateConfig
 from sparkeval.io.direct import plan_direct
 from sparkeval.io.direct_plan import plan_direct_inputs
 from tests.random_collection import random_collection

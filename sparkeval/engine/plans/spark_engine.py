@@ -53,15 +53,6 @@ from sparkeval.engine.evaluation_report import (
     output_names,
     summary_rows,
 )
-from sparkeval.engine.formats import (
-    BAD,
-    DEFAULT_RUN_ID,
-    DUPLICATE_FLAG,
-    EMPTY_RUN_CODE,
-    RUN_CODE,
-    SHIPPED_VALUE,
-    measure_column,
-)
 from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.plans.bucket_job import (
     PLAIN_WORKER_SETTINGS,
@@ -77,7 +68,7 @@ from sparkeval.engine.plans.driver_plan import (
     fits_in_driver,
     probed,
 )
-from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
+from sparkeval.engine.plans.near_dup_flags import flag_near_duplicates
 from sparkeval.engine.plans.python_rows import made_of_lists
 from sparkeval.engine.plans.remote_estimate import remote_plan_bytes
 from sparkeval.engine.transport import local_handoff, result_blobs
@@ -94,6 +85,15 @@ from sparkeval.errors import (
     input_error_from_spark,
     marked_message,
 )
+from sparkeval.formats import (
+    BAD,
+    DEFAULT_RUN_ID,
+    DUPLICATE_FLAG,
+    EMPTY_RUN_CODE,
+    RUN_CODE,
+    SHIPPED_VALUE,
+    measure_column,
+)
 from sparkeval.io.direct_input import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan, NotDirect
 from sparkeval.io.readers import (
     check_id_types,
@@ -103,6 +103,7 @@ from sparkeval.io.readers import (
     numeric_column,
 )
 from sparkeval.measures import Measure
+from sparkeval.measures.near_dup import check_flags_available
 from sparkeval.spark import (
     arrow_batches_bounded_by_rows,
     is_connect,
