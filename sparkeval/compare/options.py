@@ -1,5 +1,7 @@
 """The options ``compare`` and ``rank-distance`` share, declared once: the baseline, the
-runs compared with it and the depths of the rank distances."""
+runs compared with it and the depths of the rank distances; and each command's config
+(:class:`CompareConfig`, :class:`RankDistanceConfig`), which its job body
+(:mod:`sparkeval.compare.job`) reads."""
 
 from __future__ import annotations
 

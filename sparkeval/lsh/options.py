@@ -1,4 +1,6 @@
-"""The MinHash LSH options that ``similar-users`` and ``near-duplicates`` share, declared once.
+"""The MinHash LSH options that ``similar-users`` and ``near-duplicates`` share, declared once,
+and each command's config (:class:`SimilarUsersConfig`, :class:`NearDuplicatesConfig`),
+which its job body reads.
 
 :class:`LshOptions` is both a part of those commands' configs and the settings object
 the search functions take (``find_similar_users(run, 0.8, lsh=LshOptions(num_perm=256))``).
