@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sparkeval.commands.similar_users import SimilarUsersConfig
+from sparkeval.lsh.options import SimilarUsersConfig
 from sparkeval.lsh.similar_users import run_similar_users
 from sparkeval.spark import build_session
 

@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sparkeval.commands.similar_users import SimilarUsersConfig
+from sparkeval.lsh.options import SimilarUsersConfig
 from sparkeval.lsh.similar_users import run_similar_users
 from sparkeval.spark import build_session
 

@@ -37,8 +37,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sparkeval.commands.near_duplicates import NearDuplicatesConfig
 from sparkeval.lsh.near_duplicate_search import run_near_duplicates
+from sparkeval.lsh.options import NearDuplicatesConfig
 from sparkeval.lsh.simhash import simhash_of
 from sparkeval.spark import build_session
 

@@ -10,13 +10,14 @@ from sparkeval import faults
 from sparkeval.compat import CompatPlan
 from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
-from sparkeval.errors import EmptyRunError, InputError
+from sparkeval.errors import ConfigError, EmptyRunError, InputError
 from sparkeval.io import read_runs
-from sparkeval.io.direct import DirectPlan, NotDirect, all_direct_formats, plan_direct_inputs
+from sparkeval.io.direct import all_direct_formats
+from sparkeval.io.direct_input import DirectPlan, NotDirect
+from sparkeval.io.direct_plan import plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
 from sparkeval.io.readers import default_run_id, no_rows_message
 from sparkeval.io.truth import RelevanceRule, read_truth
-from sparkeval.job.run_ranks import run_ranks
 from sparkeval.job.runner import log
 from sparkeval.output import atomic_output_dir, check_output_path, write_summary
 from sparkeval.spark import is_connect
@@ -24,9 +25,9 @@ from sparkeval.spark import is_connect
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from sparkeval.commands.evaluate import EvaluateConfig
     from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.engine.transport.early_pieces import EarlyPieces, ReadyPieces
+    from sparkeval.evaluate_config import EvaluateConfig
 
 READ_BY = {
     "local": "this process, without Spark (Parquet row groups or text ranges, as Arrow)",
@@ -346,3 +347,33 @@ def _with_partition_hint(exc: InputError, config: EvaluateConfig) -> InputError:
                 f"(--where \"{keys[0]} = '...'\")"
             )
     return exc
+
+
+def run_ranks(spark: SparkSession, config: EvaluateConfig, plan: CompatPlan) -> str | None:
+    """``EvalOptions.ranks`` for the runs of ``config``: None unless every run is
+    rank-only (a TREC run and a remote file whose columns are not read here have
+    scores); under ``rectools`` runs with ranks and runs with scores cannot be mixed.
+
+    Raises:
+        ConfigError: rank-only and scored runs together under ``rectools``.
+    """
+    from sparkeval.io.readers import TABLE_PREFIX, is_catalog_table, rank_only
+    from sparkeval.job.dry_run import input_schema
+
+    fmt = config.run_format or config.format
+    found: dict[str, bool] = {}
+    for path in config.run_inputs():
+        if is_catalog_table(path):
+            columns = list(spark.table(path[len(TABLE_PREFIX) :]).columns)
+        else:
+            schema = input_schema(path, fmt)
+            columns = [] if schema.fmt == "trec" else list(schema.columns)
+        found[path] = rank_only(columns, config.run_column_map())
+    ranked = set(found.values())
+    if len(ranked) > 1 and plan.profile == "rectools":
+        with_ranks = ", ".join(p for p, r in found.items() if r)
+        raise ConfigError(
+            f"compat rectools reads ranks as positions: the runs {with_ranks} have a rank "
+            "column and the others scores; evaluate them separately"
+        )
+    return plan.ranks(ranked == {True})

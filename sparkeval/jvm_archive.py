@@ -9,7 +9,7 @@ exits, and ``-XX:SharedArchiveFile=F`` maps them on the next start.
 ``sparkeval jvm-archive`` writes such an archive by running small evaluations in a JVM
 that dumps its classes at exit: the command line's (read by the Python workers and by
 Spark's readers) and the Python API's on ``spark.read.parquet`` DataFrames, on the paths
-large inputs take (:func:`_large_input_paths`), so that Spark's reader, analyser and
+large inputs take (:data:`WORKLOAD`), so that Spark's reader, analyser and
 optimiser are mapped too (measured at 10M rows on 2 cores, medians of alternating
 pairs: the API on such DataFrames 0.92x the time, ``--reader spark`` 0.94x; a session's
 start is unchanged).  Sessions sparkeval starts itself then use it; ``spark-submit`` starts its JVMs
@@ -57,28 +57,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sparkeval.errors import EnvironmentProblem
 from sparkeval.scratch import process_alive
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 #: ``auto`` (default), ``use`` or ``off``: see the module text
 SWITCH_ENV = "SPARKEVAL_JVM_ARCHIVE"
 SWITCH_VALUES = ("auto", "use", "off")
 #: where archives are kept (default: the user's cache directory)
 CACHE_ENV = "SPARKEVAL_CACHE_DIR"
-#: the measures the archive's evaluations compute
-_MEASURES = ("official", "nDCG@10", "ERR@20")
 #: HotSpot logs a warning for every class it cannot archive (signed jars, ...)
-_QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+QUIET_OPTIONS = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 #: a background build that failed is not tried again before this many seconds
 RETRY_AFTER_SECONDS = 24 * 3600
 #: archives kept in the cache directory: the one just written and the most recently
 #: used others (each is about 170 MiB; a session that maps one marks it used)
 KEPT_ARCHIVES = 2
+
+#: the module whose ``__main__`` evaluates a small collection in a JVM that archives its
+#: classes at exit (run in a child process by :func:`build_archive`)
+WORKLOAD = "sparkeval.commands.jvm_archive"
 
 
 def cache_dir() -> Path:
@@ -98,7 +96,7 @@ def archive_key() -> str | None:
     size and time are in the key: a second install of the same pyspark (another
     virtual environment) gets its own archive instead of one that is never mapped.
     """
-    from sparkeval.spark import java_binary
+    from sparkeval.spark_environment import java_binary
 
     java = java_binary()
     if java is None:
@@ -217,13 +215,13 @@ def mapping_options(path: Path) -> list[str]:
     """HotSpot options that map the archive ``path`` when it fits the JVM's jars, and
     otherwise start the JVM as usual, without a word (a JVM that cannot find the file,
     an executor on another machine, say, starts as usual too)."""
-    return [f"-XX:SharedArchiveFile={path}", "-Xshare:auto", *_QUIET]
+    return [f"-XX:SharedArchiveFile={path}", "-Xshare:auto", *QUIET_OPTIONS]
 
 
 def build_archive() -> Path:
     """Write the archive for this Java and pyspark (replacing older ones); its path.
 
-    Runs :func:`_dump` in a child Python whose driver JVM writes its classes at exit;
+    Runs :data:`WORKLOAD` in a child Python whose driver JVM writes its classes at exit;
     the archive is renamed into place only once that JVM has exited cleanly.
     """
     key = archive_key()
@@ -241,7 +239,7 @@ def build_archive() -> Path:
     env = {**os.environ, SWITCH_ENV: "off", "PYSPARK_PYTHON": sys.executable}
     with tempfile.TemporaryDirectory(prefix="sparkeval-jvm-archive-") as work:
         done = subprocess.run(
-            [sys.executable, "-m", "sparkeval.jvm_archive", str(partial), work],
+            [sys.executable, "-m", WORKLOAD, str(partial), work],
             env=env,
             capture_output=True,
             text=True,
@@ -464,106 +462,3 @@ def remove_archives() -> list[Path]:
     for failure in directory.glob(".jvm-classes-*.failed"):
         failure.unlink()  # the next run may try again
     return removed
-
-
-def _dump(archive: Path, work: Path) -> None:
-    """Evaluate a small collection both ways in a JVM that archives its classes at exit."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from sparkeval.demo_data import generate
-    from sparkeval.spark import build_session, local_java_options
-
-    paths = generate(work / "data", queries=30)
-    qrels = _trec_rows(paths.qrels, (0, 2, 3))
-    run = _trec_rows(paths.runs[0], (0, 2, 4))
-    pq.write_table(
-        pa.table({"query_id": qrels[0], "doc_id": qrels[1], "relevance": list(map(int, qrels[2]))}),
-        work / "qrels.parquet",
-    )
-    pq.write_table(
-        pa.table({"query_id": run[0], "doc_id": run[1], "score": list(map(float, run[2]))}),
-        work / "run.parquet",
-    )
-
-    options = " ".join([*local_java_options(), f"-XX:ArchiveClassesAtExit={archive}", *_QUIET])
-    spark = build_session(
-        "local[2]", "sparkeval-jvm-archive", {"spark.driver.extraJavaOptions": options}
-    )
-    _command_line(spark, [str(work / "run.parquet")], str(work / "qrels.parquet"), work / "p")
-    _command_line(spark, [str(p) for p in paths.runs], str(paths.qrels), work / "trec")
-    _large_input_paths(spark, work, paths.runs[0], paths.qrels)
-    gateway = spark.sparkContext._gateway
-    spark.stop()
-    # the JVM writes the archive while it exits: wait for it
-    gateway.proc.stdin.close()
-    gateway.proc.wait()
-
-
-def _large_input_paths(spark: SparkSession, work: Path, trec_run: Path, trec_qrels: Path) -> None:
-    """Evaluate the small collection on the paths large inputs take, so that the classes
-    they load are archived too: Spark's Parquet reader, analyser and optimiser under the
-    Python API on ``spark.read.parquet`` DataFrames (a projection, a filter, a score the
-    workers compute, one Spark computes) and the command line's ``--reader spark``.
-
-    Inputs this small are otherwise evaluated in the driver, which loads few of them;
-    the driver's size limit is lifted for these calls only.
-    """
-    from pyspark.sql import functions as F
-
-    from sparkeval.engine.api import evaluate
-    from sparkeval.engine.plans import driver_plan
-
-    run = spark.read.parquet(str(work / "run.parquet")).select("query_id", "doc_id", "score")
-    qrels = spark.read.parquet(str(work / "qrels.parquet")).select(
-        "query_id", "doc_id", "relevance"
-    )
-    runs = (
-        run,
-        run.where("score >= 0"),
-        run.withColumn("score", F.col("score") + F.lit(0.0)),
-        run.withColumn("score", F.col("score") / F.lit(1.0)),
-    )
-    driver_limit = driver_plan.DRIVER_BYTES
-    driver_plan.DRIVER_BYTES = -1
-    try:
-        for frame in runs:
-            evaluation = evaluate(spark, frame, qrels, list(_MEASURES))
-            evaluation.per_query.count()
-            evaluation.unpersist()
-        parquet_run, parquet_qrels = str(work / "run.parquet"), str(work / "qrels.parquet")
-        _command_line(spark, [parquet_run], parquet_qrels, work / "spark-p", reader="spark")
-        _command_line(spark, [str(trec_run)], str(trec_qrels), work / "spark-trec", reader="spark")
-    finally:
-        driver_plan.DRIVER_BYTES = driver_limit
-
-
-def _command_line(
-    spark: SparkSession, runs: list[str], qrels: str, out: Path, reader: str = "auto"
-) -> None:
-    """``sparkeval evaluate`` of ``runs`` against ``qrels`` into ``out``, its table
-    printed to nowhere."""
-    from sparkeval.commands.evaluate import EvaluateConfig, show
-    from sparkeval.evaluate_job import run_evaluate
-
-    config = EvaluateConfig.load(
-        run=runs, qrels=qrels, measures=list(_MEASURES), out=str(out), reader=reader
-    )
-    with open(os.devnull, "w") as quiet:
-        show(run_evaluate(spark, config), config, quiet)
-
-
-def _trec_rows(path: Path, fields: tuple[int, ...]) -> list[list[str]]:
-    """Columns ``fields`` of a TREC text file (comment lines skipped)."""
-    columns: list[list[str]] = [[] for _ in fields]
-    with path.open() as lines:
-        for line in lines:
-            if line.strip() and not line.startswith("#"):
-                parts = line.split()
-                for column, field in zip(columns, fields, strict=True):
-                    column.append(parts[field])
-    return columns
-
-
-if __name__ == "__main__":
-    _dump(Path(sys.argv[1]), Path(sys.argv[2]))

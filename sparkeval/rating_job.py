@@ -16,8 +16,8 @@ from sparkeval.output import atomic_output_dir, shown_path, write_parquet, write
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from sparkeval.commands.rating_errors import RatingErrorsConfig
     from sparkeval.engine.plans.rating_engine import RatingEvaluation
+    from sparkeval.rating_config import RatingErrorsConfig
 
 
 def run_rating_errors(spark: SparkSession, config: RatingErrorsConfig) -> RatingEvaluation:

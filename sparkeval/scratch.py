@@ -34,6 +34,11 @@ INPUTS_PREFIX = "sparkeval-inputs-"
 OUTPUTS_PREFIX = "sparkeval-outputs-"
 #: the prefixes of every scratch directory
 SCRATCH_PREFIXES = (HANDOFF_PREFIX, RESULTS_PREFIX, INPUTS_PREFIX, OUTPUTS_PREFIX)
+#: the Spark setting naming a directory the driver and every executor share: the
+#: evaluation's handoff files go there (and other masters than ``local`` hand them
+#: over too: :mod:`sparkeval.engine.transport.local_handoff`), and so do the staged
+#: files of a remote output (:func:`sparkeval.storage.targets.local_staging_root`)
+SHARED_DIRECTORY_KEY = "spark.sparkeval.handoffDirectory"
 
 _NAME = re.compile(
     r"^(?P<prefix>" + "|".join(re.escape(p) for p in SCRATCH_PREFIXES) + r")"

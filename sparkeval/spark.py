@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparkeval.errors import ConfigError, EnvironmentProblem
+from sparkeval.spark_environment import java_binary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,15 +123,6 @@ def to_pandas(df: DataFrame) -> pd.DataFrame:
 PYTHON_DAEMON_KEY = "spark.python.daemon.module"
 #: sparkeval's daemon for local sessions (:mod:`sparkeval.worker_daemon`)
 PYTHON_DAEMON_MODULE = "sparkeval.worker_daemon"
-
-
-def java_binary() -> Path | None:
-    """The ``java`` that Spark's launcher runs (``$JAVA_HOME/bin/java``, else ``PATH``)."""
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return (Path(home) / "bin" / "java").resolve()
-    found = shutil.which("java")
-    return Path(found).resolve() if found else None
 
 
 def check_java() -> None:

@@ -30,6 +30,15 @@ _POSITIVE_SETTINGS = ("spark.sql.shuffle.partitions", "spark.default.parallelism
 MASTER_TIMEOUT_SECONDS = 5.0
 
 
+def java_binary() -> Path | None:
+    """The ``java`` that Spark's launcher runs (``$JAVA_HOME/bin/java``, else ``PATH``)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return (Path(home) / "bin" / "java").resolve()
+    found = shutil.which("java")
+    return Path(found).resolve() if found else None
+
+
 def check_spark_environment(master: str | None, settings: Mapping[str, str]) -> None:
     """Every check of a session about to start on ``master`` with ``settings``.
 

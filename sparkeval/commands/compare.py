@@ -12,95 +12,14 @@ and ``report.md`` (plus ``rank_distance.parquet`` with ``--runs``) atomically in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Self, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from sparkeval.compare.options import BaselineComparisonConfig
+from sparkeval.compare.options import CompareConfig
 from sparkeval.errors import EXIT_GATE, EXIT_OK
 from sparkeval.job.command import Command, spark_job
-from sparkeval.job.options import input_path, option
 
 if TYPE_CHECKING:
     from sparkeval.compare.job import CompareOutcome
-    from sparkeval.compare.pipeline import CompareOptions
-
-
-@dataclass(frozen=True, kw_only=True)
-class CompareConfig(BaselineComparisonConfig):
-    """A comparison of runs with a baseline; see ``sparkeval compare --help``."""
-
-    per_query: str = input_path(
-        "per_query.parquet, or the output directory of 'sparkeval evaluate'"
-    )
-    measures: tuple[str, ...] = option(
-        (),
-        metavar="NAME",
-        help="measures to compare, space or comma separated (default: all in the table)",
-    )
-    permutations: int = option(
-        10_000,
-        metavar="N",
-        help="sign flips of the randomization test; exact enumeration when "
-        "2^n <= N (default 10000)",
-    )
-    bootstrap: int = option(
-        10_000, metavar="N", help="bootstrap resamples of the confidence interval (default 10000)"
-    )
-    seed: int = option(
-        0, metavar="S", help="seed of the randomization and bootstrap generators (default 0)"
-    )
-    alpha: float = option(0.05, help="significance level; the CI is 1-alpha (default 0.05)")
-    fail_if: tuple[str, ...] = option(
-        (),
-        metavar="COND",
-        help="gate condition, repeatable: 'nDCG@10 < 0.30' (a run's mean) or "
-        "'nDCG@10 drop > 1%% p<0.05' / 'AP drop > 0.01' (against the baseline)",
-    )
-    runs: tuple[str, ...] = input_path(
-        "run table(s) run_id, query_id, doc_id, score (Parquet or CSV) for "
-        "rank distances and item exposure against the baseline",
-        (),
-    )
-    extra_summary: tuple[str, ...] = input_path(
-        "summary.json (or a directory holding one) of another stage, shown "
-        "in the report (repeatable)",
-        (),
-    )
-    no_plots: bool = option(False, help="report without plots")
-
-    def validate(self) -> Self:
-        from sparkeval.compare.outputs import parse_conditions
-
-        parse_conditions(list(self.fail_if))
-        self.compare_options()  # its checks, before Spark starts
-        return self
-
-    def compare_options(self) -> CompareOptions:
-        """The comparison's options (checked: counts, seed, alpha, depths)."""
-        from sparkeval.compare.pipeline import CompareOptions
-
-        measures = self.measure_list()
-        return CompareOptions(
-            baseline=self.baseline,
-            measures=tuple(measures) if measures else None,
-            runs=self.compared or None,
-            permutations=self.permutations,
-            bootstrap=self.bootstrap,
-            seed=self.seed,
-            alpha=self.alpha,
-            k=self.k,
-            rbo_p=self.rbo_p,
-            depth=self.depth,
-        )
-
-    def input_paths(self) -> list[str]:
-        return [self.per_query, *self.runs, *self.extra_summary]
-
-    def measure_list(self) -> list[str]:
-        """The measures asked for, comma lists split."""
-        from sparkeval.measures.names import split_measure_list
-
-        return [name for item in self.measures for name in split_measure_list(item)]
 
 
 #: the columns of the table ``compare`` prints: (heading, comparison key, format)

@@ -40,8 +40,8 @@ class DemoConfig(JobConfig):
 def run(spark: SparkSession | None, config: DemoConfig) -> Any:
     """Write the data to OUT/data; unless ``data_only``, evaluate it into OUT/results."""
     from sparkeval.commands.evaluate import COMMAND as EVALUATE
-    from sparkeval.commands.evaluate import EvaluateConfig
     from sparkeval.demo_data import generate
+    from sparkeval.evaluate_config import EvaluateConfig
     from sparkeval.evaluate_job import run_evaluate
     from sparkeval.job.runner import start_spark
 

@@ -1,7 +1,15 @@
-"""``sparkeval jvm-archive``: write (or show, or remove) the driver JVM's class archive."""
+"""``sparkeval jvm-archive``: write (or show, or remove) the driver JVM's class archive.
+
+The archive itself (where it lives, its key, its build in a child process, the
+background builder) is :mod:`sparkeval.jvm_archive`; the evaluations whose classes it
+holds run here, in that child process (``python -m sparkeval.commands.jvm_archive
+ARCHIVE WORK``).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +124,115 @@ def show(line: str, config: JvmArchiveConfig, stdout: TextIO) -> None:
     print(line, file=stdout)
 
 
+#: the measures the archive's evaluations compute
+_MEASURES = ("official", "nDCG@10", "ERR@20")
+
+
+def _dump(archive: Path, work: Path) -> None:
+    """Evaluate a small collection both ways in a JVM that archives its classes at exit
+    (:data:`sparkeval.jvm_archive.WORKLOAD`: ``python -m sparkeval.commands.jvm_archive
+    ARCHIVE WORK``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sparkeval.demo_data import generate
+    from sparkeval.jvm_archive import QUIET_OPTIONS
+    from sparkeval.spark import build_session, local_java_options
+
+    paths = generate(work / "data", queries=30)
+    qrels = _trec_rows(paths.qrels, (0, 2, 3))
+    run = _trec_rows(paths.runs[0], (0, 2, 4))
+    pq.write_table(
+        pa.table({"query_id": qrels[0], "doc_id": qrels[1], "relevance": list(map(int, qrels[2]))}),
+        work / "qrels.parquet",
+    )
+    pq.write_table(
+        pa.table({"query_id": run[0], "doc_id": run[1], "score": list(map(float, run[2]))}),
+        work / "run.parquet",
+    )
+
+    options = " ".join(
+        [*local_java_options(), f"-XX:ArchiveClassesAtExit={archive}", *QUIET_OPTIONS]
+    )
+    spark = build_session(
+        "local[2]", "sparkeval-jvm-archive", {"spark.driver.extraJavaOptions": options}
+    )
+    _command_line(spark, [str(work / "run.parquet")], str(work / "qrels.parquet"), work / "p")
+    _command_line(spark, [str(p) for p in paths.runs], str(paths.qrels), work / "trec")
+    _large_input_paths(spark, work, paths.runs[0], paths.qrels)
+    gateway = spark.sparkContext._gateway
+    spark.stop()
+    # the JVM writes the archive while it exits: wait for it
+    gateway.proc.stdin.close()
+    gateway.proc.wait()
+
+
+def _large_input_paths(spark: SparkSession, work: Path, trec_run: Path, trec_qrels: Path) -> None:
+    """Evaluate the small collection on the paths large inputs take, so that the classes
+    they load are archived too: Spark's Parquet reader, analyser and optimiser under the
+    Python API on ``spark.read.parquet`` DataFrames (a projection, a filter, a score the
+    workers compute, one Spark computes) and the command line's ``--reader spark``.
+
+    Inputs this small are otherwise evaluated in the driver, which loads few of them;
+    the driver's size limit is lifted for these calls only.
+    """
+    from pyspark.sql import functions as F
+
+    from sparkeval.engine.api import evaluate
+    from sparkeval.engine.plans import driver_plan
+
+    run = spark.read.parquet(str(work / "run.parquet")).select("query_id", "doc_id", "score")
+    qrels = spark.read.parquet(str(work / "qrels.parquet")).select(
+        "query_id", "doc_id", "relevance"
+    )
+    runs = (
+        run,
+        run.where("score >= 0"),
+        run.withColumn("score", F.col("score") + F.lit(0.0)),
+        run.withColumn("score", F.col("score") / F.lit(1.0)),
+    )
+    driver_limit = driver_plan.DRIVER_BYTES
+    driver_plan.DRIVER_BYTES = -1
+    try:
+        for frame in runs:
+            evaluation = evaluate(spark, frame, qrels, list(_MEASURES))
+            evaluation.per_query.count()
+            evaluation.unpersist()
+        parquet_run, parquet_qrels = str(work / "run.parquet"), str(work / "qrels.parquet")
+        _command_line(spark, [parquet_run], parquet_qrels, work / "spark-p", reader="spark")
+        _command_line(spark, [str(trec_run)], str(trec_qrels), work / "spark-trec", reader="spark")
+    finally:
+        driver_plan.DRIVER_BYTES = driver_limit
+
+
+def _command_line(
+    spark: SparkSession, runs: list[str], qrels: str, out: Path, reader: str = "auto"
+) -> None:
+    """``sparkeval evaluate`` of ``runs`` against ``qrels`` into ``out``, its table
+    printed to nowhere."""
+    from sparkeval.commands.evaluate import show as show_evaluation
+    from sparkeval.evaluate_config import EvaluateConfig
+    from sparkeval.evaluate_job import run_evaluate
+
+    config = EvaluateConfig.load(
+        run=runs, qrels=qrels, measures=list(_MEASURES), out=str(out), reader=reader
+    )
+    with open(os.devnull, "w") as quiet:
+        show_evaluation(run_evaluate(spark, config), config, quiet)
+
+
+def _trec_rows(path: Path, fields: tuple[int, ...]) -> list[list[str]]:
+    """Columns ``fields`` of a TREC text file (comment lines skipped)."""
+    columns: list[list[str]] = [[] for _ in fields]
+    with path.open() as lines:
+        for line in lines:
+            if line.strip() and not line.startswith("#"):
+                parts = line.split()
+                for column, field in zip(columns, fields, strict=True):
+                    column.append(parts[field])
+    return columns
+
+
 COMMAND = Command(
     name="jvm-archive",
     help="write the class archive that makes local Spark sessions start faster",
@@ -131,3 +248,7 @@ COMMAND = Command(
     show=show,
     uses_spark=False,
 )
+
+
+if __name__ == "__main__":
+    _dump(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -14,26 +14,11 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Self, TextIO
+from typing import Any, TextIO
 
 from sparkeval.job.command import Command, spark_job
-from sparkeval.job.options import option
-from sparkeval.job.spark_options import RunListsConfig
-from sparkeval.lsh.options import LshOptions, check_positive
+from sparkeval.lsh.options import SimilarUsersConfig
 from sparkeval.output import shown_path
-
-
-@dataclass(frozen=True, kw_only=True)
-class SimilarUsersConfig(LshOptions, RunListsConfig):
-    """A run, the Jaccard threshold and the list cutoff, plus the LSH options."""
-
-    threshold: str | float = option(help="Jaccard threshold in (0, 1]")
-    k: int | None = option(None, help="use each user's top K items by score (default: whole list)")
-
-    def validate(self) -> Self:
-        check_positive(self.k, "k")
-        return self.check_lsh()
 
 
 def show(summary: dict[str, Any], config: SimilarUsersConfig, stdout: TextIO) -> None:

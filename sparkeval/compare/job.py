@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sparkeval.commands.rank_distance import compared_runs
+from sparkeval.compare.options import compared_runs
 from sparkeval.compare.outputs import (
     load_extra_summary,
     match_conditions,
@@ -31,8 +31,7 @@ from sparkeval.output import atomic_output_dir, shown_path, write_parquet, write
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from sparkeval.commands.compare import CompareConfig
-    from sparkeval.commands.rank_distance import RankDistanceConfig
+    from sparkeval.compare.options import CompareConfig, RankDistanceConfig
 
 
 @dataclass

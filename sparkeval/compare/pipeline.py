@@ -44,12 +44,12 @@ from sparkeval.compare.stats import (
     randomization_test,
     wins_ties_losses,
 )
-from sparkeval.engine.formats import BAD
-from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.exact_means import ExactTotal, exact_totals
+from sparkeval.formats import BAD
 from sparkeval.information import spark_plogp, spark_plogratio
 from sparkeval.spark import spark_type, to_pandas
+from sparkeval.spark_order import with_rank
 from sparkeval.storage import files
 from sparkeval.storage.uris import is_remote, join
 
@@ -586,7 +586,7 @@ def with_tie_broken_rank(runs: Any, depth: int | None = None) -> Any:
     """Add ``rank`` (1-based) per (run_id, query_id): score desc, then doc_id desc.
 
     The Spark form of :func:`sparkeval.compare.rank_distance.order_by_score_then_docid_desc`
-    (:func:`sparkeval.engine.plans.spark_order.with_rank`). ``depth`` keeps the first
+    (:func:`sparkeval.spark_order.with_rank`). ``depth`` keeps the first
     ``depth`` docs of each ranking.
     """
     return with_rank(runs, ["run_id", "query_id"], depth)

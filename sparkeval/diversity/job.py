@@ -29,7 +29,7 @@ from sparkeval.output import atomic_output_dir, write_parquet, write_summary
 from sparkeval.status import status
 
 if TYPE_CHECKING:
-    from sparkeval.commands.diversity import DiversityConfig
+    from sparkeval.diversity.options import DiversityConfig
 
 
 def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sparkeval.engine.formats import undefined_count_key, value_sum_key
 from sparkeval.engine.worker.assemble import EvalOptions
 from sparkeval.errors import ConfigError, EmptyRunError
+from sparkeval.formats import undefined_count_key, value_sum_key
 from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
 

@@ -26,8 +26,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import DEFAULT_RUN_ID
 from sparkeval.errors import InputError, OptionTypeError
+from sparkeval.formats import DEFAULT_RUN_ID
 from sparkeval.io.columns import PYTHON_KEYWORDS, OptionNaming, parse_mapping, resolve_columns
 from sparkeval.io.direct import is_id_type
 from sparkeval.io.readers import NOT_UTF8, rank_column

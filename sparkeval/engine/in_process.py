@@ -42,7 +42,6 @@ from sparkeval.engine.evaluation_report import (
     output_names,
     summary_rows,
 )
-from sparkeval.engine.formats import found_run_ids
 from sparkeval.engine.held_inputs import as_arrow, held_qrels, held_run
 from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.min_score import keep_held_rows
@@ -53,6 +52,7 @@ from sparkeval.engine.worker.assemble import (
 )
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.errors import ConfigError
+from sparkeval.formats import found_run_ids
 from sparkeval.io.readers import rank_only
 from sparkeval.measures.registry import Measure
 

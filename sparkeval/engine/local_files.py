@@ -11,7 +11,7 @@ the per-query file is written as one writing task writes it
 starts and pyspark is not imported.
 
 A value the direct readers leave to Spark's readers (a null id, a grade out of
-bounds: :class:`~sparkeval.io.direct.NotDirect`) ends the local evaluation; the caller
+bounds: :class:`~sparkeval.io.direct_input.NotDirect`) ends the local evaluation; the caller
 then runs the command on Spark, whose readers judge it.
 
 Example (the demo's files; values as on Spark)::
@@ -34,14 +34,15 @@ from sparkeval.compat import CompatPlan
 from sparkeval.engine.evaluation_report import as_measures
 from sparkeval.engine.in_process import LocalEvaluation, evaluate_held
 from sparkeval.engine.long_rows import per_query_rows
-from sparkeval.engine.plans.near_dup_flags import check_flags_available
 from sparkeval.engine.transport.arrow_exchange import run_and_qrels
 from sparkeval.engine.transport.per_query_writer import write_held_per_query
 from sparkeval.engine.worker.assemble import EvalOptions
 from sparkeval.errors import InputError, clean_message
 from sparkeval.faults import in_local_evaluation
-from sparkeval.io.direct import DirectPlan, read_unit
+from sparkeval.io.direct import read_unit
+from sparkeval.io.direct_input import DirectPlan
 from sparkeval.io.locate import with_line_number
+from sparkeval.measures.near_dup import check_flags_available
 
 #: the reader a local evaluation names in its status line
 LOCAL = "local"

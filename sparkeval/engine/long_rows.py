@@ -27,8 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import measure_column
 from sparkeval.engine.worker.assemble import per_query_indexes
+from sparkeval.formats import measure_column
 from sparkeval.measures import Measure
 
 #: the columns of ``per_query.parquet``

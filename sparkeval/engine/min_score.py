@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import BAD
+from sparkeval.formats import BAD
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from sparkeval.engine.formats import BAD
 from sparkeval.errors import OptionTypeError
+from sparkeval.formats import BAD
 from sparkeval.io.columns import PYTHON_KEYWORDS, OptionNaming, parse_mapping, resolve_columns
 from sparkeval.io.readers import recommendation_shapes
 from sparkeval.io.truth import RelevanceRule, truth_to_qrels

@@ -24,148 +24,50 @@ is :mod:`sparkeval.io.direct_text`.  So do CSV and TSV files whose reading is pl
 Anything else is read by Spark as before.  The values are checked in the task that
 reads them; a value the checks of the Spark readers would reject (a null, a grade
 that is not an integer within ±1e9, an id that is not valid UTF-8) stops the direct
-pass with :class:`NotDirect`, and the job is evaluated again through the Spark
-readers, so that a bad input gets exactly the same error message whichever path read
-it.
+pass with :class:`~sparkeval.io.direct_input.NotDirect`, and the job is evaluated
+again through the Spark readers, so that a bad input gets exactly the same error
+message whichever path read it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.io.columns import parse_mapping, resolve_columns
+from sparkeval.formats import RUN_CODE
+from sparkeval.io.columns import resolve_columns
+from sparkeval.io.direct_input import (
+    GLOB_CHARS,
+    QRELS_SCHEMA,
+    RUN_SCHEMA,
+    DirectInput,
+    NotDirect,
+    local_single_file,
+    run_codes,
+)
 from sparkeval.io.readers import (
     GRADE_BOUND,
-    default_run_id,
     detect_format,
-    distinct_values,
-    spark_location,
-    spark_reader,
 )
-from sparkeval.io.sql_text import spark_condition
 from sparkeval.io.utf8_check import first_invalid_utf8
 from sparkeval.storage import files as storage_files
 from sparkeval.storage.files import parquet_source
-from sparkeval.storage.stores import StoreSettings, store_of, use_store
+from sparkeval.storage.stores import store_of, use_store
 from sparkeval.storage.uris import is_remote
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-_GLOB = set("*?[]{}")
 _RUN_VALUE_TYPES = (pa.types.is_integer, pa.types.is_floating)
 _QRELS_VALUE_TYPES = (pa.types.is_integer,)
-#: the form of the rows :func:`read_unit` returns (whose query ids may also come
-#: dictionary-encoded: :func:`~sparkeval.engine.transport.arrow_exchange.bucket_slices`
-#: decodes them)
-RUN_SCHEMA = pa.schema(
-    [
-        (RUN_CODE, pa.int32()),
-        ("query_id", pa.string()),
-        ("doc_id", pa.string()),
-        ("score", pa.float64()),
-    ]
-)
-QRELS_SCHEMA = pa.schema(
-    [("query_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int64())]
-)
-
-
-class NotDirect(RuntimeError):
-    """A value the direct path does not judge; the Spark readers take over.
-
-    Raised in a Python worker, it reaches the driver inside Spark's task-failure text;
-    :meth:`found_in` recognises it there, so the marker lives in this class alone.
-
-    Example:
-        >>> wrapped = RuntimeError("Job aborted: " + str(NotDirect("a.parquet: nulls")))
-        >>> NotDirect.found_in(wrapped).reason
-        'a.parquet: nulls'
-        >>> NotDirect.found_in(RuntimeError("another failure")) is None
-        True
-    """
-
-    #: start of the message of a task that found a value for the Spark readers to judge
-    MARK = "[sparkeval:not-direct] "
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(self.MARK + reason)
-        self.reason = reason
-
-    @classmethod
-    def found_in(cls, exc: BaseException) -> NotDirect | None:
-        """The signal carried by ``exc`` (itself, or a Spark failure that wraps it), if any."""
-        if isinstance(exc, cls):
-            return exc
-        text = str(exc)
-        if cls.MARK not in text:
-            return None
-        return cls(text.split(cls.MARK, 1)[1].splitlines()[0])
-
-
-@dataclass(frozen=True)
-class DirectInput:
-    """An input the workers read in units: Parquet row groups, or byte ranges of text.
-
-    Attributes:
-        kind: ``run`` or ``qrels``.
-        path: the path as given (for messages).
-        units: ``(file, row group)`` pairs (text: ``(file, range index)``), one read
-            task each.
-        columns: ``(canonical, source column)`` pairs (none for text).
-        run_id: the run id of every row when the file has no run id column (the tag
-            of a TREC run's first line).
-        size: uncompressed bytes of the columns read (text: of the file; sizes the
-            exchange and the buckets).
-        rows: the number of rows (0 for text: not counted before it is read).
-        fmt: ``parquet``, ``trec``, ``csv`` or ``tsv``.
-        ranges: for text, the ``[start, end)`` byte range of each unit (of a gzip file,
-            ``(part, parts)``: :func:`sparkeval.io.direct_text.read_text_range`).
-        header: for CSV and TSV, the column names of the header line.
-        where: for Parquet, the rows to keep, as
-            :func:`~sparkeval.engine.plans.scan_filter.condition_spec` gives them
-            (a filtered DataFrame's); None keeps every row.
-        score: for a Parquet run, the score computed from file columns, as
-            :func:`~sparkeval.engine.plans.scan_values.value_spec` gives it (a
-            DataFrame's computed score); None: the ``score`` of ``columns``.
-        store: for files on a remote store, the settings the workers open it with
-            (:mod:`sparkeval.storage.stores`); None for local files.
-    """
-
-    kind: str
-    path: str
-    units: tuple[tuple[str, int], ...]
-    columns: tuple[tuple[str, str], ...]
-    run_id: str | None
-    size: int
-    rows: int
-    fmt: str = "parquet"
-    ranges: tuple[tuple[int, int], ...] = ()
-    header: tuple[str, ...] = ()
-    where: tuple | None = None
-    score: tuple | None = None
-    store: StoreSettings | None = None
-
-    @property
-    def files(self) -> list[str]:
-        """The files the units are read from, sorted, each once."""
-        return sorted({file for file, _ in self.units})
 
 
 def _parquet_files(path: str) -> list[str] | None:
     if is_remote(path):
         return _remote_parquet_files(path)
     local = path[len("file://") :] if path.startswith("file://") else path
-    if "://" in local or _GLOB & set(local):
+    if "://" in local or GLOB_CHARS & set(local):
         return None
     target = Path(local)
     if target.is_file():
@@ -254,7 +156,7 @@ def plan_direct_files(
     if any(not m.schema.to_arrow_schema().equals(schema) for m in metas[1:]):
         return None  # (metadata, such as pandas' index description, may differ)
     if score is not None:
-        from sparkeval.engine.plans.scan_values import fits_value_schema, value_columns
+        from sparkeval.io.scan_values import fits_value_schema, value_columns
 
         if not mapped_only or kind != "run" or "score" in mapping:
             return None
@@ -280,7 +182,7 @@ def plan_direct_files(
     if kind == "run" and "run_id" not in cols and run_id is None:
         return None
     if where is not None:
-        from sparkeval.engine.plans.scan_filter import fits_schema
+        from sparkeval.io.scan_filter import fits_schema
 
         if not fits_schema(where, schema):
             return None
@@ -311,28 +213,6 @@ def plan_direct_files(
         score=score,
         store=store_of(files[0]),
     )
-
-
-#: compressions Spark's text readers undo that the workers leave to them (gzip they read)
-_OTHER_COMPRESSIONS = (".bz2", ".xz", ".zst", ".zstd", ".lz4", ".snappy", ".deflate", ".zip")
-
-
-def local_single_file(path: str) -> str | None:
-    """The file ``path`` names (local: ``file://`` or plain, no glob characters; or a
-    remote URI), when it is one file, plain or gzip; None otherwise."""
-    if is_remote(path):
-        try:
-            if storage_files.kind(path) != "file":
-                return None
-        except ConfigError:
-            return None  # no filesystem here for the store: Spark's readers may have one
-        return None if path.lower().endswith(_OTHER_COMPRESSIONS) else path
-    local = path[len("file://") :] if path.startswith("file://") else path
-    if "://" in local or _GLOB & set(local) or not Path(local).is_file():
-        return None
-    if Path(local).suffix.lower() in _OTHER_COMPRESSIONS:
-        return None
-    return local
 
 
 def plan_direct_text(path: str, kind: str) -> DirectInput | None:
@@ -398,11 +278,11 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
     cols = dict(source.columns)
     computing: set[str] = set()  # the columns of the filter and of a computed score
     if source.where is not None:
-        from sparkeval.engine.plans.scan_filter import spec_columns
+        from sparkeval.io.scan_filter import spec_columns
 
         computing |= set(spec_columns(source.where))
     if source.score is not None:
-        from sparkeval.engine.plans.scan_values import value_columns
+        from sparkeval.io.scan_values import value_columns
 
         computing |= set(value_columns(source.score))
     read = set(cols.values()) | computing
@@ -465,7 +345,7 @@ def _scores(raw: pa.Table, source: DirectInput) -> pa.ChunkedArray:
     """The run's scores: its score column, or the value computed from file columns."""
     if source.score is None:
         return raw.column(dict(source.columns)["score"])
-    from sparkeval.engine.plans.scan_values import compute_value
+    from sparkeval.io.scan_values import compute_value
 
     return compute_value(source.score, raw)
 
@@ -476,7 +356,7 @@ def _kept_rows(raw: pa.Table, source: DirectInput) -> pa.Table:
     Raises:
         NotDirect: a floating point column of the filter holds a NaN.
     """
-    from sparkeval.engine.plans.scan_filter import nan_columns, row_mask
+    from sparkeval.io.scan_filter import nan_columns, row_mask
 
     assert source.where is not None
     with_nan = nan_columns(source.where, raw)
@@ -486,24 +366,6 @@ def _kept_rows(raw: pa.Table, source: DirectInput) -> pa.Table:
     if not kept.null_count and pc.all(kept).as_py():
         return raw  # every row kept: nothing to copy
     return raw.filter(kept)
-
-
-def run_codes(
-    source: DirectInput, names: pa.Array | pa.ChunkedArray | None, rows: int, run_ids: Sequence[str]
-) -> pa.Array:
-    """The run code (index into ``run_ids``) of each of ``rows`` rows: of its run id in
-    ``names``, or of the input's one run id when it has no run id column.
-
-    Raises:
-        NotDirect: a run id not among ``run_ids`` (or null).
-    """
-    if names is None:
-        code = list(run_ids).index(str(source.run_id))
-        return pa.array(np.full(rows, code, np.int32))  # not a list: 30 ms per 700k rows
-    codes = pc.index_in(names, value_set=pa.array(list(run_ids), pa.string()))
-    if codes.null_count:
-        raise NotDirect(f"{source.path}: a run id not among {list(run_ids)}")
-    return codes.cast(pa.int32())
 
 
 def _read_text_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Table:
@@ -543,29 +405,6 @@ def _no_nulls(values: pa.ChunkedArray, column: str) -> None:
         raise NotDirect(f"column {column} has nulls")
 
 
-@dataclass(frozen=True)
-class DirectPlan:
-    """Every input of an evaluation, read directly: the runs, the qrels and the run ids."""
-
-    runs: tuple[DirectInput, ...]
-    qrels: DirectInput
-    run_ids: tuple[str, ...]
-
-    @property
-    def inputs(self) -> tuple[DirectInput, ...]:
-        return (*self.runs, self.qrels)
-
-    @property
-    def size(self) -> int:
-        return sum(source.size for source in self.inputs)
-
-    @property
-    def row_groups(self) -> list[tuple[DirectInput, int]]:
-        """Every row group of every input as ``(input, unit)``, in a fixed order: the
-        *unit index* of a row group is its position here."""
-        return [(source, unit) for source in self.inputs for unit in range(len(source.units))]
-
-
 #: the input formats the workers can read themselves
 DIRECT_FORMATS = ("parquet", "trec", "csv", "tsv")
 
@@ -578,87 +417,6 @@ def all_direct_formats(
     formats = {detect_format(path, run_format) for path in runs}
     formats.add(detect_format(qrels, qrels_format))
     return formats <= set(DIRECT_FORMATS)
-
-
-def plan_direct_inputs(
-    spark: SparkSession | None,
-    runs: Sequence[str],
-    qrels: str,
-    run_format: str | None,
-    qrels_format: str | None,
-    run_columns: str | Mapping[str, str] | None,
-    qrels_columns: str | Mapping[str, str] | None,
-    run_where: str | None = None,
-    qrels_where: str | None = None,
-) -> DirectPlan | None:
-    """The direct plan of every input, or None when any of them is for Spark to read.
-
-    The run ids of a file without a run id column come from its name (as the Spark
-    readers name them); a run id column is read here (:func:`parquet_run_ids`), or,
-    under ``run_where``, by one Spark job over that column (over the rows it keeps).
-    Two inputs holding the same run id are left to the Spark readers to report.
-    ``run_where`` and ``qrels_where`` (``--where``, ``--qrels-where``) are taken for
-    Parquet inputs whose condition the workers can apply
-    (:mod:`sparkeval.engine.plans.scan_filter`).  Without a session (``spark`` None)
-    an input whose plan needs one (a condition, a run id column whose values cannot
-    be read here) gives None.
-    """
-    if not all_direct_formats(runs, qrels, run_format, qrels_format):
-        return None
-    if spark is None and (run_where is not None or qrels_where is not None):
-        return None
-    run_plans = []
-    mapping = parse_mapping(run_columns, "run")
-    for path in runs:
-        fmt = detect_format(path, run_format)
-        found = _plan_one(path, "run", fmt, mapping, spark, run_where)
-        if found is None:
-            return None
-        run_plans.append(found)
-    qrels_mapping = parse_mapping(qrels_columns, "qrels")
-    qrels_fmt = detect_format(qrels, qrels_format)
-    qrels_plan = _plan_one(qrels, "qrels", qrels_fmt, qrels_mapping, spark, qrels_where)
-    if qrels_plan is None:
-        return None
-    run_ids: list[str] = []
-    for source in run_plans:
-        if source.run_id is not None:
-            ids: list[str] | None = [source.run_id]
-        else:
-            ids = _column_values(spark, source, run_where)
-        if ids is None or set(ids) & set(run_ids):
-            return None
-        run_ids += ids
-    return DirectPlan(tuple(run_plans), qrels_plan, tuple(run_ids))
-
-
-def _plan_one(
-    path: str,
-    kind: str,
-    fmt: str,
-    mapping: Mapping[str, str],
-    spark: SparkSession | None,
-    condition: str | None,
-) -> DirectInput | None:
-    """The direct plan of one input of a direct format, or None; ``condition`` is the
-    input's SQL filter (None: every row)."""
-    run_id = default_run_id(path) if kind == "run" else None
-    if condition is not None:
-        if fmt != "parquet" or spark is None:
-            return None  # the Spark readers apply conditions to text
-        from sparkeval.engine.plans.scan_plan import parquet_filter
-
-        where = parquet_filter(spark, condition, path)
-        if where is None:
-            return None
-        return plan_direct(path, kind, mapping, run_id, where=where)
-    if fmt == "trec":
-        return plan_direct_text(path, kind)
-    if fmt in ("csv", "tsv"):
-        from sparkeval.io.direct_csv import plan_direct_csv
-
-        return plan_direct_csv(path, kind, fmt, mapping, run_id)
-    return plan_direct(path, kind, mapping, run_id)
 
 
 def parquet_run_ids(source: DirectInput) -> list[str] | None:
@@ -694,27 +452,3 @@ def parquet_run_ids(source: DirectInput) -> list[str] | None:
     except (OSError, pa.ArrowException, KeyError):
         return None
     return sorted(found)
-
-
-def _column_values(
-    spark: SparkSession | None, source: DirectInput, where: str | None = None
-) -> list[str] | None:
-    """The distinct run ids of a run input with a run id column (nulls left out), of
-    the rows the SQL condition ``where`` keeps: read here (:func:`parquet_run_ids`,
-    CSV's :func:`~sparkeval.io.direct_csv.run_ids_in`), else by a Spark job over the
-    column; None when a CSV file turns out not to be plain, or a Parquet file's values
-    need a Spark job and there is no session."""
-    from pyspark.sql import functions as F
-
-    if source.fmt in ("csv", "tsv"):
-        from sparkeval.io.direct_csv import run_ids_in
-
-        return run_ids_in(source)
-    found = parquet_run_ids(source) if where is None else None
-    if found is not None or spark is None:
-        return found
-    column = dict(source.columns)["run_id"]
-    table = spark_reader(spark, *source.files).parquet(*map(spark_location, source.files))
-    if where is not None:
-        table = table.where(spark_condition(where, "--where"))
-    return distinct_values(table, F.col(f"`{column}`"))

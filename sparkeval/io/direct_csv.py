@@ -18,7 +18,7 @@ every other file is left to it:
   number within ±1e9 (:func:`sparkeval.io.direct_text.parse_values`).
 
 Fields are then the same text both readers see: the bytes between two separators.
-A file that breaks a rule stops the direct pass (:class:`~sparkeval.io.direct.NotDirect`)
+A file that breaks a rule stops the direct pass (:class:`~sparkeval.io.direct_input.NotDirect`)
 and the evaluation is read by Spark instead, so a bad row gets Spark's error, with its
 line number.  Plain files are read in byte ranges that end at line ends, the first
 range without its header line; a gzip file is one range.
@@ -33,10 +33,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import RUN_CODE
 from sparkeval.errors import InputError
+from sparkeval.formats import RUN_CODE
 from sparkeval.io.columns import resolve_columns
-from sparkeval.io.direct import DirectInput, NotDirect, local_single_file, run_codes
+from sparkeval.io.direct_input import DirectInput, NotDirect, local_single_file, run_codes
 from sparkeval.io.direct_text import (
     GZIP_EXPANSION,
     byte_ranges,

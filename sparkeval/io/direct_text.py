@@ -15,7 +15,7 @@ kernels exactly as Spark's readers do (:func:`sparkeval.io.readers.read_trec_run
 
 Anything else — a short line, a score such as ``NaN`` or ``1d``, a grade that is not a
 whole number within ±1e9, invalid UTF-8, a byte-order mark — is left to Spark's
-readers (:class:`~sparkeval.io.direct.NotDirect`), so that a bad input gets exactly
+readers (:class:`~sparkeval.io.direct_input.NotDirect`), so that a bad input gets exactly
 their error, with its line number.
 """
 
@@ -30,8 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import RUN_CODE
-from sparkeval.io.direct import NotDirect
+from sparkeval.formats import RUN_CODE
+from sparkeval.io.direct_input import NotDirect
 from sparkeval.io.readers import GRADE_BOUND
 from sparkeval.io.readers import WHITESPACE as _WHITESPACE
 from sparkeval.io.streams import DECOMPRESS_ERRORS

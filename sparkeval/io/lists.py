@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.engine.formats import BAD
-from sparkeval.engine.plans.spark_order import with_rank
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.formats import BAD
 from sparkeval.io.columns import DOC_NAMES, QUERY_NAMES, RUN_ALIASES, RUN_NAMES, match_columns
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import (
@@ -37,6 +36,7 @@ from sparkeval.io.readers import (
     strict_text_ids,
 )
 from sparkeval.spark import spark_type
+from sparkeval.spark_order import with_rank
 
 
 def read_typed_table(spark: SparkSession, path: str) -> DataFrame:

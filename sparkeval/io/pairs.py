@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
+from sparkeval.formats import BAD
 from sparkeval.io import readers
 
 if TYPE_CHECKING:

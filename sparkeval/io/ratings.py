@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
+from sparkeval.formats import BAD
 from sparkeval.io.columns import RATING_ALIASES, mapping_onto, match_columns
 from sparkeval.io.readers import (
     DECODED_FORMATS,

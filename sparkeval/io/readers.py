@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sparkeval.engine.formats import BAD
 from sparkeval.errors import InputError
+from sparkeval.formats import BAD
 from sparkeval.io.columns import DOC_NAMES, SCORE_NAMES, parse_mapping, resolve_columns
 from sparkeval.io.sql_text import check_table_name, spark_condition
 from sparkeval.io.streams import DECOMPRESS_ERRORS, open_decompressed, suffix_from_content

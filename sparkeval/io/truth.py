@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sparkeval.engine.formats import BAD
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.formats import BAD
 from sparkeval.io.columns import (
     COMMAND_LINE,
     QRELS_ALIASES,

@@ -39,7 +39,7 @@ from sparkeval.lsh.banding import check_threshold
 from sparkeval.lsh.candidates import bucket_report, check_max_bucket
 from sparkeval.lsh.clusters import components
 from sparkeval.lsh.driver_docs import near_duplicates_in_driver
-from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
+from sparkeval.lsh.options import DEFAULT_LSH, METHODS, LshOptions
 from sparkeval.lsh.shingles import check_shingles, shingle_table
 from sparkeval.lsh.simhash import (
     FINGERPRINT_BITS,
@@ -53,9 +53,7 @@ from sparkeval.spark import spark_type
 from sparkeval.status import status
 
 if TYPE_CHECKING:
-    from sparkeval.commands.near_duplicates import NearDuplicatesConfig
-
-METHODS: tuple[str, ...] = ("minhash", "simhash")
+    from sparkeval.lsh.options import NearDuplicatesConfig
 
 
 def simhash_distance(threshold: float | int | str) -> int:

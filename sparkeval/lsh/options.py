@@ -1,4 +1,6 @@
-"""The MinHash LSH options that ``similar-users`` and ``near-duplicates`` share, declared once.
+"""The MinHash LSH options that ``similar-users`` and ``near-duplicates`` share, declared once,
+and each command's config (:class:`SimilarUsersConfig`, :class:`NearDuplicatesConfig`),
+which its job body reads.
 
 :class:`LshOptions` is both a part of those commands' configs and the settings object
 the search functions take (``find_similar_users(run, 0.8, lsh=LshOptions(num_perm=256))``).
@@ -10,12 +12,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 from sparkeval.errors import ConfigError
-from sparkeval.job.options import option
+from sparkeval.job.options import input_path, option
+from sparkeval.job.spark_options import OutputJobConfig, RunListsConfig
 from sparkeval.lsh.candidates import DEFAULT_MAX_BUCKET
 from sparkeval.lsh.minhash import DEFAULT_SCHEME, SCHEMES, MinHasher
+from sparkeval.lsh.shingles import SHINGLE_KINDS
 
 if TYPE_CHECKING:
     from sparkeval.lsh.banding import BandParams
+
+
+METHODS: tuple[str, ...] = ("minhash", "simhash")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,3 +89,41 @@ def check_seed(seed: int) -> None:
     """A seed datasketch's MinHash (and numpy's legacy generator) takes: 0 to 2^32-1."""
     if not 0 <= seed < 2**32:
         raise ConfigError(f"--seed must be a whole number from 0 to 2^32-1, got {seed}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class NearDuplicatesConfig(LshOptions, OutputJobConfig):
+    """A docs table, the method and its threshold, shingling, plus the LSH options."""
+
+    docs: str = input_path("docs table: doc_id and text, or doc_id and tokens [+ weights]")
+    method: str = option(
+        "minhash",
+        choices=METHODS,
+        help="minhash (Jaccard of shingle sets, default) or simhash (64-bit Hamming)",
+    )
+    threshold: str | float = option(
+        help="minhash: Jaccard in (0, 1]; simhash: Hamming distance 0..63 or a similarity in (0, 1)"
+    )
+    shingle: str = option(
+        "word", choices=SHINGLE_KINDS, help="shingle unit for text (default word)"
+    )
+    k: int = option(3, help="units per shingle (default 3)")
+
+    def validate(self) -> Self:
+        check_positive(self.k, "k")
+        return self.check_lsh()
+
+    def input_paths(self) -> list[str]:
+        return [self.docs]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimilarUsersConfig(LshOptions, RunListsConfig):
+    """A run, the Jaccard threshold and the list cutoff, plus the LSH options."""
+
+    threshold: str | float = option(help="Jaccard threshold in (0, 1]")
+    k: int | None = option(None, help="use each user's top K items by score (default: whole list)")
+
+    def validate(self) -> Self:
+        check_positive(self.k, "k")
+        return self.check_lsh()

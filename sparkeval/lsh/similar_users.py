@@ -42,7 +42,7 @@ from sparkeval.output import atomic_output_dir, write_parquet, write_summary
 from sparkeval.status import status
 
 if TYPE_CHECKING:
-    from sparkeval.commands.similar_users import SimilarUsersConfig
+    from sparkeval.lsh.options import SimilarUsersConfig
 
 
 def user_sets(run: DataFrame, k: int | None = None) -> DataFrame:

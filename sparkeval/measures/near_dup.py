@@ -19,13 +19,14 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from sparkeval.errors import ConfigError
 from sparkeval.measures.batch import RankedBatch, safe_divide
-from sparkeval.measures.registry import measure
+from sparkeval.measures.registry import Measure, measure
 
 
 def demote_near_duplicates(rel: np.ndarray, dup: np.ndarray | None) -> np.ndarray:
@@ -60,4 +61,19 @@ def near_dup(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     return safe_divide(flagged, b.segment_sum(top.astype(np.float64)))
 
 
-__all__ = ["demote_near_duplicates", "near_dup"]
+#: the measure families that need near-duplicate flags
+NEEDS_FLAGS: tuple[str, ...] = ("NearDup",)
+
+
+def check_flags_available(measures: Sequence[Measure], option: str = "near_duplicates") -> None:
+    """Raise ConfigError when a measure needs near-duplicate pairs and none are given."""
+    needing = [m.name for m in measures if m.family in NEEDS_FLAGS]
+    if needing:
+        verb = "needs" if len(needing) == 1 else "need"
+        raise ConfigError(
+            f"measure {', '.join(needing)} {verb} near-duplicate pairs; "
+            f"give them with {option} (a doc_a, doc_b table)"
+        )
+
+
+__all__ = ["NEEDS_FLAGS", "check_flags_available", "demote_near_duplicates", "near_dup"]

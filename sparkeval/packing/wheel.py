@@ -59,9 +59,7 @@ def _installed_metadata() -> tuple[str, str, str | None]:
 
 def build_wheel(directory: Path) -> Path:
     """Write ``sparkeval-VERSION-py3-none-any.whl`` into ``directory``; returns its path."""
-    import sparkeval
-
-    package = Path(sparkeval.__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # sparkeval/, this file's grandparent
     version, metadata_text, entry_points = _installed_metadata()
     version = version.replace("-", "_")  # a wheel file name's fields hold no dash
     dist_info = f"sparkeval-{version}.dist-info"

@@ -78,7 +78,7 @@ def local_staging_root() -> str | None:
     """
     from pyspark.sql import SparkSession
 
-    from sparkeval.engine.transport.local_handoff import SHARED_DIRECTORY_KEY
+    from sparkeval.scratch import SHARED_DIRECTORY_KEY
 
     session = SparkSession.getActiveSession()
     if session is None:

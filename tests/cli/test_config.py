@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparkeval.commands.evaluate import EvaluateConfig
 from sparkeval.errors import ConfigError
+from sparkeval.evaluate_config import EvaluateConfig
 from sparkeval.job.config import read_config_file
 
 BASE = "run: a\nqrels: q\nmeasures: AP\nout: o\n"
@@ -106,7 +106,7 @@ def test_a_config_that_is_not_utf8_names_its_line(tmp_path) -> None:
 
 
 def test_option_names_are_keys_too(tmp_path) -> None:
-    from sparkeval.commands.compare import CompareConfig
+    from sparkeval.compare.options import CompareConfig
 
     text = "per_query: eval\nbaseline: base\nrun: [a, b]\nout: o\n"
     assert CompareConfig.load(write(tmp_path, text)).compared == ("a", "b")

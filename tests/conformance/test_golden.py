@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from sparkeval.engine.formats import measure_column
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_frames
+from sparkeval.formats import measure_column
 from sparkeval.measures import RankedBatch
 from sparkeval.measures.names import parse_measure
 from tests.conftest import shared_file

@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from sparkeval.engine.formats import measure_column
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_frames
+from sparkeval.formats import measure_column
 from sparkeval.measures.names import parse_measures
 from tests.random_collection import random_collection
 

@@ -14,7 +14,7 @@ import pytest
 
 from sparkeval.cli import main
 from sparkeval.compat import plan_compat
-from sparkeval.engine.plans.recommend import evaluate_recommendations
+from sparkeval.engine.api import evaluate_recommendations
 from sparkeval.errors import ConfigError
 from sparkeval.io.truth import RelevanceRule
 
@@ -277,7 +277,7 @@ def test_profile_errors() -> None:
 
 
 def test_config_keys_are_checked_before_spark_starts() -> None:
-    from sparkeval.commands.evaluate import EvaluateConfig
+    from sparkeval.evaluate_config import EvaluateConfig
 
     base = {"run": ["r.parquet"], "qrels": "t.parquet", "out": "o", "measures": ["MAP@10"]}
     config = EvaluateConfig.load(cli=base, **{"compat": "mllib", "relevance_threshold": 4})

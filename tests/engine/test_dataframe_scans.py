@@ -1,5 +1,5 @@
 """DataFrames that only scan local Parquet files are read by the workers themselves
-(:mod:`sparkeval.engine.plans.scan_plan`): the same report, per-query rows and
+(:mod:`sparkeval.io.scan_plan`): the same report, per-query rows and
 summary as the same rows evaluated as computed DataFrames, bit for bit; anything else
 stays a DataFrame evaluation."""
 
@@ -10,8 +10,8 @@ import pytest
 
 import sparkeval
 from sparkeval.engine.plans import driver_plan
-from sparkeval.engine.plans.scan_plan import ParquetScan, _local_paths, scanned_parquet
 from sparkeval.errors import InputError
+from sparkeval.io.scan_plan import ParquetScan, _local_paths, scanned_parquet
 from tests.random_collection import random_collection
 
 pytestmark = pytest.mark.spark

@@ -12,7 +12,6 @@ import pytest
 
 from sparkeval.errors import EXIT_OK
 from sparkeval.io import direct_text
-from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, NotDirect, plan_direct_inputs
 from sparkeval.io.direct_csv import (
     csv_unit_table,
     plain_text_problem,
@@ -21,6 +20,8 @@ from sparkeval.io.direct_csv import (
     read_header,
     run_ids_in,
 )
+from sparkeval.io.direct_input import QRELS_SCHEMA, RUN_SCHEMA, NotDirect
+from sparkeval.io.direct_plan import plan_direct_inputs
 from tests.engine.test_direct_text import _evaluate, _results, error_lines_of_both_readers
 from tests.random_collection import random_collection
 

@@ -17,14 +17,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.cli import main
-from sparkeval.commands.evaluate import EvaluateConfig
 from sparkeval.engine.transport.arrow_exchange import (
     bucket_of_rows,
     partition_labels,
     spark_int_hash,
 )
 from sparkeval.errors import EXIT_INPUT, EXIT_OK, ConfigError
-from sparkeval.io.direct import plan_direct, plan_direct_inputs
+from sparkeval.evaluate_config import EvaluateConfig
+from sparkeval.io.direct import plan_direct
+from sparkeval.io.direct_plan import plan_direct_inputs
 from tests.random_collection import random_collection
 
 MEASURES = "nDCG@10,nDCG,AP,P@5,R@10,RR,ERR@10,Rprec,Bpref,NumRet,gm_map,Judged@10"
@@ -245,7 +246,7 @@ def test_reader_key_is_checked() -> None:
 
 def test_buckets_grow_with_the_input_so_that_each_stays_bounded() -> None:
     from sparkeval.engine.transport.arrow_exchange import BUCKET_BYTES, buckets_for
-    from sparkeval.io.direct import DirectInput, DirectPlan
+    from sparkeval.io.direct_input import DirectInput, DirectPlan
 
     def plan_of(size: int) -> DirectPlan:
         run = DirectInput("run", "r", (), (), "run", size=size, rows=0)
@@ -297,7 +298,8 @@ def test_text_query_ids_are_read_dictionary_encoded_and_checked_once_each(tmp_pa
     """read_unit hands text query ids on dictionary-encoded (bucket_slices decodes them),
     the same values as the file's; integer ids come as decimal text; a query id that is
     not UTF-8 is left to Spark's readers (NotDirect), as a doc id is."""
-    from sparkeval.io.direct import NotDirect, read_unit
+    from sparkeval.io.direct import read_unit
+    from sparkeval.io.direct_input import NotDirect
 
     run, _ = random_collection(8, queries=12)
     run = run.drop(columns="run_id")

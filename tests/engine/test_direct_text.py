@@ -15,7 +15,8 @@ import pytest
 from sparkeval.cli import main
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
 from sparkeval.io import direct_text
-from sparkeval.io.direct import NotDirect, plan_direct_text
+from sparkeval.io.direct import plan_direct_text
+from sparkeval.io.direct_input import NotDirect
 from tests.random_collection import random_collection
 
 MEASURES = "nDCG@10,nDCG,AP,P@5,R@10,RR,ERR@10,Rprec,Bpref,NumRet,Judged@10"

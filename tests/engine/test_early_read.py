@@ -17,7 +17,7 @@ import pytest
 
 from sparkeval.engine.transport import local_handoff
 from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, EarlyPieces
-from sparkeval.io.direct import plan_direct_inputs
+from sparkeval.io.direct_plan import plan_direct_inputs
 from sparkeval.spark import local_session_cores
 from tests.engine.test_direct_read import MEASURES, write_collection
 from tests.jobs import CLI, run_job

@@ -18,12 +18,12 @@ from sparkeval.engine.plans import driver_plan
 from sparkeval.engine.transport import local_handoff
 from sparkeval.engine.transport.local_handoff import (
     HANDOFF_KEY,
-    SHARED_DIRECTORY_KEY,
     handoff_enabled,
     hands_files_over,
     settings_parent,
 )
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
+from sparkeval.scratch import SHARED_DIRECTORY_KEY
 from tests.engine.test_direct_read import MEASURES, evaluate_argv, results, write_collection
 from tests.random_collection import random_collection
 

@@ -107,7 +107,7 @@ def test_local_driver_jvm_profiles(monkeypatch):
     ],
 )
 def test_evaluate_jobs_pick_the_jvm_profile_of_who_reads(inputs, expected):
-    from sparkeval.commands.evaluate import EvaluateConfig
+    from sparkeval.evaluate_config import EvaluateConfig
     from sparkeval.evaluate_job import jvm_profile
 
     config = EvaluateConfig.load(measures=["AP"], out="out", **inputs)

@@ -1,5 +1,5 @@
 """Filters of scanned DataFrames applied by the workers
-(:mod:`sparkeval.engine.plans.scan_filter`): the rows kept are the rows Spark keeps,
+(:mod:`sparkeval.io.scan_filter`): the rows kept are the rows Spark keeps,
 and evaluations of filtered scans equal those of the same rows as computed
 DataFrames."""
 
@@ -17,8 +17,8 @@ import pytest
 
 import sparkeval
 from sparkeval.engine.plans import driver_plan
-from sparkeval.engine.plans.scan_filter import row_mask
-from sparkeval.engine.plans.scan_plan import scanned_parquet
+from sparkeval.io.scan_filter import row_mask
+from sparkeval.io.scan_plan import scanned_parquet
 from tests.random_collection import random_collection
 
 pytestmark = pytest.mark.spark

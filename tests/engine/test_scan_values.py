@@ -1,5 +1,5 @@
 """A run's score that a scanned DataFrame computes with arithmetic is computed by the
-workers that read the files (:mod:`sparkeval.engine.plans.scan_values`): the same bits
+workers that read the files (:mod:`sparkeval.io.scan_values`): the same bits
 as Spark's own computation of every value, and the same evaluation as the DataFrame
 path; anything else stays with Spark."""
 
@@ -14,8 +14,8 @@ import pytest
 
 import sparkeval
 from sparkeval.engine.plans import driver_plan
-from sparkeval.engine.plans.scan_plan import scanned_parquet
-from sparkeval.engine.plans.scan_values import compute_value
+from sparkeval.io.scan_plan import scanned_parquet
+from sparkeval.io.scan_values import compute_value
 
 pytestmark = pytest.mark.spark
 
@@ -107,7 +107,7 @@ def test_other_expressions_stay_with_spark(spark, run_file, expression) -> None:
     scan = scanned_parquet(frame)
     assert scan is None or "score" not in scan.computed
     qrels = spark.read.parquet(str(run_file / "qrels.parquet"))
-    from sparkeval.engine.plans.scan_plan import scanned_input
+    from sparkeval.io.scan_plan import scanned_input
 
     assert scanned_input(frame, "run") is None
     assert scanned_input(qrels, "qrels") is not None
@@ -116,7 +116,7 @@ def test_other_expressions_stay_with_spark(spark, run_file, expression) -> None:
 def test_computed_ids_and_filters_on_computed_scores_stay_with_spark(spark, run_file) -> None:
     from pyspark.sql import functions as F
 
-    from sparkeval.engine.plans.scan_plan import scanned_input
+    from sparkeval.io.scan_plan import scanned_input
 
     scan = spark.read.parquet(str(run_file / "run.parquet"))
     doubled = scan.select("query_id", "doc_id", (F.col("score") * 2.0).alias("score"))
@@ -157,7 +157,7 @@ def test_a_constant_run_id_names_the_run(spark, run_file, distributed) -> None:
     to find the run ids; a null one stays with Spark."""
     from pyspark.sql import functions as F
 
-    from sparkeval.engine.plans.scan_plan import scanned_input
+    from sparkeval.io.scan_plan import scanned_input
 
     scan = spark.read.parquet(str(run_file / "run.parquet"))
     named = scan.select(F.lit("bm25").alias("run_id"), "query_id", "doc_id", "score")

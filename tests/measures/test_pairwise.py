@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sparkeval.engine.formats import measure_column
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_frames
+from sparkeval.formats import measure_column
 from sparkeval.measures import RankedBatch
 from sparkeval.measures.names import parse_measures
 from tests.random_collection import random_collection

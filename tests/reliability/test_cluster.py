@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from sparkeval.cli import main
-from sparkeval.engine.transport.local_handoff import SHARED_DIRECTORY_KEY
 from sparkeval.errors import EXIT_OK
 from sparkeval.faults import FAULT_ENV
+from sparkeval.scratch import SHARED_DIRECTORY_KEY
 from tests.cluster import build_zip, cluster_env, spark_submit
 from tests.conftest import ROOT
 from tests.jobs import MEASURES, assert_same_results, collection

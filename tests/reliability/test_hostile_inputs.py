@@ -372,7 +372,7 @@ def test_files_of_a_directory_named_with_glob_characters_are_each_read(
 ) -> None:
     """A directory's files are handed to Spark one by one where a condition picks the
     run ids of a run id column: ``part[0].parquet`` is that file, not ``part0.parquet``."""
-    from sparkeval.io.direct import plan_direct_inputs
+    from sparkeval.io.direct_plan import plan_direct_inputs
 
     (tmp_path / "runs").mkdir()
     write_table(tmp_path / "runs" / "part[0].parquet", {"run_id": ["a", "a"], **RIGHT})

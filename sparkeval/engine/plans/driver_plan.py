@@ -24,13 +24,6 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import (
-    BAD,
-    DEFAULT_RUN_ID,
-    IS_QRELS,
-    SHIPPED_VALUE,
-    found_run_ids,
-)
 from sparkeval.engine.plans.arrow_job import plain_rows_by_one_job
 from sparkeval.engine.plans.local_rows import (
     frame_types,
@@ -42,6 +35,13 @@ from sparkeval.engine.plans.python_rows import TooManyRows, plain_parallelized
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
+from sparkeval.formats import (
+    BAD,
+    DEFAULT_RUN_ID,
+    IS_QRELS,
+    SHIPPED_VALUE,
+    found_run_ids,
+)
 from sparkeval.io.readers import GRADE_BOUND, ID_TYPES, NUMERIC_TYPES
 from sparkeval.io.utf8_check import first_invalid_utf8
 from sparkeval.measures import Measure

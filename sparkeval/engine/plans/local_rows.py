@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import IS_QRELS, SHIPPED_VALUE
+from sparkeval.formats import IS_QRELS, SHIPPED_VALUE
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

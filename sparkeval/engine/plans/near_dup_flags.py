@@ -23,28 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sparkeval.engine.formats import BAD, DUPLICATE_FLAG
-from sparkeval.errors import ConfigError, InputError
+from sparkeval.errors import InputError
+from sparkeval.formats import BAD, DUPLICATE_FLAG
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.pairs import pairs_frame
-from sparkeval.measures import Measure
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-#: the measure families that need near-duplicate flags
-NEEDS_FLAGS: tuple[str, ...] = ("NearDup",)
-
-
-def check_flags_available(measures: Sequence[Measure], option: str = "near_duplicates") -> None:
-    """Raise ConfigError when a measure needs near-duplicate pairs and none are given."""
-    needing = [m.name for m in measures if m.family in NEEDS_FLAGS]
-    if needing:
-        verb = "needs" if len(needing) == 1 else "need"
-        raise ConfigError(
-            f"measure {', '.join(needing)} {verb} near-duplicate pairs; "
-            f"give them with {option} (a doc_a, doc_b table)"
-        )
 
 
 def pair_stats(pairs) -> dict[str, int]:
@@ -181,9 +166,7 @@ def flag_near_duplicates(run_df: DataFrame, pairs, run_ids: Sequence[str]) -> Ne
 
 
 __all__ = [
-    "NEEDS_FLAGS",
     "NearDuplicateFlags",
-    "check_flags_available",
     "flag_near_duplicates",
     "pair_edges",
     "pair_stats",

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sparkeval.engine.formats import BAD
 from sparkeval.engine.plans.exact import exact_decimal_sum, from_decimal, scale_exponent
 from sparkeval.engine.plans.spark_engine import capped_buckets, plan_bytes
 from sparkeval.errors import InputError
+from sparkeval.formats import BAD
 from sparkeval.io.ratings import canonical_ratings
 from sparkeval.measures.rating_names import RatingRequest, parse_rating_measures
 from sparkeval.spark import spark_type

@@ -5,7 +5,7 @@ becomes integer qrels by a :class:`~sparkeval.io.truth.RelevanceRule`, and a
 :class:`~sparkeval.compat.CompatPlan` picks the measures, query policy and
 relevance rule of the chosen compatibility profile.  The evaluation itself is
 :func:`sparkeval.engine.plans.spark_engine.evaluate`, unchanged;
-:func:`evaluate_recommendations` is the API's (:mod:`sparkeval.engine.api`: on Spark
+:func:`sparkeval.engine.api.evaluate_recommendations` is the API (on Spark
 or in process).
 
 Example::
@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from sparkeval.compat import CompatPlan
-from sparkeval.engine.api import evaluate_recommendations
 from sparkeval.engine.min_score import keep_spark_rows
 from sparkeval.engine.plans.spark_engine import Evaluation, evaluate
 from sparkeval.io.columns import parse_mapping, resolve_columns
@@ -74,4 +73,4 @@ def evaluate_plan(
     return evaluation
 
 
-__all__ = ["evaluate_plan", "evaluate_recommendations", "recommendations_to_run"]
+__all__ = ["evaluate_plan", "recommendations_to_run"]

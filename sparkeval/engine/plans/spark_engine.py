@@ -53,16 +53,6 @@ from sparkeval.engine.evaluation_report import (
     output_names,
     summary_rows,
 )
-from sparkeval.engine.formats import (
-    BAD,
-    DEFAULT_RUN_ID,
-    DUPLICATE_FLAG,
-    EMPTY_RUN_CODE,
-    RUN_CODE,
-    SHIPPED_VALUE,
-    found_run_ids,
-    measure_column,
-)
 from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.plans.bucket_job import (
     PLAIN_WORKER_SETTINGS,
@@ -78,7 +68,7 @@ from sparkeval.engine.plans.driver_plan import (
     fits_in_driver,
     probed,
 )
-from sparkeval.engine.plans.near_dup_flags import check_flags_available, flag_near_duplicates
+from sparkeval.engine.plans.near_dup_flags import flag_near_duplicates
 from sparkeval.engine.plans.python_rows import made_of_lists
 from sparkeval.engine.plans.remote_estimate import remote_plan_bytes
 from sparkeval.engine.transport import local_handoff, result_blobs
@@ -96,7 +86,17 @@ from sparkeval.errors import (
     input_error_from_spark,
     marked_message,
 )
-from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan, NotDirect
+from sparkeval.formats import (
+    BAD,
+    DEFAULT_RUN_ID,
+    DUPLICATE_FLAG,
+    EMPTY_RUN_CODE,
+    RUN_CODE,
+    SHIPPED_VALUE,
+    found_run_ids,
+    measure_column,
+)
+from sparkeval.io.direct_input import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan, NotDirect
 from sparkeval.io.readers import (
     check_id_types,
     distinct_values,
@@ -105,6 +105,7 @@ from sparkeval.io.readers import (
     numeric_column,
 )
 from sparkeval.measures import Measure
+from sparkeval.measures.near_dup import check_flags_available
 from sparkeval.spark import (
     arrow_batches_bounded_by_rows,
     is_connect,
@@ -465,7 +466,7 @@ def evaluate(
             ``near_duplicates`` entry (see :mod:`sparkeval.engine.plans.near_dup_flags`).
         direct: instead of ``run_df`` and ``qrels_df`` (pass None), the inputs as Parquet
             row groups for the workers to read themselves (:mod:`sparkeval.io.direct`);
-            needs ``run_ids``.  Raises :class:`~sparkeval.io.direct.NotDirect` when a
+            needs ``run_ids``.  Raises :class:`~sparkeval.io.direct_input.NotDirect` when a
             value needs the checks of the Spark readers: read the inputs with them and
             call again.
         ready: ``direct``'s rows already written by bucket in the driver
@@ -578,11 +579,11 @@ def _scanned_plan(
     estimate: int | None,
 ) -> DirectPlan | None:
     """The direct plan of DataFrames that are bare scans of local Parquet files
-    (:mod:`sparkeval.engine.plans.scan_plan`), unless they are small enough for the
+    (:mod:`sparkeval.io.scan_plan`), unless they are small enough for the
     driver path (one job, cheaper than any read by tasks) or not DataFrames of a JVM."""
     if run_df is None or qrels_df is None or fits_in_driver(estimate) or is_connect(spark):
         return None
-    from sparkeval.engine.plans.scan_plan import scanned_parquet_plan
+    from sparkeval.io.scan_plan import scanned_parquet_plan
 
     return scanned_parquet_plan(run_df, qrels_df)
 
@@ -819,7 +820,7 @@ def _read_scanned_qrels(
 ) -> ReadyPieces | None:
     """The qrels written by bucket in the driver, as the direct read writes them, when
     ``qrels_df`` (as the caller gave it) is a bare scan of local Parquet files
-    (:mod:`sparkeval.engine.plans.scan_plan`) and every row passes the direct read's
+    (:mod:`sparkeval.io.scan_plan`) and every row passes the direct read's
     checks; None otherwise (Spark then reads them with the run, and reports a bad row).
 
     Example: a pipeline's computed run DataFrame and ``spark.table("qrels")``: only the
@@ -827,7 +828,7 @@ def _read_scanned_qrels(
     """
     if is_connect(spark) or not driver_reads(spark):
         return None
-    from sparkeval.engine.plans.scan_plan import scanned_input
+    from sparkeval.io.scan_plan import scanned_input
 
     source = scanned_input(qrels_df, "qrels")
     if source is None:

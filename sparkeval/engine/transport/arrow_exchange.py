@@ -26,7 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
-from sparkeval.io.direct import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan, read_unit
+from sparkeval.io.direct import read_unit
+from sparkeval.io.direct_input import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

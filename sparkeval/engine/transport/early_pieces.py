@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sparkeval.engine.transport.local_handoff import DIRECTORY_PREFIX, write_buckets
-from sparkeval.io.direct import DirectPlan, read_unit
+from sparkeval.io.direct import read_unit
+from sparkeval.io.direct_input import DirectPlan
 from sparkeval.scratch import new_scratch_directory
 
 #: the Spark setting that turns the driver's read off (``false``): the read job reads

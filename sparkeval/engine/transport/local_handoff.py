@@ -53,17 +53,14 @@ import pyarrow as pa
 
 from sparkeval.engine.transport.arrow_exchange import bucket_slices, map_units, run_and_qrels
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
-from sparkeval.io.direct import DirectPlan
-from sparkeval.scratch import HANDOFF_PREFIX, new_scratch_directory
+from sparkeval.io.direct_input import DirectPlan
+from sparkeval.scratch import HANDOFF_PREFIX, SHARED_DIRECTORY_KEY, new_scratch_directory
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 #: the Spark setting that turns the handoff off (``false``) on a local master
 HANDOFF_KEY = "spark.sparkeval.localHandoff"
-#: the Spark setting naming a directory the driver and every executor share: the
-#: files go there, and other masters than ``local`` hand them over too
-SHARED_DIRECTORY_KEY = "spark.sparkeval.handoffDirectory"
 #: Spark's setting of its local scratch directories (the files' place by default)
 LOCAL_DIRS = "spark.local.dir"
 

@@ -54,7 +54,6 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sparkeval.engine.formats import measure_column
 from sparkeval.engine.long_rows import (
     PER_QUERY_SCHEMA,
     WRITTEN_SCHEMA,
@@ -64,6 +63,7 @@ from sparkeval.engine.long_rows import (
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.transport.local_handoff import read_arrow_file
 from sparkeval.engine.worker.assemble import per_query_indexes
+from sparkeval.formats import measure_column
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -18,20 +18,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import (
+from sparkeval.engine.worker.doc_match import match_docs
+from sparkeval.engine.worker.rank_positions import bad_rank, rank_gap_segments, spread_to_ranks
+from sparkeval.engine.worker.string_codes import joint_codes
+from sparkeval.errors import ConfigError, InputError, worker_input_error
+from sparkeval.formats import (
     BAD,
     DUPLICATE_FLAG,
     EMPTY_RUN_CODE,
     RUN_CODE,
     measure_column,
 )
-from sparkeval.engine.plans.near_dup_flags import check_flags_available
-from sparkeval.engine.worker.doc_match import match_docs
-from sparkeval.engine.worker.rank_positions import bad_rank, rank_gap_segments, spread_to_ranks
-from sparkeval.engine.worker.string_codes import joint_codes
-from sparkeval.errors import ConfigError, InputError, worker_input_error
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
-from sparkeval.measures.near_dup import demote_near_duplicates
+from sparkeval.measures.near_dup import check_flags_available, demote_near_duplicates
 
 if TYPE_CHECKING:  # pandas is imported by the callers that pass DataFrames
     import pandas as pd

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.formats import undefined_count_key, value_sum_key
+from sparkeval.formats import undefined_count_key, value_sum_key
 from sparkeval.measures import GMEAN_FLOOR, Measure
 
 #: the per-run counts of the report, from the flag and count columns of the wide rows
@@ -88,7 +88,7 @@ def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBat
     with the number of defined values of measure i and their exact sum (of logs for
     a geometric mean); ``u{i}``, the evaluated queries where measure i is undefined.
     """
-    from sparkeval.engine.formats import measure_column
+    from sparkeval.formats import measure_column
 
     runs, keys, counts, totals = [], [], [], []
 

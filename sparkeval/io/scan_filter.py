@@ -2,7 +2,7 @@
 
 ``spark.read.parquet(path).where("day = '2026-11-01' AND score >= 0")`` is still a
 scan of the files: the workers can read the row groups themselves
-(:mod:`sparkeval.engine.plans.scan_plan`) and keep the rows the condition keeps.
+(:mod:`sparkeval.io.scan_plan`) and keep the rows the condition keeps.
 A condition is taken when every part of it has the same meaning in Spark and in
 pyarrow:
 
@@ -18,7 +18,7 @@ Anything else (any other cast or function of a column, a null or NaN constant, a
 date, a decimal) leaves the DataFrame to Spark.  Two differences are handled where they
 arise: Spark orders NaN above every number and equal to itself, IEEE comparisons do
 not, so a floating point column of the condition holding a NaN in a row group sends
-the evaluation back to Spark (:class:`~sparkeval.io.direct.NotDirect`); and ``x IN
+the evaluation back to Spark (:class:`~sparkeval.io.direct_input.NotDirect`); and ``x IN
 (a, b)`` is read as ``x = a OR x = b``, which is null (not false) for a null ``x``,
 as in Spark.
 

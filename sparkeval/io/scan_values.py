@@ -4,7 +4,7 @@ the files.
 Pipelines often compute the score of a run from a column of its files:
 ``withColumn("score", col("score") + 0.0)``, ``-col("rank").cast("double")``,
 ``col("pred") * 2.0 - 1.0``.  Such a DataFrame still only scans the files
-(:mod:`sparkeval.engine.plans.scan_plan`); handing it to Spark would convert every row
+(:mod:`sparkeval.io.scan_plan`); handing it to Spark would convert every row
 of its string id columns to Arrow just to compute one number per row.  The workers
 instead read the files and compute the number themselves, when every part of the
 expression gives the same bits in Spark and in pyarrow:
@@ -36,7 +36,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.engine.plans.scan_filter import node_kind
+from sparkeval.io.scan_filter import node_kind
 
 Spec = tuple[Any, ...]
 

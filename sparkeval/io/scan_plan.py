@@ -6,11 +6,11 @@ Parquet catalog table (``spark.table(name)``) gives Spark nothing to compute but
 scan itself; handing its rows to a Python UDF would still convert every row of the
 string columns to Arrow.  When both inputs are such scans (Spark's analysed plan is
 the file relation, maybe under the table's alias, selections and renamings of
-columns, and filters the workers can apply: :mod:`sparkeval.engine.plans.scan_filter`),
+columns, and filters the workers can apply: :mod:`sparkeval.io.scan_filter`),
 the workers read the same files themselves instead, exactly as the command line's
 direct read (:mod:`sparkeval.io.direct`), keep the rows the filters keep, compute a
 run's score where the DataFrame computes it with arithmetic they give bit for bit
-(:mod:`sparkeval.engine.plans.scan_values`), and apply the same checks with the same
+(:mod:`sparkeval.io.scan_values`), and apply the same checks with the same
 fallback: a value the direct read does not judge sends the evaluation back to the
 DataFrames.
 
@@ -29,12 +29,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from sparkeval.engine.formats import DEFAULT_RUN_ID
-from sparkeval.engine.plans.scan_filter import Spec, both, condition_spec, node_kind
-from sparkeval.engine.plans.scan_values import text_constant, value_spec
+from sparkeval.formats import DEFAULT_RUN_ID
 from sparkeval.io.columns import REQUIRED
-from sparkeval.io.direct import DirectInput, DirectPlan, parquet_run_ids, plan_direct_files
+from sparkeval.io.direct import parquet_run_ids, plan_direct_files
+from sparkeval.io.direct_input import DirectInput, DirectPlan
 from sparkeval.io.readers import distinct_values
+from sparkeval.io.scan_filter import Spec, both, condition_spec, node_kind
+from sparkeval.io.scan_values import text_constant, value_spec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -48,11 +49,11 @@ class ParquetScan:
         files: the local files.
         columns: ``{DataFrame column: file column}``, in the DataFrame's order.
         where: the rows kept, over file columns
-            (:func:`~sparkeval.engine.plans.scan_filter.condition_spec`); None keeps all.
+            (:func:`~sparkeval.io.scan_filter.condition_spec`); None keeps all.
         computed: ``{DataFrame column: value}`` of the ``double`` columns the DataFrame
             computes from file columns
-            (:func:`~sparkeval.engine.plans.scan_values.value_spec`) and of its constant
-            strings (:func:`~sparkeval.engine.plans.scan_values.text_constant`);
+            (:func:`~sparkeval.io.scan_values.value_spec`) and of its constant
+            strings (:func:`~sparkeval.io.scan_values.text_constant`);
             ``columns`` holds the others.
     """
 
@@ -75,9 +76,9 @@ def scanned_parquet(frame: DataFrame) -> ParquetScan | None:
     Parquet format without partition columns, under nothing but ``SubqueryAlias``
     nodes (a catalog table's name), ``Project`` nodes of columns, each a column below
     or such a column renamed (``select("q", col("d").alias("doc_id"))``), and
-    ``Filter`` nodes whose conditions :mod:`sparkeval.engine.plans.scan_filter` takes.
+    ``Filter`` nodes whose conditions :mod:`sparkeval.io.scan_filter` takes.
     A ``Project`` may also compute ``double`` columns the workers can compute
-    (:mod:`sparkeval.engine.plans.scan_values`); a filter may not read them.
+    (:mod:`sparkeval.io.scan_values`); a filter may not read them.
     """
     jdf = getattr(frame, "_jdf", None)
     if jdf is None:  # Spark Connect: no plan in this process

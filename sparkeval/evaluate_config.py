@@ -1,0 +1,276 @@
+"""The config of ``sparkeval evaluate`` (:class:`EvaluateConfig`), checked before Spark starts.
+
+The command (:mod:`sparkeval.commands.evaluate`) declares it; the job body
+(:func:`sparkeval.evaluate_job.run_evaluate`) and the local engine read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Self
+
+from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
+from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions
+from sparkeval.errors import ConfigError
+from sparkeval.io.columns import parse_mapping
+from sparkeval.io.readers import FORMATS, TABLE_PREFIX
+from sparkeval.io.sql_text import check_condition, check_table_name
+from sparkeval.io.truth import RelevanceRule
+from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
+from sparkeval.job.options import input_path, option
+from sparkeval.job.spark_options import OutputJobConfig
+from sparkeval.measures.names import parse_measures
+from sparkeval.measures.near_dup import check_flags_available
+
+#: who reads Parquet inputs (see sparkeval.io.direct): the workers where possible, or Spark
+READERS: tuple[str, ...] = ("auto", "spark")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluateConfig(OutputJobConfig):
+    """Everything the ``evaluate`` job needs; see ``sparkeval evaluate --help``."""
+
+    run: tuple[str, ...] = input_path("run file or directory (repeatable)", ())
+    qrels: str | None = input_path("relevance judgements", None)
+    run_table: tuple[str, ...] = option(
+        (), metavar="NAME", help="a run table of the session's catalog (repeatable)"
+    )
+    qrels_table: str | None = option(
+        None, metavar="NAME", help="a qrels (truth) table of the session's catalog"
+    )
+    where: str | None = option(
+        None,
+        metavar="SQL",
+        help="keep the run rows where this SQL condition holds, e.g. \"dt = '2026-11-01'\" "
+        "(applied first: partitions are pruned; columns, literals, comparisons, arithmetic, "
+        "AND/OR/NOT, IN, BETWEEN, LIKE, IS NULL, CAST and common text and date functions)",
+    )
+    qrels_where: str | None = option(
+        None, metavar="SQL", help="keep the qrels rows where this SQL condition holds"
+    )
+    run_id_column: str | None = option(
+        None,
+        metavar="NAME",
+        help="the column (or partition, dt=...) holding the run id: each value is a run",
+    )
+    measures: tuple[str, ...] = option(
+        (),
+        help="comma separated measure names (nDCG@10, AP, P@5, map, ndcg_cut_10, ...) "
+        "or sets (official, all_trec); see 'sparkeval measures'",
+        metavar="LIST",
+    )
+    trec_eval: bool = option(
+        False,
+        help="trec_eval's defaults: its official measures (unless --measures), its names, "
+        "--queries both and its table, for a byte-for-byte diff against trec_eval",
+    )
+    queries: str = option(
+        "qrels",
+        choices=QUERY_POLICIES,
+        help="queries averaged: qrels (default; missing from a run scores 0), both, run, "
+        "union (run or qrels)",
+    )
+    rel_level: int = option(1, metavar="N", help="grade >= N is relevant (default 1, trec_eval -l)")
+    depth: int | None = option(
+        None, metavar="N", help="keep the first N docs per query after sorting (trec_eval -M)"
+    )
+    names: str = option(
+        "canonical",
+        choices=("canonical", "trec", "requested"),
+        help="measure names in outputs: canonical (default), trec (trec_eval's) or "
+        "requested (as typed; summary.json's measure_names gives the canonical names)",
+    )
+    per_query: bool = option(False, help="print per-query values too")
+    print_as: str = option(
+        "trec",
+        choices=("trec", "table"),
+        help="how stdout shows the results: trec (trec_eval's measure/query/value lines, "
+        "default) or table (tab-separated, a row per run and a column per measure)",
+    )
+    format: str | None = option(None, choices=FORMATS, help="format of all inputs")
+    run_format: str | None = option(None, choices=FORMATS, help="format of the runs")
+    qrels_format: str | None = option(None, choices=FORMATS, help="format of the qrels")
+    run_columns: Mapping[str, str] | str | None = option(
+        None, metavar="MAP", help="explicit run columns, e.g. query_id=user,doc_id=item,score=pred"
+    )
+    qrels_columns: Mapping[str, str] | str | None = option(
+        None, metavar="MAP", help="explicit qrels columns, e.g. relevance=rating"
+    )
+    buckets: int | None = option(
+        None,
+        metavar="B",
+        help="hash buckets of queries (default spark.sql.shuffle.partitions, at most 4 per core)",
+    )
+    compat: str = option(
+        "trec",
+        choices=COMPAT_PROFILES,
+        help="reproduce another evaluator: trec (default), mllib (Spark RankingMetrics), "
+        "recommenders (Microsoft Recommenders), replay (RePlay) or rectools (RecTools); "
+        "see docs/recommenders.md",
+    )
+    relevance: str | None = option(
+        None,
+        choices=("grade", "all"),
+        help="truth relevance: grade (integer grades, default) or all (every truth item)",
+    )
+    relevance_threshold: float | None = option(
+        None,
+        metavar="T",
+        help="truth ratings >= T are relevant (grade 1), others grade 0; under --compat "
+        "recommenders: keep the recommendations with score >= T (its by_threshold)",
+    )
+    relevant_only: bool = option(
+        False,
+        help="keep only relevant truth rows: a query (user) without a relevant item is not "
+        "judged (with --compat recommenders and a threshold: the truth, not the "
+        "recommendations, is filtered by it)",
+    )
+    near_duplicates: str | None = input_path(
+        "near-duplicate pairs doc_a, doc_b (e.g. the pairs.parquet of 'sparkeval "
+        "near-duplicates'): a doc that near-duplicates a higher-ranked doc gains nothing, "
+        "and NearDup@k becomes available",
+        None,
+    )
+    near_duplicates_format: str | None = option(
+        None,
+        choices=FORMATS,
+        help="format of the pairs (default from the extension; trec means whitespace "
+        "separated 'doc_a doc_b' lines)",
+    )
+    reader: str = option(
+        "auto",
+        choices=READERS,
+        help="who reads Parquet inputs: auto (default: the Python workers read plain "
+        "local Parquet row groups themselves and exchange Arrow payloads; anything else "
+        "is read by Spark) or spark (always Spark's readers)",
+    )
+    engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
+
+    def validate(self) -> Self:
+        """Check every value; raises ConfigError naming the key and what is expected.
+
+        ``trec_eval`` is applied here: the config returned has trec_eval's measures
+        (when none were given), names and query policy.
+        """
+        if self.trec_eval:
+            if self.compat != "trec":
+                raise ConfigError("--trec-eval reproduces trec_eval: it takes no --compat")
+            preset = replace(
+                self,
+                trec_eval=False,
+                measures=self.measures or ("official",),
+                names="trec",
+                queries="both" if self.queries == "qrels" else self.queries,
+            )
+            return preset.validate()
+        if not self.measures:
+            raise ConfigError("missing --measures (or key 'measures' in the config file)")
+        if not self.run and not self.run_table:
+            raise ConfigError("missing --run (or key 'run' in the config file) or --run-table")
+        if self.qrels is None and self.qrels_table is None:
+            raise ConfigError(
+                "missing --qrels (or key 'qrels' in the config file) or --qrels-table"
+            )
+        if self.qrels is not None and self.qrels_table is not None:
+            raise ConfigError("give either --qrels or --qrels-table, not both")
+        check_condition(self.where, "--where")
+        check_condition(self.qrels_where, "--qrels-where")
+        for name in self.run_table:
+            check_table_name(name, "--run-table")
+        if self.qrels_table is not None:
+            check_table_name(self.qrels_table, "--qrels-table")
+        _whole(self.rel_level, "rel_level", minimum=0)
+        if self.depth is not None:
+            _whole(self.depth, "depth", minimum=1)
+        if self.buckets is not None:
+            _whole(self.buckets, "buckets", minimum=1)
+        for key, kind in (("run_columns", "run"), ("qrels_columns", "qrels")):
+            try:
+                parse_mapping(getattr(self, key), kind)
+            except ConfigError as exc:
+                raise ConfigError(f"key '{key}': {exc}") from None
+        try:
+            parse_measures(list(self.measures))
+        except ValueError as exc:
+            raise ConfigError(f"key 'measures': {exc}") from None
+        EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]
+        plan = self.plan()
+        if not self.near_duplicates:
+            check_flags_available(plan.measures, "--near-duplicates PATH (key 'near_duplicates')")
+        return self
+
+    def input_paths(self) -> list[str]:
+        """Every input path (runs, qrels, near-duplicate pairs), for output-path checks;
+        catalog tables are not paths."""
+        paths = [*self.run, *([self.qrels] if self.qrels else [])]
+        return [*paths, *([self.near_duplicates] if self.near_duplicates else [])]
+
+    def input_tables(self) -> list[str]:
+        """The catalog tables read (``--run-table``, ``--qrels-table``)."""
+        return [*self.run_table, *([self.qrels_table] if self.qrels_table else [])]
+
+    def run_inputs(self) -> list[str]:
+        """The run paths, then the catalog tables as ``table:NAME``."""
+        return [*self.run, *(f"{TABLE_PREFIX}{name}" for name in self.run_table)]
+
+    def qrels_input(self) -> str:
+        """The qrels path, or the catalog table as ``table:NAME``."""
+        return self.qrels or f"{TABLE_PREFIX}{self.qrels_table}"
+
+    def run_column_map(self) -> Mapping[str, str] | str | None:
+        """``run_columns`` with ``run_id_column`` as the run id column."""
+        if self.run_id_column is None:
+            return self.run_columns
+        mapping = dict(parse_mapping(self.run_columns, "run"))
+        return {**mapping, "run_id": self.run_id_column}
+
+    def reads_tables(self) -> bool:
+        """Inputs only Spark can read: catalog tables."""
+        return bool(self.run_table or self.qrels_table)
+
+    def dry_run_checks(self) -> list[str]:
+        """Each run's and the qrels' columns resolved on their schemas, as the read does."""
+        from sparkeval.io.columns import parse_mapping
+        from sparkeval.job.dry_run import check_run_or_qrels, input_schema
+
+        plan = self.plan()
+        lines = [f"measures: {', '.join(m.name for m in plan.measures)}"]
+        run_map = parse_mapping(self.run_column_map(), "run")
+        for path in self.run:
+            schema = input_schema(path, self.run_format or self.format)
+            lines.append(check_run_or_qrels(schema, "run", run_map))
+        tables = [*self.run_table, *([self.qrels_table] if self.qrels_table else [])]
+        lines += [f"table {name}: read through the catalog, not checked here" for name in tables]
+        if self.qrels is not None:
+            qrels = input_schema(self.qrels, self.qrels_format or self.format)
+            if plan.relevance.kind == "grade":
+                qrels_map = parse_mapping(self.qrels_columns, "qrels")
+                lines.append(check_run_or_qrels(qrels, "qrels", qrels_map))
+            else:
+                lines.append(qrels.describe())
+        if self.near_duplicates:
+            lines.append(input_schema(self.near_duplicates).describe())
+        return lines
+
+    def plan(self) -> CompatPlan:
+        """Measures, query policy and relevance rule of the compatibility profile.
+
+        Under the ``mllib`` and ``recommenders`` profiles the profile sets the query
+        policy (``mllib``: ``union``, or ``both`` when asked; ``recommenders``: ``both``).
+        """
+        if self.compat != "trec" and self.rel_level != 1:
+            raise ConfigError(
+                f"key 'rel_level': compat profile {self.compat!r} sets relevance itself; "
+                f"use relevance or relevance_threshold (got rel_level {self.rel_level})"
+            )
+        rule = RelevanceRule.from_options(
+            self.relevance, self.relevance_threshold, self.relevant_only
+        )
+        queries = None if self.compat != "trec" and self.queries == "qrels" else self.queries
+        return plan_compat(self.compat, list(self.measures), rule, queries)
+
+
+def _whole(value: Any, key: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"key '{key}': expected a whole number >= {minimum}, got {value!r}")
