@@ -169,9 +169,8 @@ def test_the_python_api_on_a_connect_session(connect_server, spark, tmp_path) ->
 
 #: the other commands on the collection and on tiny tables (argv after the command)
 OTHER_COMMANDS = {
-    "diversity": ["--run", "recs.csv", "--train", "recs.csv", "--k", "2"],
-    # more co-occurring user pairs than the limit: the mean Jaccard of sampled pairs
-    "diversity-sampled": [
+    # more co-occurring user pairs than the limit: the mean Jaccard of sampled pairs too
+    "diversity": [
         "--run", "recs.csv", "--train", "recs.csv", "--k", "2",
         "--exact-pair-limit", "0", "--sample-pairs", "50",
     ],
@@ -213,7 +212,7 @@ def test_every_other_command_gives_what_a_classic_session_gives(
     if name == "compare" and not (inputs / "evaluated").exists():
         done = run_job(evaluate_argv("evaluated", "--master", "local[2]"), inputs)
         assert done.returncode == 0, done.stderr[-3000:]
-    command = name.removesuffix("-sampled")
+    command = name
     argv = [*CLI, command, *OTHER_COMMANDS[name]]
     remote = run_job([*argv, "--out", f"{name}-remote", "--remote", connect_server], inputs)
     assert remote.returncode == 0, remote.stderr[-3000:]
