@@ -10,7 +10,7 @@ from sparkeval import faults
 from sparkeval.compat import CompatPlan
 from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
-from sparkeval.errors import ConfigError, EmptyRunError, InputError
+from sparkeval.errors import ConfigError, EmptyRunError, InputError, SparkevalError
 from sparkeval.io import read_runs
 from sparkeval.io.direct import all_direct_formats
 from sparkeval.io.direct_input import DirectPlan, NotDirect
@@ -366,8 +366,11 @@ def run_ranks(spark: SparkSession, config: EvaluateConfig, plan: CompatPlan) -> 
         if is_catalog_table(path):
             columns = list(spark.table(path[len(TABLE_PREFIX) :]).columns)
         else:
-            schema = input_schema(path, fmt)
-            columns = [] if schema.fmt == "trec" else list(schema.columns)
+            try:  # an input the readers refuse is named by them, with its line
+                schema = input_schema(path, fmt)
+            except (SparkevalError, OSError, ValueError):
+                schema = None
+            columns = [] if schema is None or schema.fmt == "trec" else list(schema.columns)
         found[path] = rank_only(columns, config.run_column_map())
     ranked = set(found.values())
     if len(ranked) > 1 and plan.profile == "rectools":

@@ -85,9 +85,10 @@ def evaluate(
             kept instead and every truth row is relevant (Recommenders' ``by_threshold``).
         relevant_only: keep only the relevant truth rows (a query without one is not
             judged).
-        run_columns, qrels_columns: explicit columns, ``{"query_id": "u", "doc_id":
-            "i"}`` or ``"query_id=u,doc_id=i"``; a key may be a canonical name or an
-            accepted alias (``{"user_id": "u"}``), or a source column whose value is one.
+        run_columns: explicit run columns, ``{"query_id": "u", "doc_id": "i"}`` or
+            ``"query_id=u,doc_id=i"``; a key may be a canonical name or an accepted
+            alias (``{"user_id": "u"}``).
+        qrels_columns: explicit qrels columns, as ``run_columns``.
         buckets: Spark's hash buckets (a tuning knob; no meaning in process).
         near_duplicates: ``doc_a, doc_b`` pairs (a Spark DataFrame; Spark only): a doc
             that near-duplicates a higher-ranked doc gains nothing.

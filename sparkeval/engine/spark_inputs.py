@@ -68,12 +68,12 @@ def spark_qrels(
     return truth_to_qrels(df, rule, columns, source, naming=naming)
 
 
-def _check_frame(df: object, kind: str) -> None:
-    """An :class:`~sparkeval.errors.OptionTypeError` unless ``df`` is a Spark DataFrame."""
-    if not (hasattr(df, "sparkSession") and hasattr(df, "schema")):
+def _check_frame(given: object, kind: str) -> None:
+    """An :class:`~sparkeval.errors.OptionTypeError` unless ``given`` is a Spark DataFrame."""
+    if not (hasattr(given, "sparkSession") and hasattr(given, "schema")):
         raise OptionTypeError(
             f"{kind}: expected a Spark DataFrame with a SparkSession (or spark=None for "
-            f"a pandas DataFrame or an Arrow table), got {type(df).__name__}"
+            f"a pandas DataFrame or an Arrow table), got {type(given).__name__}"
         )
 
 

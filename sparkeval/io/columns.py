@@ -127,17 +127,14 @@ def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, 
     """Parse ``canonical=source,...`` (or a mapping) into {canonical: source}.
 
     A key may also be an accepted name of one canonical column (``user_id=uid`` maps
-    the query column, whose names include ``user_id``, to the column ``uid``); a key
-    that is no such name, given with a value that is, reads the other way round
-    (``uid=user_id``: the column ``uid`` is the user column).
+    the query column, whose names include ``user_id``, to the column ``uid``); any
+    other key is refused, naming the canonical columns.
 
     Example:
         >>> parse_mapping("query_id=uid, doc_id=iid", "run")
         {'query_id': 'uid', 'doc_id': 'iid'}
         >>> parse_mapping({"user_id": "uid", "itemId": "iid"}, "run")
         {'query_id': 'uid', 'doc_id': 'iid'}
-        >>> parse_mapping({"u": "user_id"}, "qrels")
-        {'query_id': 'u'}
     """
     allowed = REQUIRED[kind] + OPTIONAL[kind]
     label = f"{kind} column mapping"
@@ -146,8 +143,6 @@ def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, 
     canonical: dict[str, str] = {}
     for key, value in pairs.items():
         named, source = _canonical_of(key, allowed, aliases), value
-        if named is None and _canonical_of(value, allowed, aliases) is not None:
-            named, source = _canonical_of(value, allowed, aliases), key
         if named in canonical:
             raise ConfigError(f"{label} maps column {named} twice ({key}={value})")
         canonical[named or key] = source

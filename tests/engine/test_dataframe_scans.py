@@ -165,19 +165,19 @@ def test_a_run_without_run_id_is_the_run_named_run(spark, files, distributed) ->
     qrels = spark.read.parquet(str(files / "qrels.parquet"))
     scanned = sparkeval.evaluate(spark, run_df, qrels, MEASURES)
     computed = sparkeval.evaluate(spark, run_df.where("true"), qrels, MEASURES)
-    assert scanned.reader in ("workers", "driver") and list(scanned.report["runs"]) == ["run"]
+    assert scanned.reader in ("workers", "driver") and list(scanned.report["runs"]) == ["run0"]
     _same_results(scanned, computed)
 
 
-def test_a_tag_column_stays_a_plain_column_of_a_dataframe(spark, files, distributed) -> None:
-    # a "tag" column names runs in files read by name, not in a DataFrame: one run, "run"
+def test_a_tag_column_names_the_runs_of_a_dataframe_as_of_a_file(spark, files, distributed):
+    # a "tag" column (an alias of run_id) names runs in a DataFrame as in a file: "run0"
     run = pd.read_parquet(files / "runs")
     run[run.run_id == "run0"].rename(columns={"run_id": "tag"}).to_parquet(files / "tagged.parquet")
     run_df = spark.read.parquet(str(files / "tagged.parquet"))
     qrels = spark.read.parquet(str(files / "qrels.parquet"))
     scanned = sparkeval.evaluate(spark, run_df, qrels, MEASURES)
     computed = sparkeval.evaluate(spark, run_df.where("true"), qrels, MEASURES)
-    assert scanned.reader in ("workers", "driver") and list(scanned.report["runs"]) == ["run"]
+    assert scanned.reader in ("workers", "driver") and list(scanned.report["runs"]) == ["run0"]
     _same_results(scanned, computed)
 
 

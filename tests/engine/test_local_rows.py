@@ -14,7 +14,6 @@ import pytest
 
 import sparkeval
 from sparkeval.engine.plans import driver_plan, local_rows
-from sparkeval.errors import InputError
 from tests.job_groups import jobs_run
 
 pytestmark = pytest.mark.spark
@@ -149,17 +148,14 @@ def test_only_uncached_local_data_is_held_in_the_driver(spark, tmp_path) -> None
         cached.unpersist()
 
 
-def test_an_empty_local_run_is_refused_as_an_empty_cached_one(spark) -> None:
+def test_an_empty_local_run_is_evaluated_as_an_empty_cached_one(spark) -> None:
+    # a model that recommended nothing: its one judged query retrieved nothing, AP 0
     run = _local(spark, [], "query_id string, doc_id string, score double")
     qrels = _local(spark, [("q", "d", 1)], "query_id string, doc_id string, relevance int")
-    messages = []
-    for frame in (run, run.cache()):
-        with pytest.raises(InputError) as caught:
-            sparkeval.evaluate(spark, frame, qrels, "AP")
-        messages.append(str(caught.value))
+    reports = [sparkeval.evaluate(spark, frame, qrels, "AP").report for frame in (run, run.cache())]
     run.unpersist()
-    assert messages[0] == messages[1]
-    assert "no rows" in messages[0]
+    assert reports[0] == reports[1]
+    assert reports[0]["runs"]["run"]["measures"] == {"AP": 0.0}
 
 
 def test_local_data_the_driver_cannot_write_is_collected_by_jobs_with_the_same_values(

@@ -491,8 +491,8 @@ def test_query_longer_than_depth_is_counted(spark, tmp_path, capsys) -> None:
         (["--measures", "AP", "--buckets", "0"], ["key 'buckets'", "whole number >= 1, got 0"]),
         (["--measures", "AP", "--rel-level", "-1"], ["key 'rel_level'", ">= 0, got -1"]),
         (
-            ["--measures", "AP", "--run-columns", "qid=user"],
-            ["key 'run_columns'", "unknown column(s) qid", "query_id"],
+            ["--measures", "AP", "--run-columns", "quid=user"],
+            ["key 'run_columns'", "unknown column(s) quid", "query_id"],
         ),
         (
             ["--measures", "AP", "--qrels-columns", "relevance"],

@@ -90,7 +90,7 @@ def test_explicit_mapping(spark, tmp_path) -> None:
     with pytest.raises(InputError, match="mapped column 'nope'"):
         read_run(spark, str(tmp_path / "r.csv"), columns="query_id=nope,doc_id=i,score=s")
     with pytest.raises(ConfigError, match="unknown column"):
-        parse_mapping("qid=u", "run")
+        parse_mapping("quid=u", "run")
 
 
 def test_qrels_formats(spark, tmp_path) -> None:
