@@ -120,11 +120,11 @@ EVALUATE_CASES: list[tuple[str, pd.DataFrame, pd.DataFrame, Any, dict[str, Any]]
         },
     ),
     (
-        "column mappings by alias, either way",
+        "column mappings by alias",
         RUN.rename(columns={"query_id": "uid2", "doc_id": "thing"}),
         TRUTH.rename(columns={"query_id": "who"}),
         TREC,
-        {"run_columns": {"user_id": "uid2", "thing": "item_id"}, "qrels_columns": {"who": "user"}},
+        {"run_columns": {"user_id": "uid2", "item_id": "thing"}, "qrels_columns": {"user": "who"}},
     ),
     ("empty run", RUN.iloc[0:0], TRUTH, TREC, {}),
     ("empty run, queries=union", RUN.iloc[0:0], TRUTH, TREC, {"queries": "union"}),
