@@ -165,7 +165,7 @@ def test_a_run_without_run_id_is_the_run_named_run(spark, files, distributed) ->
     qrels = spark.read.parquet(str(files / "qrels.parquet"))
     scanned = sparkeval.evaluate(spark, run_df, qrels, MEASURES)
     computed = sparkeval.evaluate(spark, run_df.where("true"), qrels, MEASURES)
-    assert scanned.reader in ("workers", "driver") and list(scanned.report["runs"]) == ["run0"]
+    assert scanned.reader in ("workers", "driver") and list(scanned.report["runs"]) == ["run"]
     _same_results(scanned, computed)
 
 
