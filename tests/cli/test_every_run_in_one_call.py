@@ -1,8 +1,8 @@
 """``diversity`` and ``similar-users`` on a file of three runs: one call evaluates every
 run (one Spark session, one read) with the values of three ``--run-id`` calls.
 
-Each command runs as users run it (a subprocess, a JVM each): once on the three runs,
-then once per run with ``--run-id``.
+The call on every run runs as users run it (a subprocess, a JVM of its own); the calls
+with ``--run-id`` run in this process, on the tests' session.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sparkeval.cli import main
 from tests.jobs import CLI, run_job
 
 pytestmark = pytest.mark.spark
@@ -60,10 +61,22 @@ def _summary_rows(directory: Path, out: str, run: str) -> list[tuple[str, float]
     )
 
 
-def _every_run_then_each(directory: Path, argv: list[str], name: str) -> tuple[dict, str, dict]:
+def _call_here(directory: Path, argv: list[str], out: str, monkeypatch) -> dict:
+    """Run the command in this process (the tests' session); returns its summary."""
+    monkeypatch.chdir(directory)
+    assert main([*argv, "--out", out]) == 0
+    return json.loads((directory / out / "summary.json").read_text())
+
+
+def _every_run_then_each(
+    directory: Path, argv: list[str], name: str, monkeypatch
+) -> tuple[dict, str, dict]:
     """The call on every run (``OUT`` = ``name``), then one per run (``name_X``)."""
     every, stdout = _call(directory, argv, name)
-    each = {run: _call(directory, [*argv, "--run-id", run], f"{name}_{run}")[0] for run in RUNS}
+    each = {
+        run: _call_here(directory, [*argv, "--run-id", run], f"{name}_{run}", monkeypatch)
+        for run in RUNS
+    }
     return every, stdout, each
 
 
@@ -89,10 +102,10 @@ def _same_summary_rows(directory: Path, name: str) -> None:
     assert len(ids) == len(RUNS)  # one run of the input is an evaluation of its own
 
 
-def test_diversity_measures_every_run_as_three_single_run_calls(inputs: Path) -> None:
+def test_diversity_measures_every_run_as_three_single_run_calls(inputs, spark, monkeypatch):
     argv = ["diversity", "--run", "runs.parquet", "--train", "train.parquet", "--k", "4"]
     argv += ["--item-features", "features.parquet"]
-    every, stdout, each = _every_run_then_each(inputs, argv, "div")
+    every, stdout, each = _every_run_then_each(inputs, argv, "div", monkeypatch)
     _same_run_entries(every, each)
     _same_summary_rows(inputs, "div")
     assert every["runs"]["C"]["inter_user"]["users"] == 11
@@ -112,9 +125,9 @@ def test_diversity_measures_every_run_as_three_single_run_calls(inputs: Path) ->
     assert [line.split(":")[0] for line in lines[1:4]] == [f"  run {run}" for run in RUNS]
 
 
-def test_similar_users_searches_every_run_as_three_single_run_calls(inputs: Path) -> None:
+def test_similar_users_searches_every_run_as_three_single_run_calls(inputs, spark, monkeypatch):
     argv = ["similar-users", "--run", "runs.parquet", "--threshold", "0.3", "--k", "4"]
-    every, stdout, each = _every_run_then_each(inputs, argv, "su")
+    every, stdout, each = _every_run_then_each(inputs, argv, "su", monkeypatch)
     _same_run_entries(every, each)
     _same_summary_rows(inputs, "su")
     assert every["runs"]["C"]["counts"]["users"] == 11

@@ -1,6 +1,7 @@
 """Spark Connect end to end: a real Connect server, started from the installed pyspark
 on 127.0.0.1, runs the CLI's jobs (``--remote`` and ``SPARK_REMOTE``) and the Python
-API; the values equal a classic local session's."""
+API; the values equal a classic local session's (the tests' own session, which runs
+the classic side of each command in this process: one JVM start less per case)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from sparkeval.cli import main
 from tests.jobs import BIN, CLI, collection, job_env, run_job
 
 pytest.importorskip("grpc", reason="the connect extra (pyspark[connect]) is not installed")
@@ -78,9 +80,15 @@ def assert_same_outputs(a: Path, b: Path) -> None:
     assert pq.read_table(a / "per_query.parquet").equals(pq.read_table(b / "per_query.parquet"))
 
 
-def test_the_cli_runs_on_a_connect_server(connect_server, inputs) -> None:
-    classic = run_job(evaluate_argv("classic", "--master", "local[2]"), inputs)
-    assert classic.returncode == 0, classic.stderr[-3000:]
+def classic(inputs: Path, monkeypatch, argv: list[str]) -> int:
+    """The exit code of the command ``argv`` run by :func:`sparkeval.cli.main` in this
+    process, on the tests' classic session, in ``inputs``."""
+    monkeypatch.chdir(inputs)
+    return main(argv)
+
+
+def test_the_cli_runs_on_a_connect_server(connect_server, inputs, spark, monkeypatch) -> None:
+    assert classic(inputs, monkeypatch, evaluate_argv("classic")[len(CLI) :]) == 0
     # job.yaml sets spark settings; a Connect session takes them as its own settings
     remote = run_job(evaluate_argv("remote", "--remote", connect_server), inputs)
     assert remote.returncode == 0, remote.stderr[-3000:]
@@ -90,15 +98,14 @@ def test_the_cli_runs_on_a_connect_server(connect_server, inputs) -> None:
     assert_same_outputs(inputs / "classic", inputs / "by-variable")
 
 
-def test_other_commands_run_on_a_connect_server(connect_server, inputs) -> None:
+def test_other_commands_run_on_a_connect_server(connect_server, inputs, spark, monkeypatch):
     (inputs / "recs.csv").write_text(
         "user_id,item_id,score\nu1,a,0.9\nu1,b,0.8\nu2,a,0.7\nu2,b,0.6\nu3,c,0.5\n"
     )
     argv = [*CLI, "similar-users", "--run", "recs.csv", "--threshold", "0.5"]
     remote = run_job([*argv, "--out", "su-remote", "--remote", connect_server], inputs)
     assert remote.returncode == 0, remote.stderr[-3000:]
-    classic = run_job([*argv, "--out", "su-classic", "--master", "local[2]"], inputs)
-    assert classic.returncode == 0, classic.stderr[-3000:]
+    assert classic(inputs, monkeypatch, [*argv[len(CLI) :], "--out", "su-classic"]) == 0
     got = pq.read_table(inputs / "su-remote" / "pairs.parquet")
     assert got.equals(pq.read_table(inputs / "su-classic" / "pairs.parquet"))
     assert got.to_pylist() == [{"run_id": "recs", "user_a": "u1", "user_b": "u2", "jaccard": 1.0}]
@@ -197,7 +204,7 @@ def _without_timings(value, prefix: str):
 
 @pytest.mark.parametrize("name", list(OTHER_COMMANDS))
 def test_every_other_command_gives_what_a_classic_session_gives(
-    connect_server, inputs, name
+    connect_server, inputs, spark, monkeypatch, name
 ) -> None:
     (inputs / "recs.csv").write_text(
         "user_id,item_id,score\nu1,a,0.9\nu1,b,0.8\nu2,a,0.7\nu2,b,0.6\nu3,c,0.5\n"
@@ -210,14 +217,12 @@ def test_every_other_command_gives_what_a_classic_session_gives(
         "d3,an entirely different sentence about spark and data\n"
     )
     if name == "compare" and not (inputs / "evaluated").exists():
-        done = run_job(evaluate_argv("evaluated", "--master", "local[2]"), inputs)
-        assert done.returncode == 0, done.stderr[-3000:]
+        assert classic(inputs, monkeypatch, evaluate_argv("evaluated")[len(CLI) :]) == 0
     command = name
     argv = [*CLI, command, *OTHER_COMMANDS[name]]
     remote = run_job([*argv, "--out", f"{name}-remote", "--remote", connect_server], inputs)
     assert remote.returncode == 0, remote.stderr[-3000:]
-    classic = run_job([*argv, "--out", f"{name}-classic", "--master", "local[2]"], inputs)
-    assert classic.returncode == 0, classic.stderr[-3000:]
+    assert classic(inputs, monkeypatch, [*argv[len(CLI) :], "--out", f"{name}-classic"]) == 0
     got, expected = (inputs / f"{name}-{kind}" for kind in ("remote", "classic"))
     prefix = f"{inputs}/"
     summaries = [_without_timings(json.loads((d / "summary.json").read_text()), prefix)

@@ -234,33 +234,45 @@ def test_remove_deletes_the_archives(archive, tmp_path):
     assert not list(copy.glob("*.jsa"))
 
 
-def test_a_fresh_install_builds_its_archive_in_the_background(tmp_path):
+def test_a_fresh_install_builds_its_archive_in_the_background(archive, tmp_path):
     """No separate step: the first local run leaves a builder behind as it exits, and
-    the next run maps the archive it wrote."""
+    the next run maps the archive it wrote.
+
+    These runs have an empty SPARK_CONF_DIR, which is on the class path the JVM checks
+    before it maps an archive: the archive written without one is not mapped under it,
+    so the one written here has a key of its own (one build covers both claims)."""
+    from sparkeval import jvm_archive
+
     _need_java()
+    conf = tmp_path / "empty-conf"
+    conf.mkdir()
     cache = tmp_path / "cache"
+    env = {
+        "SPARKEVAL_CACHE_DIR": str(cache),
+        "SPARKEVAL_JVM_ARCHIVE": "auto",
+        "SPARK_CONF_DIR": str(conf),
+    }
     config = collection(tmp_path / "data")
-    first = run_job(
-        evaluate_cmd(config, tmp_path / "out1"), tmp_path,
-        SPARKEVAL_CACHE_DIR=str(cache), SPARKEVAL_JVM_ARCHIVE="auto",
-    )  # fmt: skip
+    first = run_job(evaluate_cmd(config, tmp_path / "out1"), tmp_path, **env)
     assert first.returncode == 0, first.stderr[-3000:]
     deadline = time.monotonic() + 420
     while not list(cache.glob("jvm-classes-*.jsa")) or list(cache.glob(".*.building")):
         assert time.monotonic() < deadline, sorted(p.name for p in cache.iterdir())
         time.sleep(2)
     assert not list(cache.glob(".*partial"))
-    status = run_job(
-        [*CLI, "jvm-archive", "--status"], tmp_path,
-        SPARKEVAL_CACHE_DIR=str(cache), SPARKEVAL_JVM_ARCHIVE="auto",
-    )  # fmt: skip
+    status = run_job([*CLI, "jvm-archive", "--status"], tmp_path, **env)
     assert "in use" in status.stdout, status.stdout
-    second = run_job(
-        evaluate_cmd(config, tmp_path / "out2"), tmp_path,
-        SPARKEVAL_CACHE_DIR=str(cache), SPARKEVAL_JVM_ARCHIVE="auto",
-    )  # fmt: skip
+    second = run_job(evaluate_cmd(config, tmp_path / "out2"), tmp_path, **env)
     assert second.returncode == 0, second.stderr[-3000:]
     assert tree(tmp_path / "out1") == tree(tmp_path / "out2")
+    # an archive of its own, mapped under the empty directory
+    (ours,) = cache.glob("jvm-classes-*.jsa")
+    assert ours.name.split("-")[2] != _archive_file(archive).name.split("-")[2]
+    assert _maps_spark_from_archive(tmp_path, **env)
+    # the archive written without it is not mapped under it
+    shutil.copy(_archive_file(archive), cache / "foreign.jsa")
+    foreign = jvm_archive.mapping_options(cache / "foreign.jsa")
+    assert not _maps_spark_from_archive(tmp_path, foreign, SPARK_CONF_DIR=str(conf))
 
 
 @pytest.mark.parametrize("value", ["use", "off"])
@@ -464,29 +476,6 @@ def test_a_configuration_directory_of_templates_is_named_as_such(tmp_path, monke
     (home / "conf" / "spark-defaults.conf").write_text("spark.ui.enabled false\n")
     reason = jvm_archive.archive_blocker()
     assert reason is not None and "only templates" not in reason
-
-
-def test_an_empty_configuration_directory_gets_an_archive_of_its_own(archive, tmp_path):
-    """An empty SPARK_CONF_DIR is on the class path the JVM checks before it maps an
-    archive: the archive written without one is not mapped under it, so it has a key
-    of its own, and the archive written under it is mapped there."""
-    from sparkeval import jvm_archive
-
-    conf = tmp_path / "empty-conf"
-    conf.mkdir()
-    # without SPARK_CONF_DIR, it is
-    assert _maps_spark_from_archive(tmp_path, SPARKEVAL_CACHE_DIR=str(archive))
-    cache = tmp_path / "cache"
-    env = {"SPARK_CONF_DIR": str(conf), "SPARKEVAL_CACHE_DIR": str(cache)}
-    written = run_job([*CLI, "jvm-archive"], tmp_path, **env)
-    assert written.returncode == 0, written.stderr[-3000:]
-    (ours,) = cache.glob("jvm-classes-*.jsa")
-    assert ours.name.split("-")[2] != _archive_file(archive).name.split("-")[2]
-    assert _maps_spark_from_archive(tmp_path, **env)
-    # the archive written without it is not mapped under it
-    shutil.copy(_archive_file(archive), cache / "foreign.jsa")
-    foreign = jvm_archive.mapping_options(cache / "foreign.jsa")
-    assert not _maps_spark_from_archive(tmp_path, foreign, SPARK_CONF_DIR=str(conf))
 
 
 def test_a_failed_background_build_is_not_tried_again_for_a_day(tmp_path, monkeypatch):

@@ -2,12 +2,14 @@
 results of the same command on the same inputs on local disk.
 
 A real S3-protocol server (moto's, on 127.0.0.1) holds a copy of the inputs; each
-command runs twice as a real ``sparkeval`` process, once on the bucket's URIs, once on
+command runs twice, once as a real ``sparkeval`` process on the bucket's URIs, once on
 the local files, and the two outputs must hold the same Parquet datasets with the same
 rows (how many parts Spark writes follows settings chosen by the inputs' known sizes,
 see :func:`tests.storage.collection.dataset_rows`) and every other file with the same
 bytes (a summary names its inputs as given, so there the local paths stand for their
-URIs). The store's ``_SUCCESS`` is its commit's manifest and must list exactly the
+URIs). The local run is :func:`sparkeval.cli.main` in this process, on the tests'
+session (one JVM start less per case), beside the process on the bucket. The store's
+``_SUCCESS`` is its commit's manifest and must list exactly the
 files the output holds; the printed results are the same too.
 """
 
@@ -21,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.jobs import CLI, job_env
+from sparkeval.cli import main
+from tests.jobs import CLI
 from tests.storage.collection import differences, write_inputs
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -169,18 +172,19 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_command_on_the_store_writes_what_it_writes_locally(
-    case: str, collection: Collection, s3, tmp_path: Path
+    case: str, collection: Collection, s3, tmp_path: Path, spark, capsys, monkeypatch
 ) -> None:
     local_out = tmp_path / "local-out"
     remote_out = f"s3://{collection.bucket}/out/{case}"
-    with ThreadPoolExecutor(2) as pool:  # the two runs are independent: side by side
-        local = pool.submit(
-            _run, _argv(case, str(collection.local), str(local_out)), tmp_path, job_env()
-        )
+    with ThreadPoolExecutor(1) as pool:  # the two runs are independent: side by side
         remote = pool.submit(_run, _argv(case, collection.remote, remote_out), tmp_path, s3.env())
-        local_result, remote_result = local.result(), remote.result()
+        monkeypatch.chdir(tmp_path)
+        capsys.readouterr()
+        local_code = main(_argv(case, str(collection.local), str(local_out))[len(CLI) : -2])
+        local_stdout = capsys.readouterr().out
+        remote_result = remote.result()
     expected_exit = EXIT.get(case, 0)
-    assert local_result.returncode == expected_exit, local_result.stderr[-3000:]
+    assert local_code == expected_exit
     assert remote_result.returncode == expected_exit, remote_result.stderr[-3000:]
     assert "Traceback" not in remote_result.stderr, remote_result.stderr[-3000:]
     if case == "evaluate-jsonl-and-reader-spark":
@@ -197,7 +201,7 @@ def test_a_command_on_the_store_writes_what_it_writes_locally(
     places = {str(collection.local): collection.remote, str(local_out): remote_out}
     assert differences(local_out, downloaded, places) == []
     # printed results too: the same table (paths named as given)
-    expected_stdout = local_result.stdout
+    expected_stdout = local_stdout
     for path, uri in places.items():
         expected_stdout = expected_stdout.replace(path, uri)
     assert remote_result.stdout == expected_stdout
