@@ -147,8 +147,13 @@ class CompatPlan:
             return None
         return "position" if self.profile == "rectools" else "order"
 
-    def describe(self) -> dict[str, Any]:
-        """The profile as recorded in ``summary.json``."""
+    def describe(self, rows_below_min_score: int | None = None) -> dict[str, Any]:
+        """The profile as recorded in ``summary.json``; with ``min_score``, how many run
+        rows were left out for a score below it (``rows_below_min_score``, when counted).
+
+        Example: ``{"recommendations": {"min_score": 3.5, "rows_below_min_score": 2}}``
+        beside the profile, its query policy, relevance rule and measure names.
+        """
         out: dict[str, Any] = {
             "profile": self.profile,
             "queries": self.queries,
@@ -157,6 +162,8 @@ class CompatPlan:
         }
         if self.min_score is not None:
             out["recommendations"] = {"min_score": self.min_score}
+            if rows_below_min_score is not None:
+                out["recommendations"]["rows_below_min_score"] = rows_below_min_score
         return out
 
 

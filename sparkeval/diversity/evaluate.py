@@ -127,9 +127,7 @@ def evaluate_diversity(
         similar_train = None if train is None else items_with_features(train, features)[0]
         summary["items_without_features"] = missing
     if sim is not None:
-        per_user = per_user.join(
-            intra_list_diversity(similar_lists, sim_of), "query_id", "left"
-        )
+        per_user = per_user.join(intra_list_diversity(similar_lists, sim_of), "query_id", "left")
         bounds["intra_list_diversity"] = DISSIMILARITY_BOUND
         summary["intra_list_diversity"] = {"similarity": sim}
     else:

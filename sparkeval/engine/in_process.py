@@ -123,7 +123,8 @@ def evaluate_held_request(
     columns = as_arrow(run, "run").column_names
     ranks = plan.ranks(rank_only(columns, request.run_columns))
     options = replace(request.options, ranks=ranks)  # type: ignore[arg-type]
-    run_table = keep_held_rows(held_run(run, request.run_columns, request.naming), plan.min_score)
+    every_row = held_run(run, request.run_columns, request.naming)
+    run_table = keep_held_rows(every_row, plan.min_score)
     qrels_table = held_qrels(qrels, plan.relevance, request.qrels_columns, request.naming)
     run_ids = request.run_ids
     if run_ids is None:
@@ -132,7 +133,8 @@ def evaluate_held_request(
         run_table, qrels_table, plan.measures, options, request.names, run_ids,
         empty_runs=True,
     )  # fmt: skip
-    evaluation.report["compat"] = plan.describe()
+    below = None if plan.min_score is None else every_row.num_rows - run_table.num_rows
+    evaluation.report["compat"] = plan.describe(rows_below_min_score=below)
     return evaluation
 
 

@@ -3,7 +3,8 @@
 
 A row stays when ``score >= min_score``; a row whose score is missing or not a number
 stays too, so that the evaluation reports it as it reports any bad row. The same rule
-on Spark (:func:`keep_spark_rows`) and in process (:func:`keep_held_rows`).
+on Spark (:func:`keep_spark_rows`) and in process (:func:`keep_held_rows`); the rows
+left out are counted (:func:`count_spark_rows_below`), for the summary to say so.
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ def keep_spark_rows(run_df: DataFrame, min_score: float | None) -> DataFrame:
     if BAD in run_df.columns:
         keep = keep | F.col(BAD).isNotNull()
     return run_df.where(keep)
+
+
+def count_spark_rows_below(run_df: DataFrame, min_score: float) -> int:
+    """How many rows of ``run_df`` :func:`keep_spark_rows` leaves out (one Spark job):
+    the rows with a number for a score below ``min_score``."""
+    from pyspark.sql import functions as F
+
+    score = F.col("score")
+    below = score.isNotNull() & ~F.isnan(score) & (score < F.lit(float(min_score)))
+    if BAD in run_df.columns:
+        below = below & F.col(BAD).isNull()
+    return int(run_df.where(below).count())
 
 
 def keep_held_rows(run: pa.Table, min_score: float | None) -> pa.Table:

@@ -348,7 +348,10 @@ def test_recommenders_by_threshold_fixture(spark, recommenders_frames) -> None:
         for name, want in RECOMMENDERS_BY_THRESHOLD.items():
             assert got[name] == pytest.approx(want, abs=1e-4), name  # the peer's TOL
         assert ev.report["compat"]["relevance"] == {"rule": "all"}
-        assert ev.report["compat"]["recommendations"] == {"min_score": 3.5}
+        # every prediction of the fixture (5 to 14) reaches 3.5: no row left out
+        assert ev.report["compat"]["recommendations"] == {
+            "min_score": 3.5, "rows_below_min_score": 0,
+        }  # fmt: skip
         assert ev.report["compat"]["measures"]["MAP"] == "AP"  # the whole kept list
     finally:
         ev.unpersist()
@@ -390,12 +393,16 @@ def test_recommenders_threshold_keeps_recommendations_not_truth(spark, k: int) -
         got = _requested(ev)
         assert ev.report["runs"]["run"]["queries"]["evaluated"] == 3
         assert ev.report["runs"]["run"]["rows"]["read"] == 9  # 18 recommendations, 9 kept
+        # the other 9 (scores 11, 10, 11, 10, 9, 8, 7, 6, 5) are counted, not lost
+        below = {"min_score": 12.0, "rows_below_min_score": 9}
+        assert ev.report["compat"]["recommendations"] == below
     finally:
         ev.unpersist()
     for name, value in want.items():
         assert got[name] == pytest.approx(value, abs=1e-5), name
-    local = _requested(evaluate_recommendations(None, recs, truth, names, **keywords))
-    assert local == got
+    in_process = evaluate_recommendations(None, recs, truth, names, **keywords)
+    assert in_process.report["compat"]["recommendations"] == below
+    assert _requested(in_process) == got
 
 
 def test_recommenders_threshold_through_the_cli(tmp_path, capsys) -> None:
@@ -416,7 +423,8 @@ def test_recommenders_threshold_through_the_cli(tmp_path, capsys) -> None:
     summary = run("by_threshold", *recommenders)
     assert summary["runs"]["recs"]["measures"] == {"P@1": 1.0, "R@2": 0.5}
     assert summary["runs"]["recs"]["queries"]["evaluated"] == 1
-    assert summary["compat"]["recommendations"] == {"min_score": 4.0}
+    # items 11 (score 3) and 20 (score 2) are below 4
+    assert summary["compat"]["recommendations"] == {"min_score": 4.0, "rows_below_min_score": 2}
     # --relevant-only: the truth is filtered instead (user 1: {11}, user 2: {20}) and the
     # recommendations are all kept: user 1 ranks 10 first (P@1 0, R@2 1), user 2 hits 20
     summary = run("truth_side", *recommenders, "--relevant-only")

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from sparkeval.compat import CompatPlan
-from sparkeval.engine.min_score import keep_spark_rows
+from sparkeval.engine.min_score import count_spark_rows_below, keep_spark_rows
 from sparkeval.engine.plans.spark_engine import Evaluation, evaluate
 from sparkeval.io.columns import parse_mapping, resolve_columns
 from sparkeval.io.readers import id_column, recommendation_shapes, run_frame
@@ -58,18 +58,20 @@ def evaluate_plan(
     """Run the engine for a resolved plan and record the plan in the report.
 
     The plan gives the measures and the query policy (and drops the run rows below its
-    ``min_score``); ``options`` are the other
+    ``min_score``, counted in the report); ``options`` are the other
     keyword arguments of :func:`~sparkeval.engine.plans.spark_engine.evaluate`
     (``rel_level``, ``depth``, ``names``, ``run_ids``, ``buckets``, ...).
     """
     if options.get("names") == "requested":
         options = {**options, "names": plan.labels()}
+    below = None
     if plan.min_score is not None:
         if run_df is None:
             raise ValueError("a plan with min_score takes run_df (not direct inputs)")
+        below = count_spark_rows_below(run_df, plan.min_score)
         run_df = keep_spark_rows(run_df, plan.min_score)
     evaluation = evaluate(spark, run_df, qrels_df, plan.measures, queries=plan.queries, **options)
-    evaluation.report["compat"] = plan.describe()
+    evaluation.report["compat"] = plan.describe(rows_below_min_score=below)
     return evaluation
 
 
