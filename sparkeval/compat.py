@@ -147,24 +147,59 @@ class CompatPlan:
             return None
         return "position" if self.profile == "rectools" else "order"
 
-    def describe(self, rows_below_min_score: int | None = None) -> dict[str, Any]:
-        """The profile as recorded in ``summary.json``; with ``min_score``, how many run
-        rows were left out for a score below it (``rows_below_min_score``, when counted).
+    def describe(
+        self, rows_below_min_score: int | None = None, rel_level: int = 1
+    ) -> dict[str, Any]:
+        """The profile as recorded in ``summary.json``: its query policy, relevance rule
+        and measure names, what each name computes (``definitions``: every parameter
+        spelled out at relevance level ``rel_level``) and how tied scores are ordered
+        (``ties``); with ``min_score``, how many run rows were left out for a score below
+        it (``rows_below_min_score``, when counted).
 
-        Example: ``{"recommendations": {"min_score": 3.5, "rows_below_min_score": 2}}``
-        beside the profile, its query policy, relevance rule and measure names.
+        Example: ``{"definitions": {"MAP@10": "AP(denom=R,rel=1)@10"}, ...,
+        "recommendations": {"min_score": 3.5, "rows_below_min_score": 2}}``.
         """
         out: dict[str, Any] = {
             "profile": self.profile,
             "queries": self.queries,
             "relevance": self.relevance.describe(),
             "measures": dict(self.mapping),
+            "definitions": self.definitions(rel_level),
+            "ties": self.tie_rule(),
         }
         if self.min_score is not None:
             out["recommendations"] = {"min_score": self.min_score}
             if rows_below_min_score is not None:
                 out["recommendations"]["rows_below_min_score"] = rows_below_min_score
         return out
+
+    def definitions(self, rel_level: int) -> dict[str, str]:
+        """{requested name: :meth:`~sparkeval.measures.registry.Measure.full_name` of the
+        measure computed for it}, e.g. ``{"MAP@10": "AP(denom=R,rel=1)@10"}``."""
+        full = {m.name: m.full_name(rel_level) for m in self.measures}
+        names = self.mapping or {m.name: m.name for m in self.measures}
+        return {typed: full.get(canonical, canonical) for typed, canonical in names.items()}
+
+    def tie_rule(self) -> str:
+        """How the documents of a list are ordered, tied scores included."""
+        rule = "score descending, tied scores by doc id descending (trec_eval's order)"
+        if self.profile == "rectools":
+            return rule + "; a run of ranks alone: each rank is the position (RecTools)"
+        return rule + "; a run of ranks alone: rank ascending, then doc id descending"
+
+
+def how_computed(compat: dict[str, Any]) -> str:
+    """A status line of what :meth:`CompatPlan.describe` records: each name's
+    definition, the relevance rule and the tie rule.
+
+    Example: ``measures as computed: AP = AP(denom=R,rel=1); relevance: grade; ties:
+    score descending, ...``.
+    """
+    definitions = ", ".join(f"{k} = {v}" for k, v in compat.get("definitions", {}).items())
+    relevance = compat.get("relevance", {})
+    rule = ", ".join(f"{k} {v}" for k, v in relevance.items() if k != "rule")
+    rule = str(relevance.get("rule", "grade")) + (f" ({rule})" if rule else "")
+    return f"measures as computed: {definitions}; relevance: {rule}; ties: {compat.get('ties')}"
 
 
 def _with_rel(m: Measure, level: int | None) -> Measure:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sparkeval import faults
-from sparkeval.compat import CompatPlan
+from sparkeval.compat import CompatPlan, how_computed
 from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
 from sparkeval.errors import ConfigError, EmptyRunError, InputError, SparkevalError
@@ -150,6 +150,8 @@ def _write_outputs(
             raise InputError(no_rows_message(config.qrels_input(), "qrels", config.qrels_where))
         log(f"inputs read by {READ_BY[evaluation.reader]}")
         log(_evaluated(report))
+        if "compat" in report:
+            log(how_computed(report["compat"]))
         report["inputs"] = {"runs": config.run_inputs(), "qrels": config.qrels_input()}
         if config.near_duplicates:
             report["inputs"]["near_duplicates"] = config.near_duplicates

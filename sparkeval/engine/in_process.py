@@ -134,7 +134,7 @@ def evaluate_held_request(
         empty_runs=True,
     )  # fmt: skip
     below = None if plan.min_score is None else every_row.num_rows - run_table.num_rows
-    evaluation.report["compat"] = plan.describe(rows_below_min_score=below)
+    evaluation.report["compat"] = plan.describe(below, options.rel_level)
     return evaluation
 
 

@@ -92,7 +92,7 @@ def evaluate_direct(
         )  # fmt: skip
     except InputError as exc:
         raise InputError(with_line_number(clean_message(exc))) from None
-    evaluation.report["compat"] = plan.describe()
+    evaluation.report["compat"] = plan.describe(rel_level=rel_level)
     assert isinstance(evaluation, LocalFileEvaluation)
     return evaluation
 

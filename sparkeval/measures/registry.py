@@ -238,6 +238,18 @@ class Measure:
             text += f"@{self.k}"
         return text
 
+    def full_name(self, rel_level: int) -> str:
+        """The canonical name with every parameter spelled out, defaults and the run's
+        relevance level included: what a label means.
+
+        Example: ``AP@10`` at relevance level 1 is ``AP(denom=R,rel=1)@10``.
+        """
+        specs = self.spec.params
+        values = self.resolved_params(rel_level)
+        parts = [f"{k}={specs[k].render(v)}" for k, v in values.items() if v is not None]
+        text = self.family + (f"({','.join(parts)})" if parts else "")
+        return text if self.k is None else f"{text}@{self.k}"
+
     def resolved_params(self, rel_level: int) -> dict[str, Any]:
         """All parameters with defaults filled in; ``rel`` falls back to ``rel_level``."""
         values = {name: p.default for name, p in self.spec.params.items()}

@@ -71,7 +71,7 @@ def evaluate_plan(
         below = count_spark_rows_below(run_df, plan.min_score)
         run_df = keep_spark_rows(run_df, plan.min_score)
     evaluation = evaluate(spark, run_df, qrels_df, plan.measures, queries=plan.queries, **options)
-    evaluation.report["compat"] = plan.describe(rows_below_min_score=below)
+    evaluation.report["compat"] = plan.describe(below, options.get("rel_level", 1))
     return evaluation
 
 
