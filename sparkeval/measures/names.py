@@ -268,9 +268,39 @@ def closest_families(name: str, n: int = 3) -> list[str]:
     return out[:n]
 
 
+#: measures of the whole set of recommendations, which ``sparkeval diversity`` computes
+#: (names compared in lower case, without a cutoff or parameters)
+SET_MEASURES = frozenset(
+    "coverage catalogcoverage catalog_coverage itemcoverage novelty serendipity diversity "
+    "ild intralistdiversity intra_list_diversity interuserdiversity personalization gini "
+    "unexpectedness surprisal".split()
+)
+
+
+def other_command(text: str) -> str | None:
+    """The command that computes the measure ``text`` names when ``evaluate`` does not
+    (a rating error, a measure of the whole recommendation set), as advice; else None.
+
+    Example:
+        >>> other_command("Coverage@10")
+        'a measure of the whole recommendation set: sparkeval diversity computes it'
+    """
+    from sparkeval.measures.rating import RATING_ERRORS
+
+    base = re.split(r"[@(]", text.strip(), maxsplit=1)[0]
+    if base.upper() in {name.upper() for name in RATING_ERRORS} | {"MSE"}:
+        return "a rating error: sparkeval rating-errors computes it"
+    if base.lower() in SET_MEASURES:
+        return "a measure of the whole recommendation set: sparkeval diversity computes it"
+    return None
+
+
 def unknown_measure(text: str) -> UnknownMeasureError:
-    """The one-line error for a name that matches nothing: the closest valid names and
-    where the list is."""
+    """The one-line error for a name that matches nothing: the command that computes it
+    where another one does, else the closest valid names; and where the list is."""
+    elsewhere = other_command(text)
+    if elsewhere is not None:
+        return UnknownMeasureError(f"{text!r} is {elsewhere} ({LIST_HINT})")
     near = closest_measures(text)
     guess = f"did you mean {', '.join(near[:-1])} or {near[-1]}? " if len(near) > 1 else ""
     return UnknownMeasureError(f"unknown measure {text!r}; {guess}({LIST_HINT})")

@@ -119,3 +119,23 @@ def test_split_keeps_parameters_together() -> None:
         "AP(rel=2)",
         "P@5",
     ]
+
+
+@pytest.mark.parametrize(
+    ("typed", "command"),
+    [
+        ("RMSE", "a rating error: sparkeval rating-errors"),
+        ("mae", "a rating error: sparkeval rating-errors"),
+        ("Coverage@10", "a measure of the whole recommendation set: sparkeval diversity"),
+        ("Novelty@10", "a measure of the whole recommendation set: sparkeval diversity"),
+        ("ILD", "a measure of the whole recommendation set: sparkeval diversity"),
+    ],
+)
+def test_a_measure_of_another_command_is_refused_naming_that_command(
+    typed: str, command: str
+) -> None:
+    with pytest.raises(UnknownMeasureError) as info:
+        parse_measure(typed)
+    assert str(info.value) == (
+        f"{typed!r} is {command} computes it ('sparkeval measures' lists every measure)"
+    )
