@@ -95,7 +95,10 @@ _SUPPORTED = {
     "mllib": "P@k, R@k, MAP, MAP@k, nDCG@k",
     "recommenders": "P@k, R@k, nDCG@k, MAP, MAP@k",
     "replay": "HitRate@k, MRR@k, Precision@k, Recall@k, MAP@k, NDCG@k",
-    "rectools": "Precision@k, Recall@k, HitRate@k, MRR@k, MAP@k, NDCG@k",
+    "rectools": (
+        "Precision@k, Recall@k, HitRate@k, MRR@k, MAP@k, AP(denom=k)@k "
+        "(MAP with divide_by_k=True), NDCG@k"
+    ),
 }
 #: the peers' metrics that judge lists without the truth: ``sparkeval diversity`` has them
 _BEYOND_ACCURACY = {
@@ -221,7 +224,9 @@ def _map_one(
     elif top_k_only and plain.family in ("AP", "nDCG") and m.k is None:
         target = None  # their MAP and NDCG are always @k
     elif profile == "rectools" and plain.family == "AP":
-        target = plain  # MAP@k divides by the user's relevant items (divide_by_k=False)
+        # MAP@k divides by the user's relevant items (divide_by_k=False); AP(denom=k)@k
+        # is its MAP(k, divide_by_k=True)
+        target = m if m.params == (("denom", "k"),) else plain
     elif profile == "rectools" and plain.family == "nDCG":
         target = Measure("nDCG", m.k, (("ideal", "k"),))  # IDCG of a full top k
     elif plain.family in ("P", "R") and m.k is not None:

@@ -271,10 +271,12 @@ def closest_families(name: str, n: int = 3) -> list[str]:
 #: measures of the whole set of recommendations, which ``sparkeval diversity`` computes
 #: (names compared in lower case, without a cutoff or parameters)
 SET_MEASURES = frozenset(
-    "coverage catalogcoverage catalog_coverage itemcoverage novelty serendipity diversity "
-    "ild intralistdiversity intra_list_diversity interuserdiversity personalization gini "
-    "unexpectedness surprisal".split()
-)
+    {
+        "coverage", "catalogcoverage", "catalog_coverage", "itemcoverage", "novelty",
+        "serendipity", "diversity", "ild", "intralistdiversity", "intra_list_diversity",
+        "interuserdiversity", "personalization", "gini", "unexpectedness", "surprisal",
+    }
+)  # fmt: skip
 
 
 def other_command(text: str) -> str | None:
@@ -355,6 +357,12 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
             f"measure {name!r}: unknown parameter(s) {', '.join(unknown)}; "
             f"{family} accepts: {allowed}"
         )
+    for pname, value in params:
+        if k is None and value in fam.params[pname].needs_cutoff:
+            raise MeasureError(
+                f"measure {name!r}: {pname}={value} needs a cutoff, "
+                f"e.g. {family}({pname}={value})@10"
+            )
     return Measure(family, k, tuple(params))
 
 

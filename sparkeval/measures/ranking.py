@@ -93,8 +93,9 @@ def recall(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     return safe_divide(hits_at(b, level, k), b.num_rel(level))
 
 
-#: denominators of AP@k: R (trec_eval map_cut) or min(R, k) (Spark MLlib, Recommenders)
-AP_DENOMINATORS = ("R", "min_k")
+#: denominators of AP@k: R (trec_eval map_cut), min(R, k) (Spark MLlib, Recommenders) or
+#: k (RecTools' MAP with divide_by_k=True)
+AP_DENOMINATORS = ("R", "min_k", "k")
 
 
 def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "R") -> np.ndarray:
@@ -103,6 +104,8 @@ def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "
     r = b.num_rel(level)
     if denom == "min_k" and k is not None:
         r = np.minimum(r, k)
+    elif denom == "k" and k is not None:  # a cutoff is required with it (needs_cutoff)
+        r = np.full_like(r, k)
     return safe_divide(b.segment_sum(np.where(rel, precision_at_i, 0.0)), r)
 
 
@@ -112,7 +115,7 @@ def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "
         "average precision: sum_i rel_i * P@i / R; with @k the sum stops at k "
         "but still divides by R (trec_eval map_cut); denom=min_k divides AP@k by "
         "min(R, k) instead (Spark MLlib meanAveragePrecisionAt, Microsoft Recommenders "
-        "map_at_k); 0 when R = 0"
+        "map_at_k), denom=k by k (RecTools MAP with divide_by_k=True); 0 when R = 0"
     ),
     cutoff="optional",
     params={
@@ -120,13 +123,19 @@ def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "
             str,
             "R",
             choices=AP_DENOMINATORS,
-            help="R (trec_eval) or min_k: min(R, k) (MLlib/Recommenders MAP@k; R without @k)",
+            help=(
+                "R (trec_eval), min_k: min(R, k) (MLlib/Recommenders MAP@k; R without @k) "
+                "or k (RecTools MAP(divide_by_k=True); needs @k)"
+            ),
+            needs_cutoff=("k",),
         )
     },
     trec="map",
     trec_cut="map_cut_{k}",
     trec_params=(TrecParams("map_cut", "cutoffs"),),
-    references=TREC + "; Spark MLlib RankingMetrics.meanAveragePrecisionAt (denom=min_k)",
+    references=TREC
+    + "; Spark MLlib RankingMetrics.meanAveragePrecisionAt (denom=min_k); RecTools "
+    + "rectools.metrics.MAP (denom=k)",
 )
 def average_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     return _average_precision(b, p["rel"], k, p["denom"])

@@ -37,7 +37,8 @@ class Param:
 
     ``requires`` names other parameters that must be given with this one, each with
     the reason (a peer's default that differs from ours); they then stay in the
-    canonical name even at their default.
+    canonical name even at their default. ``needs_cutoff`` holds the values that mean
+    nothing without an ``@k`` cutoff (``AP(denom=k)``), refused without one.
     """
 
     kind: type
@@ -49,6 +50,7 @@ class Param:
     required: bool = False
     exclusive_minimum: bool = False
     requires: tuple[tuple[str, str], ...] = ()
+    needs_cutoff: tuple[Any, ...] = ()
 
     def coerce(self, family: str, name: str, raw: Any) -> Any:
         """Convert a parsed value to this parameter's type or raise MeasureError."""

@@ -580,7 +580,7 @@ def test_rectools_profile_reproduces_its_documented_examples(spark) -> None:
         spark,
         recs,
         truth,
-        "NDCG@3,MAP@3,MAP@1,Precision@2,Recall@2,HitRate@1,MRR@3",
+        "NDCG@3,MAP@3,MAP@1,AP(denom=k)@1,AP(denom=k)@3,Precision@2,Recall@2,HitRate@1,MRR@3",
         compat="rectools",
         names="requested",
     )
@@ -592,6 +592,9 @@ def test_rectools_profile_reproduces_its_documented_examples(spark) -> None:
             "NDCG@3": [0.0, 0.46927873, 0.70391809, 1.0],
             "MAP@3": [0.0, 1.0, 0.55555556, 1.0],
             "MAP@1": [0.0, 1.0, 0.33333333, 0.33333333],
+            # MAP(k=1) and MAP(k=3) with divide_by_k=True
+            "AP(denom=k)@1": [0.0, 1.0, 1.0, 1.0],
+            "AP(denom=k)@3": [0.0, 0.33333333, 0.55555556, 1.0],
             # by hand: hits in the top 2 / 2; / relevant items; a hit at rank 1; 1 / first hit
             "Precision@2": [0.0, 0.5, 0.5, 1.0],
             "Recall@2": [0.0, 1.0, 1 / 3, 2 / 3],
@@ -631,6 +634,9 @@ RECTOOLS_MAP = {
     "Precision@2": [0, 0, 0.5, 0.5, 1, 0, 0.5, 0],
     "Recall@3": [0, 1, 2 / 6, 1, 1, 0, 1, 0],
     "HitRate@1": [0, 0, 1, 1, 1, 0, 0, 0],
+    # the same test with divide_by_k=True: AP(denom=k)@k
+    "AP(denom=k)@1": [0, 0, 1, 1, 1, 0, 0, 0],
+    "AP(denom=k)@3": [0, 1 / 9, 1 / 3 * (1 / 1 + 2 / 3), 1 / 3, 1, 0, 1 / 3 * (1 / 2), 0],
 }
 #: the same file, TestNDCG.test_calc (divide_by_achievable=False), users 1..5 (user 6 has
 #: no interactions), and TestMRR.test_calc, its own interactions

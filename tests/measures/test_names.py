@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sparkeval.errors import MeasureError
 from sparkeval.measures.names import (
     ALL_TREC,
     OFFICIAL,
@@ -139,3 +140,10 @@ def test_a_measure_of_another_command_is_refused_naming_that_command(
     assert str(info.value) == (
         f"{typed!r} is {command} computes it ('sparkeval measures' lists every measure)"
     )
+
+
+def test_a_denominator_of_k_needs_a_cutoff() -> None:
+    # RecTools' MAP(k, divide_by_k=True) divides by k: without @k there is no k
+    assert parse_measure("AP(denom=k)@10").name == "AP(denom=k)@10"
+    with pytest.raises(MeasureError, match=r"denom=k needs a cutoff, e\.g\. AP\(denom=k\)@10"):
+        parse_measure("AP(denom=k)")
