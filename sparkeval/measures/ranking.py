@@ -195,6 +195,26 @@ def success(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 
 
 @measure(
+    "FallOut",
+    description=(
+        "fall-out: the share of the ranking's non-relevant docs (judged below the level, "
+        "or unjudged) that are among the first k: sum_{i<=k} (1 - rel_i) / sum_i (1 - rel_i); "
+        "0 when the ranking holds no non-relevant doc"
+    ),
+    cutoff="optional",
+    higher_is_better=False,
+    references=(
+        "torchmetrics RetrievalFallOut (top_k; its empty_target_action='pos' counts a "
+        "query without a non-relevant doc as 1, the functional form as 0)"
+    ),
+)
+def fall_out(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    not_relevant = ~b.relevant(p["rel"])
+    retrieved = b.segment_sum((not_relevant & b.within(k)).astype(np.float64))
+    return safe_divide(retrieved, b.segment_sum(not_relevant.astype(np.float64)))
+
+
+@measure(
     "WTA",
     description="winner takes all, a loss: 0 if the first doc is relevant, else 1 (1 when empty)",
     higher_is_better=False,

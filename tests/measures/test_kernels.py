@@ -181,3 +181,24 @@ def test_every_measure_is_independent_of_its_batch_neighbours() -> None:
         ]
         np.testing.assert_array_equal(joint, alone, err_msg=name)
     assert checked > 100
+
+
+@pytest.mark.parametrize(
+    ("name", "rels", "expected"),
+    [
+        # torchmetrics' documented example: preds 0.2, 0.3, 0.5 with targets T, F, T,
+        # top_k=2: the two best are T (0.5) and F (0.3); its one negative is retrieved
+        ("FallOut@2", [[1, 0, 1]], 1.0),
+        # the running example: non-relevant d2 (unjudged) and d3 (grade 0); d2 in the top 2
+        ("FallOut@2", RELS, 1 / 2),
+        ("FallOut@1", RELS, 0.0),
+        ("FallOut", RELS, 1.0),  # the whole ranking: every non-relevant doc
+        # at level 2 only d4 is relevant: d1, d2, d3 of the four others are in the top 3
+        ("FallOut(rel=2)@3", RELS, 3 / 4),
+        ("FallOut@3", [[1, 2]], 0.0),  # no non-relevant doc: 0
+    ],
+)
+def test_fall_out_hand_derived(name: str, rels, expected: float) -> None:
+    assert value(name, rels=rels, qrels=[[2, 1, 1]] if rels != RELS else QRELS) == pytest.approx(
+        expected, abs=1e-12
+    )
