@@ -17,32 +17,31 @@ import pyarrow.compute as pc
 from sparkeval.formats import BAD
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 
-def keep_spark_rows(run_df: DataFrame, min_score: float | None) -> DataFrame:
-    """``run_df`` (canonical columns) without the rows whose score is below ``min_score``."""
-    if min_score is None:
-        return run_df
+def _kept(run_df: DataFrame, min_score: float) -> Column:
+    """The condition of the rows :func:`keep_spark_rows` keeps."""
     from pyspark.sql import functions as F
 
     score = F.col("score")
     keep = score.isNull() | F.isnan(score) | (score >= F.lit(float(min_score)))
     if BAD in run_df.columns:
         keep = keep | F.col(BAD).isNotNull()
-    return run_df.where(keep)
+    return keep
+
+
+def keep_spark_rows(run_df: DataFrame, min_score: float | None) -> DataFrame:
+    """``run_df`` (canonical columns) without the rows whose score is below ``min_score``."""
+    if min_score is None:
+        return run_df
+    return run_df.where(_kept(run_df, min_score))
 
 
 def count_spark_rows_below(run_df: DataFrame, min_score: float) -> int:
     """How many rows of ``run_df`` :func:`keep_spark_rows` leaves out (one Spark job):
     the rows with a number for a score below ``min_score``."""
-    from pyspark.sql import functions as F
-
-    score = F.col("score")
-    below = score.isNotNull() & ~F.isnan(score) & (score < F.lit(float(min_score)))
-    if BAD in run_df.columns:
-        below = below & F.col(BAD).isNull()
-    return int(run_df.where(below).count())
+    return int(run_df.where(~_kept(run_df, min_score)).count())
 
 
 def keep_held_rows(run: pa.Table, min_score: float | None) -> pa.Table:
