@@ -5,6 +5,10 @@ on a standalone cluster (loopback) whose workers' Python has neither sparkeval n
 pyspark. The driver runs here (client mode) on the test interpreter; the executors'
 Python workers run the archive's interpreter, and nothing on their path but the
 archive offers sparkeval. The results equal local mode's.
+
+The same archive, with pyspark and py4j beside it (what ``pip install pyspark`` brings
+without its ``connect`` extra), is also a real machine without Spark Connect's client
+libraries: asking it for Spark Connect is one line naming the extra.
 """
 
 from __future__ import annotations
@@ -20,14 +24,14 @@ import venv
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import metadata
+from importlib import import_module, metadata
 from pathlib import Path
 
 import pytest
 from isal import igzip
 
 from sparkeval.cli import main
-from sparkeval.errors import EXIT_OK
+from sparkeval.errors import EXIT_INPUT, EXIT_OK
 from tests.cluster import (
     SUBMIT_CONF,
     StandaloneCluster,
@@ -222,3 +226,63 @@ def test_executors_without_sparkeval_run_it_from_the_packed_environment(
         # site-packages directory of this machine, not the working directory
         places = (*worker.pythonpath, str(worker.cwd))
         assert not [p for p in places if Path(p, "sparkeval").exists()], worker
+
+
+@pytest.fixture(scope="module")
+def without_connect(packed, tmp_path_factory) -> tuple[str, dict[str, str]]:
+    """A Python with sparkeval and ``pip install pyspark`` without its ``connect`` extra:
+    the packed environment (every dependency of sparkeval, no pyspark) with pyspark and
+    py4j, the two packages that install brings, on its path; no grpc, no protobuf.
+
+    Returns the interpreter and the environment to run it in.
+    """
+    directory = tmp_path_factory.mktemp("without-connect")
+    with igzip.open(packed) as stream, tarfile.open(fileobj=stream, mode="r|") as archive:
+        archive.extractall(directory / "env", filter="tar")
+    plain_pyspark = directory / "pyspark-only"
+    plain_pyspark.mkdir()
+    for package in ("pyspark", "py4j"):
+        (plain_pyspark / package).symlink_to(Path(import_module(package).__file__).parent)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_REMOTE")}
+    env["PYTHONPATH"] = str(plain_pyspark)
+    return str(directory / "env" / "bin" / "python"), env
+
+
+def test_the_environment_without_the_connect_extra_has_pyspark_but_no_grpc(
+    without_connect, tmp_path
+) -> None:
+    python, env = without_connect
+    for module, present in (("pyspark.sql", True), ("sparkeval", True), ("grpc", False)):
+        done = subprocess.run(
+            [python, "-c", f"import {module}"], cwd=tmp_path, env=env, capture_output=True
+        )
+        assert (done.returncode == 0) == present, (module, done.stderr[-2000:])
+
+
+@pytest.mark.parametrize("asked_by", ["option", "variable", "config"])
+def test_spark_connect_without_the_connect_extra_is_one_line_naming_the_extra(
+    without_connect, asked_by: str, tmp_path: Path
+) -> None:
+    # the refusal comes before any connection: nothing listens at this address
+    python, env = without_connect
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 r\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    argv = [python, "-m", "sparkeval.cli", "evaluate", "--run", "run.txt", "--qrels"]
+    argv += ["qrels.txt", "--measures", "P@1", "--out", "out"]
+    remote = "sc://127.0.0.1:9"
+    if asked_by == "option":
+        argv += ["--remote", remote]
+    elif asked_by == "variable":
+        env = {**env, "SPARK_REMOTE": remote}
+    else:
+        (tmp_path / "job.yaml").write_text(f"remote: '{remote}'\n")
+        argv += ["--config", "job.yaml"]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == EXIT_INPUT, done.stderr[-3000:]
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Spark Connect needs pyspark's connect extra" in lines[0], lines
+    assert "pip install 'pyspark[connect]'" in lines[0], lines
+    assert "grpc" in lines[0], lines  # the missing library, as pyspark names it
+    assert not (tmp_path / "out").exists()
