@@ -47,8 +47,9 @@ truth), and fixes the query policy and the relevance rule:
     * ``HitRate@k`` → ``Success@k``; ``MRR@k`` → ``RR@k``; ``Precision@k`` → ``P@k``;
       ``Recall@k`` → ``R@k``; ``MAP@k`` → ``AP(denom=min_k)@k`` (/ min(k, |truth|));
       ``NDCG@k`` → ``nDCG@k`` (binary, ideal over min(k, |truth|) positions);
-      Coverage, Novelty and the other beyond-accuracy metrics are ``sparkeval
-      diversity``'s.
+      Coverage, Novelty and the other beyond-accuracy metrics are refused, naming the
+      value of ``sparkeval diversity`` that reports each (Unexpectedness and
+      CategoricalDiversity: none).
 
 ``rectools`` (RecTools ``rectools.metrics``, default parameters)
     * users: those of the interactions (``queries=qrels``);
@@ -56,8 +57,9 @@ truth), and fixes the query policy and the relevance rule:
     * ``Precision@k`` → ``P@k``; ``Recall@k`` → ``R@k``; ``HitRate@k`` → ``Success@k``;
       ``MRR@k`` → ``RR@k``; ``MAP@k`` → ``AP@k`` (/ the user's relevant items,
       ``divide_by_k=False``); ``NDCG@k`` → ``nDCG(ideal=k)@k`` (IDCG of a full top k,
-      ``divide_by_achievable=False``); Serendipity, MeanInvUserFreq and the other
-      beyond-accuracy metrics are ``sparkeval diversity``'s;
+      ``divide_by_achievable=False``); Serendipity, CatalogCoverage and the other
+      beyond-accuracy metrics are refused, naming the value of ``sparkeval diversity``
+      that reports each (MeanInvUserFreq, AvgRecPopularity and Intersection: none);
     * a rank column is read as RecTools reads it, the positions themselves: ranks 1
       and 3 leave position 2 empty (an item ranked 3 counts at position 3) and an item
       ranked 4 is outside k = 3 however few items the list has; ranks must be whole
@@ -98,18 +100,6 @@ _SUPPORTED = {
     "rectools": (
         "Precision@k, Recall@k, HitRate@k, MRR@k, MAP@k, AP(denom=k)@k "
         "(MAP with divide_by_k=True), NDCG@k"
-    ),
-}
-#: the peers' metrics that judge lists without the truth: ``sparkeval diversity`` has them
-_BEYOND_ACCURACY = {
-    "replay": ("coverage", "novelty", "surprisal", "unexpectedness", "categoricaldiversity"),
-    "rectools": (
-        "serendipity",
-        "intralistdiversity",
-        "meaninvuserfreq",
-        "catalogcoverage",
-        "avgrecpopularity",
-        "intersection",
     ),
 }
 
@@ -307,12 +297,6 @@ def plan_compat(
     requested: list[tuple[str, Measure]] = []
     for name in names:
         for part in _split(name):
-            family = part.split("@")[0].split("(")[0].strip().lower()
-            if family in _BEYOND_ACCURACY.get(profile, ()):
-                raise ConfigError(
-                    f"measure {part!r}: {profile}'s {part.split('@')[0]} is a beyond-accuracy "
-                    "metric; 'sparkeval diversity' computes coverage, novelty and diversity"
-                )
             requested.extend((part, m) for m in _parse([part]))
     cutoffs = {m.k for _, m in requested if m.k is not None}
     map_cutoff = next(iter(cutoffs)) if len(cutoffs) == 1 else None

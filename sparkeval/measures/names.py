@@ -269,33 +269,48 @@ def closest_families(name: str, n: int = 3) -> list[str]:
     return out[:n]
 
 
-#: measures of the whole set of recommendations, which ``sparkeval diversity`` computes
-#: (names compared in lower case, without a cutoff or parameters)
-SET_MEASURES = frozenset(
-    {
-        "coverage", "catalogcoverage", "catalog_coverage", "itemcoverage", "novelty",
-        "serendipity", "diversity", "ild", "intralistdiversity", "intra_list_diversity",
-        "interuserdiversity", "personalization", "gini", "unexpectedness", "surprisal",
-    }
-)  # fmt: skip
+#: measures of the whole set of recommendations, by the peers' names (lower case, without
+#: a cutoff or parameters): the value of ``sparkeval diversity`` that reports the measure,
+#: or None where no sparkeval command computes it
+SET_MEASURES: dict[str, str | None] = {
+    **dict.fromkeys(("coverage", "catalogcoverage", "catalog_coverage", "itemcoverage"),
+                    "catalog_coverage"),
+    "novelty": "novelty",
+    "serendipity": "serendipity",
+    **dict.fromkeys(("diversity", "ild", "intralistdiversity", "intra_list_diversity"),
+                    "intra_list_diversity"),
+    **dict.fromkeys(("interuserdiversity", "personalization"), "inter_user_diversity"),
+    "gini": "gini",
+    # RePlay's and RecTools' measures of this kind that sparkeval does not compute
+    **dict.fromkeys(("unexpectedness", "surprisal", "categoricaldiversity",
+                     "meaninvuserfreq", "avgrecpopularity", "intersection"), None),
+}  # fmt: skip
 
 
 def other_command(text: str) -> str | None:
-    """The command that computes the measure ``text`` names when ``evaluate`` does not
-    (a rating error, a measure of the whole recommendation set), as advice; else None.
+    """What computes the measure ``text`` names when ``evaluate`` does not (a rating
+    error, a measure of the whole recommendation set), as advice; else None.
 
     Example:
-        >>> other_command("Coverage@10")
-        'a measure of the whole recommendation set: sparkeval diversity computes it'
+        >>> other_command("Coverage@10").endswith("diversity computes it as catalog_coverage")
+        True
+        >>> other_command("Unexpectedness@10")
+        'a measure of the whole recommendation set, which sparkeval does not compute'
     """
     from sparkeval.measures.rating import RATING_ERRORS
 
     base = re.split(r"[@(]", text.strip(), maxsplit=1)[0]
     if base.upper() in {name.upper() for name in RATING_ERRORS} | {"MSE"}:
         return "a rating error: sparkeval rating-errors computes it"
-    if base.lower() in SET_MEASURES:
-        return "a measure of the whole recommendation set: sparkeval diversity computes it"
-    return None
+    if base.lower() not in SET_MEASURES:
+        return None
+    reported_as = SET_MEASURES[base.lower()]
+    if reported_as is None:
+        return "a measure of the whole recommendation set, which sparkeval does not compute"
+    return (
+        "a measure of the whole recommendation set: sparkeval diversity computes it as "
+        + reported_as
+    )
 
 
 def unknown_measure(text: str) -> UnknownMeasureError:

@@ -8,6 +8,7 @@ from sparkeval.errors import MeasureError
 from sparkeval.measures.names import (
     ALL_TREC,
     OFFICIAL,
+    SET_MEASURES,
     SETS,
     UnknownMeasureError,
     closest_measures,
@@ -122,24 +123,35 @@ def test_split_keeps_parameters_together() -> None:
     ]
 
 
+SET = "a measure of the whole recommendation set"
+
+
 @pytest.mark.parametrize(
-    ("typed", "command"),
+    ("typed", "advice"),
     [
-        ("RMSE", "a rating error: sparkeval rating-errors"),
-        ("mae", "a rating error: sparkeval rating-errors"),
-        ("Coverage@10", "a measure of the whole recommendation set: sparkeval diversity"),
-        ("Novelty@10", "a measure of the whole recommendation set: sparkeval diversity"),
-        ("ILD", "a measure of the whole recommendation set: sparkeval diversity"),
+        ("RMSE", "a rating error: sparkeval rating-errors computes it"),
+        ("mae", "a rating error: sparkeval rating-errors computes it"),
+        ("Coverage@10", f"{SET}: sparkeval diversity computes it as catalog_coverage"),
+        ("Novelty@10", f"{SET}: sparkeval diversity computes it as novelty"),
+        ("ILD", f"{SET}: sparkeval diversity computes it as intra_list_diversity"),
+        ("Personalization@10", f"{SET}: sparkeval diversity computes it as inter_user_diversity"),
+        ("Unexpectedness@10", f"{SET}, which sparkeval does not compute"),
+        ("MeanInvUserFreq@5", f"{SET}, which sparkeval does not compute"),
     ],
 )
 def test_a_measure_of_another_command_is_refused_naming_that_command(
-    typed: str, command: str
+    typed: str, advice: str
 ) -> None:
     with pytest.raises(UnknownMeasureError) as info:
         parse_measure(typed)
-    assert str(info.value) == (
-        f"{typed!r} is {command} computes it ('sparkeval measures' lists every measure)"
-    )
+    assert str(info.value) == f"{typed!r} is {advice} ('sparkeval measures' lists every measure)"
+
+
+def test_every_value_a_set_measure_names_is_one_diversity_reports() -> None:
+    # the advice names values of sparkeval diversity's summary or per-user table
+    reported = {"catalog_coverage", "novelty", "serendipity", "intra_list_diversity"}
+    reported |= {"inter_user_diversity", "gini"}
+    assert {v for v in SET_MEASURES.values() if v is not None} <= reported
 
 
 def test_a_denominator_of_k_needs_a_cutoff() -> None:
