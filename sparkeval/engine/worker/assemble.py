@@ -363,6 +363,8 @@ def evaluate_tables(
                 in_worker,
             )
         cap = max((m.k or 0) for m in measures) if measures else 0
+        if any(m.spec.reads_past_cutoff for m in measures):
+            cap = int(np.iinfo(np.int64).max)  # PartialAUC@k reads the whole ranking
         if any(m.k is None for m in measures):
             raise ConfigError("ranks read as positions need a cutoff (@k) on every measure")
         spread = spread_to_ranks(compact, rel, kept_score, dup, len(eval_ids), cap)
