@@ -90,7 +90,8 @@ def _cutoff(k: int | None) -> int:
     description=(
         "partial ROC AUC at k (pAUC@k): the share of pairs (relevant doc, one of the k "
         "highest-ranked non-relevant docs) in which the relevant doc ranks higher, "
-        "sum_{rel_i=1} max(0, k - (i - c_i)) / (k * R); a relevant doc not retrieved "
+        "sum_{rel_i=1} max(0, k - (i - c_i)) / (k * R) with c_i the relevant docs at "
+        "positions <= i (an empty position is non-relevant); a relevant doc not retrieved "
         "ranks below every non-relevant doc, and a ranking with fewer than k non-relevant "
         "docs is followed by as many as needed; k counts non-relevant docs, not positions "
         "(the whole ranking is read); 0 when R = 0"
@@ -112,7 +113,7 @@ def partial_auc(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
     description=(
         "partial AUC + precision at k (pAp@k): PartialAUC@k over the first beta = min(R, k) "
         "relevant docs retrieved, sum_{rel_i=1, c_i<=k} max(0, k - (i - c_i)) / (k * beta); "
-        "like P@k when R >= k and the relevant docs lead, like PartialAUC@k when R <= k; "
+        "it behaves like P@k when R > k and like PartialAUC@k when R <= k; "
         "the whole ranking is read; 0 when R = 0"
     ),
     cutoff="required",
@@ -153,7 +154,8 @@ def best_recall_count(
     "RecallAtFixedPrecision",
     description=(
         "the largest recall reached at a precision of at least min_precision: "
-        "max { c_i / R : i <= k, c_i / i >= min_precision } (i over the whole ranking "
+        "max { c_i / R : i <= k, c_i / i >= min_precision } with c_i the relevant docs "
+        "among the first i (i over the whole ranking "
         "without @k), 0 when no i qualifies; a query with R = 0 scores 0 "
         "(empty_target_action=neg), 1 (pos) or is undefined (skip)"
     ),
