@@ -70,7 +70,8 @@ class EvalOptions:
             ``order`` reads the ranks as an order (ranks 1, 3 are positions 1, 2; the
             lists whose ranks are not 1..n are counted, ``rank_gaps``) and ``position``
             as the positions themselves (RecTools;
-            :mod:`sparkeval.engine.worker.rank_positions`; every measure needs a cutoff).
+            :mod:`sparkeval.engine.worker.rank_positions`; every measure needs a cutoff,
+            and the lists are cut at the largest one unless a measure reads past it).
     """
 
     queries: QueryPolicy = "qrels"
