@@ -57,9 +57,12 @@ truth), and fixes the query policy and the relevance rule:
     * ``Precision@k`` → ``P@k``; ``Recall@k`` → ``R@k``; ``HitRate@k`` → ``Success@k``;
       ``MRR@k`` → ``RR@k``; ``MAP@k`` → ``AP@k`` (/ the user's relevant items,
       ``divide_by_k=False``); ``NDCG@k`` → ``nDCG(ideal=k)@k`` (IDCG of a full top k,
-      ``divide_by_achievable=False``); Serendipity, CatalogCoverage and the other
-      beyond-accuracy metrics are refused, naming the value of ``sparkeval diversity``
-      that reports each (MeanInvUserFreq, AvgRecPopularity and Intersection: none);
+      ``divide_by_achievable=False``); ``PartialAUC@k`` and ``PAP@k`` as they are, with
+      ``insufficient_handling`` ``ignore`` (default) or ``exclude`` (an excluded user is
+      undefined, left out of the mean; ``raise`` is not offered); Serendipity,
+      CatalogCoverage and the other beyond-accuracy metrics are refused, naming the
+      value of ``sparkeval diversity`` that reports each (MeanInvUserFreq,
+      AvgRecPopularity and Intersection: none);
     * a rank column is read as RecTools reads it, the positions themselves: ranks 1
       and 3 leave position 2 empty (an item ranked 3 counts at position 3) and an item
       ranked 4 is outside k = 3 however few items the list has; ranks must be whole
@@ -99,9 +102,12 @@ _SUPPORTED = {
     "replay": "HitRate@k, MRR@k, Precision@k, Recall@k, MAP@k, NDCG@k",
     "rectools": (
         "Precision@k, Recall@k, HitRate@k, MRR@k, MAP@k, AP(denom=k)@k "
-        "(MAP with divide_by_k=True), NDCG@k"
+        "(MAP with divide_by_k=True), NDCG@k, PartialAUC@k, PAP@k "
+        "(insufficient_handling=ignore|exclude)"
     ),
 }
+#: the parameters a RecTools AUC metric may be given under the rectools profile
+_RECTOOLS_AUC_PARAMS = frozenset({"insufficient_handling"})
 
 
 @dataclass(frozen=True)
@@ -217,6 +223,9 @@ def _map_one(
         # MAP@k divides by the user's relevant items (divide_by_k=False); AP(denom=k)@k
         # is its MAP(k, divide_by_k=True)
         target = m if m.params == (("denom", "k"),) else plain
+    elif profile == "rectools" and plain.family in ("PartialAUC", "PAP"):
+        # PartialAUC(k, insufficient_handling) and PAP(k, insufficient_handling)
+        target = m if {p for p, _ in m.params} <= _RECTOOLS_AUC_PARAMS else plain
     elif profile == "rectools" and plain.family == "nDCG":
         target = Measure("nDCG", m.k, (("ideal", "k"),))  # IDCG of a full top k
     elif plain.family in ("P", "R") and m.k is not None:

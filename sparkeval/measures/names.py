@@ -50,6 +50,7 @@ ALIASES = {
     "F1": "F",  # ranx's f1@k: 2 P@k R@k / (P@k + R@k), F with beta = 1
     "iP": "IPrec",
     "Fallout": "FallOut",  # torchmetrics' RetrievalFallOut
+    "pAUC": "PartialAUC",  # RecTools' PartialAUC (pAUC@k)
 }
 #: parameters an alias fixes (any case of the alias); giving one of them is refused
 ALIAS_PARAMS: dict[str, dict[str, str]] = {"f1": {"beta": "1"}}

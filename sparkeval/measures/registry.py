@@ -39,6 +39,8 @@ class Param:
     the reason (a peer's default that differs from ours); they then stay in the
     canonical name even at their default. ``needs_cutoff`` holds the values that mean
     nothing without an ``@k`` cutoff (``AP(denom=k)``), refused without one.
+    ``refused`` names a peer's values that are not offered, each with the reason
+    given when one is asked for (a per-query value cannot stop the whole evaluation).
     """
 
     kind: type
@@ -51,6 +53,7 @@ class Param:
     exclusive_minimum: bool = False
     requires: tuple[tuple[str, str], ...] = ()
     needs_cutoff: tuple[Any, ...] = ()
+    refused: tuple[tuple[Any, str], ...] = ()
 
     def coerce(self, family: str, name: str, raw: Any) -> Any:
         """Convert a parsed value to this parameter's type or raise MeasureError."""
@@ -74,6 +77,9 @@ class Param:
                 f"measure {family}: parameter {name}={raw!r} is not a valid "
                 f"{_KIND_NAMES.get(self.kind) or self.kind.__name__}"
             ) from None
+        for refused, reason in self.refused:
+            if value == refused:
+                raise MeasureError(f"measure {family}: parameter {name}={raw!r} {reason}")
         if self.choices is not None and value not in self.choices:
             allowed = ", ".join(str(c) for c in self.choices)
             raise MeasureError(
@@ -194,6 +200,7 @@ class Family:
     references: str = ""
     undefined: str = ""
     default_cutoff: int | None = None
+    reads_past_cutoff: bool = False
 
     @property
     def uses_rel_level(self) -> bool:
@@ -312,6 +319,7 @@ def measure(
     references: str = "",
     undefined: str = "",
     default_cutoff: int | None = None,
+    reads_past_cutoff: bool = False,
 ) -> Callable[[Kernel], Kernel]:
     """Register a kernel as the measure family ``name``.
 
@@ -334,6 +342,9 @@ def measure(
         undefined: when a per-query value is undefined (null), if ever.
         default_cutoff: the cutoff of a name written without ``@k`` (``NearDup`` is
             ``NearDup@10``); only with an optional cutoff.
+        reads_past_cutoff: ``@k`` does not bound the positions the kernel reads
+            (``PartialAUC@k`` counts k non-relevant docs, wherever they are), so no
+            ranking is cut at k for it.
     """
     all_params: dict[str, Param] = dict(params or {})
     if rel:
@@ -367,6 +378,7 @@ def measure(
             references=references,
             undefined=undefined,
             default_cutoff=default_cutoff,
+            reads_past_cutoff=reads_past_cutoff,
         )
         return kernel
 

@@ -79,7 +79,7 @@ def test_bad_names_are_clear_errors(text: str, fragment: str) -> None:
         ("ndcg_cutt_5", ["ndcg_cut_5", "map_cut_5", "nDCG"]),  # trec_eval names keep the 5
         ("Succes(rel=2)@5", ["Success(rel=2)@5", "success_10", "AUC"]),
         ("Precison", ["Precision@10", "Rprec", "recip_rank"]),  # P needs a cutoff
-        ("mapp", ["MAP", "GMAP", "set_map"]),  # distinct measures: not MAP, AP and map
+        ("mapp", ["MAP", "GMAP", "PAP@10"]),  # distinct measures: not MAP, AP and map
         ("offical", ["official", "Recall@10", "FallOut"]),  # sets too
         ("hit_rat@10", ["hit_rate@10", "relative_P_10", "P_10"]),  # one spelling of Success
     ],

@@ -63,9 +63,7 @@ def test_a_plain_file_as_append_target_is_refused_before_the_output_is_replaced(
     assert (files / "history.txt").read_text() == "not a dataset\n"
 
 
-def test_a_dataset_of_other_rows_is_refused_and_left_as_it_was(
-    spark, files: Path, capsys
-) -> None:
+def test_a_dataset_of_other_rows_is_refused_and_left_as_it_was(spark, files: Path, capsys) -> None:
     other = files / "other"
     other.mkdir()
     pq.write_table(pa.table({"day": ["2026-11-01"], "clicks": [3]}), other / "part-0.parquet")

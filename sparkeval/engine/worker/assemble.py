@@ -70,7 +70,8 @@ class EvalOptions:
             ``order`` reads the ranks as an order (ranks 1, 3 are positions 1, 2; the
             lists whose ranks are not 1..n are counted, ``rank_gaps``) and ``position``
             as the positions themselves (RecTools;
-            :mod:`sparkeval.engine.worker.rank_positions`; every measure needs a cutoff).
+            :mod:`sparkeval.engine.worker.rank_positions`; every measure needs a cutoff,
+            and the lists are cut at the largest one unless a measure reads past it).
     """
 
     queries: QueryPolicy = "qrels"
@@ -363,6 +364,8 @@ def evaluate_tables(
                 in_worker,
             )
         cap = max((m.k or 0) for m in measures) if measures else 0
+        if any(m.spec.reads_past_cutoff for m in measures):
+            cap = int(np.iinfo(np.int64).max)  # PartialAUC@k reads the whole ranking
         if any(m.k is None for m in measures):
             raise ConfigError("ranks read as positions need a cutoff (@k) on every measure")
         spread = spread_to_ranks(compact, rel, kept_score, dup, len(eval_ids), cap)

@@ -10,9 +10,10 @@ the list has two docs.
 
 :func:`spread_to_ranks` rebuilds the ranked arrays so that every measure sees this:
 each segment becomes ``max(rank)`` positions long (ranks above ``cap``, the largest
-cutoff, are dropped), each doc at index ``rank - 1``, and each empty position holds a
-doc that is not in the truth (not relevant, never a hit). The run's row counts are
-those of the real rows.
+cutoff, are dropped; no cap when a measure reads past its cutoff, as ``PartialAUC@k``
+does), each doc at index ``rank - 1``, and each empty position holds a doc that is not
+in the truth (not relevant, never a hit; a non-relevant item to ``PartialAUC``). The
+run's row counts are those of the real rows.
 
 :func:`rank_gap_segments` counts the segments whose ranks are not 1, 2, ..., n (a gap,
 or a first rank other than 1): under the default reading such a list is read as an
