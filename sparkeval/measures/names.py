@@ -358,6 +358,11 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
             f"measure {name!r}: unknown parameter(s) {', '.join(unknown)}; "
             f"{family} accepts: {allowed}"
         )
+    if fam.check is not None:
+        values = {pname: spec.default for pname, spec in fam.params.items()} | dict(params)
+        problem = fam.check(values)
+        if problem is not None:
+            raise MeasureError(f"measure {name!r}: {problem}")
     for pname, value in params:
         if k is None and value in fam.params[pname].needs_cutoff:
             raise MeasureError(

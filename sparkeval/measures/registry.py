@@ -22,6 +22,8 @@ from sparkeval.measures.batch import RankedBatch
 Kernel = Callable[[RankedBatch, "int | None", Mapping[str, Any]], np.ndarray]
 Aggregate = Literal["mean", "sum", "gmean"]
 CutoffRule = Literal["none", "optional", "required"]
+#: a family's test of its parameters together: the error message, or None when they fit
+Check = Callable[[Mapping[str, Any]], "str | None"]
 
 #: floor applied to per-query values before a geometric mean (trec_eval MIN_GEO_MEAN)
 GMEAN_FLOOR = 1e-5
@@ -194,6 +196,7 @@ class Family:
     references: str = ""
     undefined: str = ""
     default_cutoff: int | None = None
+    check: Check | None = None
 
     @property
     def uses_rel_level(self) -> bool:
@@ -312,6 +315,7 @@ def measure(
     references: str = "",
     undefined: str = "",
     default_cutoff: int | None = None,
+    check: Check | None = None,
 ) -> Callable[[Kernel], Kernel]:
     """Register a kernel as the measure family ``name``.
 
@@ -334,6 +338,8 @@ def measure(
         undefined: when a per-query value is undefined (null), if ever.
         default_cutoff: the cutoff of a name written without ``@k`` (``NearDup`` is
             ``NearDup@10``); only with an optional cutoff.
+        check: tests the parameters together once parsed (every parameter, defaults
+            filled in): returns the error message, or None when they fit.
     """
     all_params: dict[str, Param] = dict(params or {})
     if rel:
@@ -367,6 +373,7 @@ def measure(
             references=references,
             undefined=undefined,
             default_cutoff=default_cutoff,
+            check=check,
         )
         return kernel
 
