@@ -34,4 +34,5 @@ from sparkeval.measures import (  # noqa: F401  isort: skip
     graded,
     correlation,
     near_dup,
+    cwl,
 )

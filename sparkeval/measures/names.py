@@ -106,7 +106,8 @@ def _split_params(text: str) -> list[str]:
 def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str, str]:
     """ir_measures' parameter spellings as registry parameters.
 
-    ``dcg=log2|exp-log2`` is ``gain=linear|exp``; ``gains={0:0,1:1,2:3}`` is the gain
+    ``dcg=log2|exp-log2`` is ``gain=linear|exp`` (SDCG's one ``dcg=log2`` is its
+    default and drops out); ``gains={0:0,1:1,2:3}`` is the gain
     map ``0:0;1:1;2:3``; ``judged_only=False`` is the default and ``True`` (nDCG over
     judged docs only) is not offered; quoted values lose their quotes.
     """
@@ -117,6 +118,9 @@ def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str
             if value not in _IR_MEASURES_DCG:
                 raise MeasureError(f"measure {text!r}: dcg={value!r}; expected log2 or exp-log2")
             out["gain"] = _IR_MEASURES_DCG[value]
+        elif key == "dcg" and family == "SDCG":
+            if value != "log2":
+                raise MeasureError(f"measure {text!r}: dcg={value!r}; SDCG's only dcg is log2")
         elif key == "judged_only":
             if value.lower() not in ("false", "0"):
                 raise MeasureError(
