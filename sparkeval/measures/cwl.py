@@ -102,15 +102,16 @@ def continuation_products(b: RankedBatch, factors: np.ndarray) -> tuple[np.ndarr
 def running_sum(b: RankedBatch, values: np.ndarray) -> np.ndarray:
     """G_i = g_1 + ... + g_i within each segment, added left to right and rounded after
     every addition, as cwl_eval's cumulative sum (its stopping rules compare G_i with T,
-    so a compensated sum could stop one rank apart).
+    so a compensated sum could stop one rank apart); 0 past rank 1000, which is not read.
 
-    The loop runs over ranks (at most the longest ranking), each step for all segments.
+    The loop runs over ranks (at most 1000), each step for all segments.
     """
     out = np.zeros(len(values), dtype=np.float64)
     if len(values) == 0:
         return out
+    last = min(int(b.positions.max()), CWL_DEPTH)
     order = np.argsort(b.positions, kind="stable")
-    bounds = np.searchsorted(b.positions[order], np.arange(1, int(b.positions.max()) + 2))
+    bounds = np.searchsorted(b.positions[order], np.arange(1, last + 2))
     running = np.zeros(b.n_segments, dtype=np.float64)
     for rank in range(len(bounds) - 1):
         docs = order[bounds[rank] : bounds[rank + 1]]
