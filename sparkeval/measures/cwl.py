@@ -60,6 +60,11 @@ GAIN_TEXT = (
     "ranks of gain 0"
 )
 GAIN_PARAMS = {"min_rel": MIN_REL, "max_rel": MAX_REL}
+#: what cwl_eval's depth does to the measures whose published weights never reach 0
+ENDLESS_TEXT = (
+    "; the published weights run without end, cwl_eval's stop at rank 1000 and are "
+    "renormalised there (INSQ with T = 1 has 0.15% of its weight past rank 1000)"
+)
 
 
 def check_gain_range(values: Mapping[str, Any]) -> str | None:
@@ -221,7 +226,9 @@ def nerr9(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     description=(
         "not-but-nearly ERR, equation 10 (gain-based stopping with RBP's persistence p, to "
         "rank 1000): C_i = p (1 - g_i); P_i = p^(i-1) prod_{j<i} (1 - g_j); value "
-        "sum_i P_i g_i / sum_i P_i; " + GAIN_TEXT
+        "sum_i P_i g_i / sum_i P_i; " + GAIN_TEXT + "; the published weights run without end, "
+        "cwl_eval's stop at rank 1000 and are renormalised there (the weight past rank 1000 "
+        "is at most p^1000 / (1 - p))"
     ),
     rel=False,
     params={
@@ -256,7 +263,7 @@ def _insq_tails(T: float) -> np.ndarray:
     description=(
         "not-but-nearly ERR, equation 11 (gain-based stopping with INST's goal T, to rank "
         "1000): C_i = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i); P_i = (2T / (i - 1 + 2T))^2 "
-        "prod_{j<i} (1 - g_j); value sum_i P_i g_i / sum_i P_i; " + GAIN_TEXT
+        "prod_{j<i} (1 - g_j); value sum_i P_i g_i / sum_i P_i; " + GAIN_TEXT + ENDLESS_TEXT
     ),
     rel=False,
     params={"T": T_PARAM, **GAIN_PARAMS},
@@ -277,7 +284,9 @@ def nerr11(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     "INSQ",
     description=(
         "INSQ: C_i = ((i + 2T - 1) / (i + 2T))^2, so P_i = (2T / (i - 1 + 2T))^2, the same "
-        "weights for every ranking; value sum_{i<=1000} P_i g_i / sum_{i<=1000} P_i; " + GAIN_TEXT
+        "weights for every ranking; value sum_{i<=1000} P_i g_i / sum_{i<=1000} P_i; "
+        + GAIN_TEXT
+        + ENDLESS_TEXT
     ),
     rel=False,
     params={"T": T_PARAM, **GAIN_PARAMS},
@@ -304,7 +313,7 @@ def trigamma(x: np.ndarray) -> np.ndarray:
     description=(
         "INST, INSQ adapting to the gain still wanted: C_i = ((i + T + T_i - 1) / "
         "(i + T + T_i))^2 with T_i = T - G_i, G_i = g_1 + ... + g_i; P_i = prod_{j<i} C_j; "
-        "value sum_i P_i g_i / sum_{i<=1000} P_i; " + GAIN_TEXT
+        "value sum_i P_i g_i / sum_{i<=1000} P_i; " + GAIN_TEXT + ENDLESS_TEXT
     ),
     rel=False,
     params={"T": T_PARAM, **GAIN_PARAMS},
