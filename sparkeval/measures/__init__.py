@@ -35,4 +35,5 @@ from sparkeval.measures import (  # noqa: F401  isort: skip
     correlation,
     near_dup,
     peer_auc,
+    cwl,
 )

@@ -107,7 +107,8 @@ def _split_params(text: str) -> list[str]:
 def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str, str]:
     """ir_measures' parameter spellings as registry parameters.
 
-    ``dcg=log2|exp-log2`` is ``gain=linear|exp``; ``gains={0:0,1:1,2:3}`` is the gain
+    ``dcg=log2|exp-log2`` is ``gain=linear|exp`` (SDCG's one ``dcg=log2`` is its
+    default and drops out); ``gains={0:0,1:1,2:3}`` is the gain
     map ``0:0;1:1;2:3``; ``judged_only=False`` is the default and ``True`` (nDCG over
     judged docs only) is not offered; quoted values lose their quotes.
     """
@@ -118,6 +119,9 @@ def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str
             if value not in _IR_MEASURES_DCG:
                 raise MeasureError(f"measure {text!r}: dcg={value!r}; expected log2 or exp-log2")
             out["gain"] = _IR_MEASURES_DCG[value]
+        elif key == "dcg" and family == "SDCG":
+            if value != "log2":
+                raise MeasureError(f"measure {text!r}: dcg={value!r}; SDCG's only dcg is log2")
         elif key == "judged_only":
             if value.lower() not in ("false", "0"):
                 raise MeasureError(
@@ -374,6 +378,11 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
             f"measure {name!r}: unknown parameter(s) {', '.join(unknown)}; "
             f"{family} accepts: {allowed}"
         )
+    if fam.check is not None:
+        values = {pname: spec.default for pname, spec in fam.params.items()} | dict(params)
+        problem = fam.check(values)
+        if problem is not None:
+            raise MeasureError(f"measure {name!r}: {problem}")
     for pname, value in params:
         if k is None and value in fam.params[pname].needs_cutoff:
             raise MeasureError(

@@ -22,6 +22,8 @@ from sparkeval.measures.batch import RankedBatch
 Kernel = Callable[[RankedBatch, "int | None", Mapping[str, Any]], np.ndarray]
 Aggregate = Literal["mean", "sum", "gmean"]
 CutoffRule = Literal["none", "optional", "required"]
+#: a family's test of its parameters together: the error message, or None when they fit
+Check = Callable[[Mapping[str, Any]], "str | None"]
 
 #: floor applied to per-query values before a geometric mean (trec_eval MIN_GEO_MEAN)
 GMEAN_FLOOR = 1e-5
@@ -201,6 +203,7 @@ class Family:
     undefined: str = ""
     default_cutoff: int | None = None
     reads_past_cutoff: bool = False
+    check: Check | None = None
 
     @property
     def uses_rel_level(self) -> bool:
@@ -320,6 +323,7 @@ def measure(
     undefined: str = "",
     default_cutoff: int | None = None,
     reads_past_cutoff: bool = False,
+    check: Check | None = None,
 ) -> Callable[[Kernel], Kernel]:
     """Register a kernel as the measure family ``name``.
 
@@ -345,6 +349,8 @@ def measure(
         reads_past_cutoff: ``@k`` does not bound the positions the kernel reads
             (``PartialAUC@k`` counts k non-relevant docs, wherever they are), so no
             ranking is cut at k for it.
+        check: tests the parameters together once parsed (every parameter, defaults
+            filled in): returns the error message, or None when they fit.
     """
     all_params: dict[str, Param] = dict(params or {})
     if rel:
@@ -379,6 +385,7 @@ def measure(
             undefined=undefined,
             default_cutoff=default_cutoff,
             reads_past_cutoff=reads_past_cutoff,
+            check=check,
         )
         return kernel
 

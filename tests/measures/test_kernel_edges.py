@@ -8,7 +8,14 @@ import pytest
 from sparkeval.measures import REGISTRY, RankedBatch
 from sparkeval.measures.names import parse_measure
 
-REQUIRED = {"IPrec": "(recall=0.5)", "Rprec_mult": "(mult=1)"}
+REQUIRED = {
+    "IPrec": "(recall=0.5)",
+    "Rprec_mult": "(mult=1)",
+    **{
+        f: "(max_rel=3)"
+        for f in ("SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "INST", "INSQ", "BPM")
+    },
+}
 NULL_ON_EMPTY = {"AUC", "RC", "KendallTau", "SpearmanRho"}
 
 

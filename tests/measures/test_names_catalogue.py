@@ -42,6 +42,9 @@ CANONICAL = [
     "Unjudged@20",
     "RelP@10",
     "RnDCG(gains=1:2)",
+    "SDCG(max_rel=3)@10",
+    "NERR10(p=0.8,min_rel=1,max_rel=3)",
+    "BPM(T=2,max_rel=3)@20",
 ]
 
 
