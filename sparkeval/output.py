@@ -41,6 +41,7 @@ from sparkeval.stable_parquet import sort_footer_encodings
 from sparkeval.storage.uris import is_remote
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
 SUCCESS_MARKER = "_SUCCESS"
@@ -448,6 +449,18 @@ def write_parquet(frame: DataFrame, directory: Path) -> list[Path]:
     """
     frame.write.parquet(str(directory))
     return tidy_spark_output(directory)
+
+
+def write_arrow_parquet(table: pa.Table, directory: Path) -> list[Path]:
+    """Write an Arrow table as a Parquet directory of one part, ``part-00000.parquet``
+    (pyarrow's defaults, one chunk per column): the same rows give the same bytes,
+    whichever engine computed them. Returns the part file."""
+    import pyarrow.parquet as pq
+
+    directory.mkdir()
+    part = directory / "part-00000.parquet"
+    pq.write_table(table.combine_chunks().replace_schema_metadata(None), part)
+    return [part]
 
 
 def shown_path(path: str | Path) -> str:

@@ -10,6 +10,7 @@ from typing import Self
 from sparkeval.engine.plans.rating_engine import MISSING_POLICIES
 from sparkeval.errors import ConfigError
 from sparkeval.io.readers import FORMATS
+from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.measures.rating_names import DEFAULT_RATING_MEASURES, parse_rating_measures
@@ -47,6 +48,7 @@ class RatingErrorsConfig(OutputJobConfig):
     buckets: int | None = option(
         None, metavar="B", help="hash buckets of users (default spark.sql.shuffle.partitions)"
     )
+    engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
 
     def validate(self) -> Self:
         self.measure_names()

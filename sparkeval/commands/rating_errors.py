@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from sparkeval.job.command import Command, spark_job
+from sparkeval.errors import InputError
+from sparkeval.job.command import Command, LocalEngine, spark_job
+from sparkeval.job.engine_choice import runs_locally
 from sparkeval.rating_config import RatingErrorsConfig
 
 if TYPE_CHECKING:
+    from sparkeval.engine.local_ratings import LocalRatingEvaluation
     from sparkeval.engine.plans.rating_engine import RatingEvaluation
 
 
-def show(evaluation: RatingEvaluation, config: RatingErrorsConfig, stdout: TextIO) -> None:
+def show(
+    evaluation: RatingEvaluation | LocalRatingEvaluation,
+    config: RatingErrorsConfig,
+    stdout: TextIO,
+) -> None:
     """One line per error (pooled value), then the matched and skipped pair counts."""
     report = evaluation.report
     try:
@@ -25,6 +32,45 @@ def show(evaluation: RatingEvaluation, config: RatingErrorsConfig, stdout: TextI
         evaluation.unpersist()
 
 
+def needs_spark(config: RatingErrorsConfig) -> str | None:
+    """Why ``config`` needs Spark whatever the size of its inputs, or None: what the
+    local engine (:mod:`sparkeval.engine.local_ratings`) does not do."""
+    from sparkeval.engine.local_ratings import lp_needs_spark
+    from sparkeval.io.readers import detect_format, is_catalog_table
+    from sparkeval.measures.rating_names import parse_rating_measures
+
+    paths = config.input_paths()
+    if any(is_catalog_table(path) for path in paths):
+        return "catalog tables are read through Spark"
+    if any(detect_format(path, config.format) == "jsonl" for path in paths):
+        return "JSON Lines inputs are read by Spark"
+    if config.append_to:
+        from sparkeval.summary_table import is_path_target
+
+        if not is_path_target(config.append_to):
+            return "--append-to a catalog table needs Spark"
+    return lp_needs_spark(parse_rating_measures(config.measure_names()))
+
+
+def run_locally(config: RatingErrorsConfig) -> LocalRatingEvaluation | None:
+    """The evaluation in this process (:func:`sparkeval.rating_job.run_rating_errors_locally`);
+    None sends an ``auto`` run to Spark when an input or value needs Spark's readers."""
+    from sparkeval.io.direct_input import NotDirect
+    from sparkeval.job.runner import log
+    from sparkeval.rating_job import run_rating_errors_locally
+
+    try:
+        return run_rating_errors_locally(config)
+    except NotDirect as exc:
+        if config.engine == "local":
+            raise InputError(
+                f"--engine local: {exc.reason}, which Spark's readers judge; "
+                "use --engine spark (or auto)"
+            ) from None
+        log(f"{exc.reason}; the inputs are read by Spark instead")
+        return None
+
+
 COMMAND = Command(
     name="rating-errors",
     help="rating-prediction errors (RMSE, MAE, R2, ...) pooled and per user",
@@ -35,4 +81,5 @@ COMMAND = Command(
     config=RatingErrorsConfig,
     run=spark_job("sparkeval.rating_job:run_rating_errors"),
     show=show,
+    local=LocalEngine(lambda config: runs_locally(config, needs_spark), run_locally),
 )

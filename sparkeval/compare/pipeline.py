@@ -44,8 +44,8 @@ from sparkeval.compare.stats import (
     randomization_test,
     wins_ties_losses,
 )
+from sparkeval.engine.plans.exact import ExactTotal, exact_totals
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.exact_means import ExactTotal, exact_totals
 from sparkeval.formats import BAD
 from sparkeval.information import spark_plogp, spark_plogratio
 from sparkeval.spark import spark_type, to_pandas
@@ -677,7 +677,7 @@ _RD_SCHEMA = (
 def _by_run(
     totals: dict[tuple[str | None, ...], dict[str, ExactTotal]],
 ) -> list[tuple[str, dict[str, ExactTotal]]]:
-    """:func:`~sparkeval.exact_means.exact_totals` keyed by ``run_id`` alone, as
+    """:func:`~sparkeval.engine.plans.exact.exact_totals` keyed by ``run_id`` alone, as
     ``(run, totals)`` pairs in run order."""
     return sorted(((str(run), found) for (run,), found in totals.items()), key=lambda p: p[0])
 

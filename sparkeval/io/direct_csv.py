@@ -183,7 +183,7 @@ def _unit_text(source: DirectInput, unit: int) -> bytes:
     return data.partition(b"\n")[2] if start == 0 else data
 
 
-def _plain_ids(values: pa.Array, column: str, where: str) -> pa.Array:
+def plain_ids(values: pa.Array, column: str, where: str) -> pa.Array:
     """``values`` when no id is empty (null to Spark) or padded with whitespace."""
     if len(values) and not pc.all(pc.equal(pc.utf8_trim_whitespace(values), values)).as_py():
         raise NotDirect(f"{where}: column {column} has a value with surrounding whitespace")
@@ -204,8 +204,8 @@ def csv_unit_table(
         sorted(set(cols.values())),
         source.path,
     )
-    query = _plain_ids(fields[cols["query_id"]], cols["query_id"], source.path)
-    doc = _plain_ids(fields[cols["doc_id"]], cols["doc_id"], source.path)
+    query = plain_ids(fields[cols["query_id"]], cols["query_id"], source.path)
+    doc = plain_ids(fields[cols["doc_id"]], cols["doc_id"], source.path)
     value = "score" if source.kind == "run" else "relevance"
     values = parse_values(fields[cols[value]], source.kind, source.path)
     if source.kind == "qrels":

@@ -356,6 +356,28 @@ def _single_spaced_fields(
     return table.column(0), table.column(2), table.column(value_field)
 
 
+def whitespace_fields(data: bytes, needed: int, where: str) -> pa.ListArray:
+    """The fields of the data lines of ``data`` as Spark's text readers split them:
+    each line trimmed of whitespace, empty lines and ``#`` comment lines skipped, the
+    rest split on runs of whitespace; every line has at least ``needed`` fields.
+
+    Raises:
+        NotDirect: a byte-order mark, invalid UTF-8, or a line with fewer fields.
+    """
+    if data.startswith(_BOM):
+        raise NotDirect(f"{where}: a byte-order mark")
+    try:
+        lines = _lines(data)
+    except pa.ArrowInvalid as exc:  # invalid UTF-8, or a \x1f byte
+        raise NotDirect(f"{where}: {str(exc).splitlines()[0]}") from None
+    body = pc.utf8_trim(lines, characters=_WHITESPACE)
+    keep = pc.and_(pc.not_equal(body, ""), pc.invert(pc.starts_with(body, "#")))
+    fields = pc.ascii_split_whitespace(body.filter(keep))
+    if len(fields) and pc.min(pc.list_value_length(fields)).as_py() < needed:
+        raise NotDirect(f"{where}: a line with fewer than {needed} fields")
+    return fields
+
+
 def parse_text(data: bytes, kind: str, where: str) -> tuple[pa.Array, pa.Array, pa.Array]:
     """``(query ids, doc ids, values)`` of the data lines of ``data``.
 
@@ -368,20 +390,11 @@ def parse_text(data: bytes, kind: str, where: str) -> tuple[pa.Array, pa.Array, 
     if single_spaced is not None:
         query, doc, text = single_spaced
         return query, doc, parse_values(text, kind, where)
-    try:
-        lines = _lines(data)
-    except pa.ArrowInvalid as exc:  # invalid UTF-8, or a \x1f byte
-        raise NotDirect(f"{where}: {str(exc).splitlines()[0]}") from None
-    body = pc.utf8_trim(lines, characters=_WHITESPACE)
-    keep = pc.and_(pc.not_equal(body, ""), pc.invert(pc.starts_with(body, "#")))
-    fields = pc.ascii_split_whitespace(body.filter(keep))
     needed, value_field = _FIELDS[kind]
-    if len(fields):
-        low, high = pc.min_max(pc.list_value_length(fields)).values()
-        if low.as_py() < needed:
-            raise NotDirect(f"{where}: a line with fewer than {needed} fields")
-        if kind == "qrels" and high.as_py() > needed:  # a qrels line has exactly 4
-            raise NotDirect(f"{where}: a qrels line with more than {needed} fields")
+    fields = whitespace_fields(data, needed, where)
+    many = len(fields) and pc.max(pc.list_value_length(fields)).as_py() > needed
+    if kind == "qrels" and many:  # a qrels line has exactly 4
+        raise NotDirect(f"{where}: a qrels line with more than {needed} fields")
     values = parse_values(pc.list_element(fields, value_field), kind, where)
     return pc.list_element(fields, 0), pc.list_element(fields, 2), values
 

@@ -18,7 +18,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from sparkeval.diversity.evaluate import evaluate_diversity
-from sparkeval.exact_means import bounded_mean, bounded_totals, exact_totals
+from sparkeval.engine.plans.exact import exact_totals
+from sparkeval.exact_means import bounded_mean, bounded_totals
 from sparkeval.spark import session_settings
 
 pytestmark = pytest.mark.spark

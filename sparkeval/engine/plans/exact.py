@@ -1,64 +1,123 @@
-"""Order-independent sums of double columns in Spark::
-
+"""Order-independent sums of double columns on Spark: :func:`exact_totals`.
 
 A floating-point sum depends on the order of its terms, so a plain ``F.sum`` of
-doubles can change with partitioning.  Here every term x is scaled by a power of
-two, 2^-m (exact in binary floating point), rounded once to ``decimal(38,18)``
-(a per-row, order-free step) and summed exactly in decimal; the result is
-``float(sum) * 2^m``.  The exponent m is chosen from an upper bound B of the
-absolute sum (for instance rows × largest term) so that B·2^-m < 10^19, which
-keeps the decimal sum inside its 20 integer digits and leaves about 37 significant
-digits relative to B.
+doubles can change with partitioning.  Here each partition is reduced by a Python
+worker to exact partial sums (an integer times a power of two,
+:func:`~sparkeval.engine.worker.exact_summary.exact_double_sum`), and the driver adds
+them as integers and rounds once.  The total is the correctly rounded sum of the
+values and the mean the correctly rounded ``sum / n``, e.g. the mean of 0.1, 0.2 and
+0.3 is 0.2, as ``float((Fraction(0.1) + Fraction(0.2) + Fraction(0.3)) / 3)`` rounds
+it, not the 0.20000000000000004 of adding them left to right and dividing.  The same
+values summed in this process (:func:`~sparkeval.engine.worker.exact_summary.exact_total`)
+give the same bits.
 
 Example (on Spark)::
 
-    m = scale_exponent(1e6)
-    row = df.agg(exact_decimal_sum(F.col("x"), m).alias("s")).first()
-    total = from_decimal(row["s"], m)
+    totals = exact_totals(per_user, ["novelty"])
+    mean = totals[()]["novelty"].mean
 """
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-DECIMAL = "decimal(38,18)"
-_LIMIT = 1e19
-_MIN_EXPONENT = -900
-_MAX_EXPONENT = 1000  # doubles reach 2^1024: B * 2^-m < 10^19 needs m <= 961
+import pyarrow as pa
 
+from sparkeval.engine.worker.exact_summary import ExactTotal, encode_partial, total_of
 
-def scale_exponent(bound: float) -> int:
-    """The exponent m for terms whose absolute sum is at most ``bound``.
-
-    Returns 0 for a zero or non-finite bound (a non-finite bound means the sum is
-    not finite either; :func:`exact_decimal_sum` then sums plain doubles).
-    """
-    if not math.isfinite(bound) or bound <= 0:
-        return 0
-    m = math.ceil(math.log2(bound / _LIMIT))
-    return min(max(m, _MIN_EXPONENT), _MAX_EXPONENT)
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 
-def exact_decimal_sum(column, m: int, finite: bool = True):
-    """Spark aggregate: the exact decimal sum of ``column * 2^-m``.
+def exact_totals(
+    frame: DataFrame, columns: Sequence[str], keys: Sequence[str] = ()
+) -> dict[tuple[str | None, ...], dict[str, ExactTotal]]:
+    """Exact sums, counts and means of the non-null values of ``columns`` (numeric)
+    per distinct value of ``keys`` (as text; no keys: one group, ``()``), in one job.
 
-    Args:
-        column: a double column expression (nulls are skipped, as in ``sum``).
-        m: the exponent from :func:`scale_exponent`.
-        finite: False when the terms may be infinite; the plain double sum is used.
+    Only groups with at least one row appear; a column without a non-null value in a
+    group has count 0.
+
+    Example::
+
+        >>> # on Spark: rows (a, 0.1), (a, 0.2), (a, 0.3), (b, None)
+        >>> # exact_totals(df, ["x"], ["k"])[("a",)]["x"].mean == 0.2; [("b",)]["x"].count == 0
     """
     from pyspark.sql import functions as F
 
-    if not finite:
-        return F.sum(column)
-    return F.sum((column * F.lit(math.ldexp(1.0, -m))).cast(DECIMAL))
+    key_names = [f"_k{i}" for i in range(len(keys))]
+    value_names = [f"_v{i}" for i in range(len(columns))]
+    projected = frame.select(
+        *(F.col(k).cast("string").alias(n) for k, n in zip(keys, key_names, strict=True)),
+        *(F.col(c).cast("double").alias(n) for c, n in zip(columns, value_names, strict=True)),
+    )
+    schema = ", ".join(
+        [*(f"{n} string" for n in key_names), "column int", "n long", "rows long", "total string"]
+    )
+    partials = projected.mapInArrow(partial_sums_of(key_names, value_names), schema).collect()
+    return combine_partials(partials, key_names, columns)
 
 
-def from_decimal(value: Decimal | float | None, m: int) -> float:
-    """The double value of a sum returned by :func:`exact_decimal_sum` (0.0 for an empty sum)."""
-    if value is None:
-        return 0.0
-    if isinstance(value, float):
-        return value
-    return math.ldexp(float(value), m)
+def partial_sums_of(key_names: Sequence[str], value_names: Sequence[str]):
+    """The ``mapInArrow`` function of :func:`exact_totals`: per group of the keys in a
+    partition and per value column, a row ``keys..., column, n, rows, total``."""
+    keys, values = list(key_names), list(value_names)
+
+    def partial_sums(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        received = list(batches)
+        if not received or not any(b.num_rows for b in received):
+            return
+        table = pa.Table.from_batches(received)
+        if not keys:  # one group (Arrow's list aggregate needs a key)
+            table = table.append_column("_one", pa.repeat(True, table.num_rows))
+        by = keys or ["_one"]
+        grouped = table.group_by(by, use_threads=False).aggregate([(v, "list") for v in values])
+        out: dict[str, list] = {k: [] for k in [*keys, "column", "n", "rows", "total"]}
+        for row in range(grouped.num_rows):
+            for index, name in enumerate(values):
+                listed = grouped.column(f"{name}_list")[row].values
+                defined = listed.drop_null().to_numpy(zero_copy_only=False)
+                for k in keys:
+                    out[k].append(grouped.column(k)[row].as_py())
+                out["column"].append(index)
+                out["n"].append(len(defined))
+                out["rows"].append(len(listed))
+                out["total"].append(encode_partial(defined))
+        yield pa.record_batch(
+            {
+                **{k: pa.array(out[k], pa.string()) for k in keys},
+                "column": pa.array(out["column"], pa.int32()),
+                "n": pa.array(out["n"], pa.int64()),
+                "rows": pa.array(out["rows"], pa.int64()),
+                "total": pa.array(out["total"], pa.string()),
+            }
+        )
+
+    return partial_sums
+
+
+def combine_partials(
+    rows: Sequence, key_names: Sequence[str], columns: Sequence[str]
+) -> dict[tuple[str | None, ...], dict[str, ExactTotal]]:
+    """:func:`exact_totals`' result from the partitions' partial rows."""
+    counts: dict[tuple, list[int]] = {}
+    group_rows: dict[tuple, int] = {}
+    partials: dict[tuple, list[list[str]]] = {}
+    for row in rows:
+        key = tuple(row[k] for k in key_names)
+        if key not in counts:
+            counts[key] = [0] * len(columns)
+            partials[key] = [[] for _ in columns]
+            group_rows[key] = 0
+        if row["column"] == 0:
+            group_rows[key] += int(row["rows"])
+        counts[key][row["column"]] += int(row["n"])
+        partials[key][row["column"]].append(row["total"])
+    return {
+        key: {
+            column: total_of(partials[key][i], counts[key][i], group_rows[key])
+            for i, column in enumerate(columns)
+        }
+        for key in counts
+    }

@@ -8,15 +8,17 @@ Plan::
     truth       --group by (user, item)--+        |
                                    matched pairs (t, q, e = t - q), cached
                                      |                          |
-        pooled: exact decimal sums of e^2, |e|, |e|^p,   per user: hash buckets of users,
+        pooled: exact sums of e^2, |e|, |e|^p,           per user: hash buckets of users,
         (t - mean t)^2, (e - mean e)^2; max |e|;         one pandas UDF per bucket computes
         the L largest |e|                                 every requested error for all its
                                                           users at once (numpy, no loop)
                                                                 |
-                                                mean over users (exact decimal sums)
+                                                mean over users (exact sums)
 
-Every sum is order-independent (see :mod:`sparkeval.engine.plans.exact`), so the values
-do not depend on partitioning or row order.  A pair present on one side only is
+Every sum is exact and rounded once (:mod:`sparkeval.engine.plans.exact`), so the values
+do not depend on partitioning or row order, and equal those of the local engine
+(:mod:`sparkeval.engine.local_ratings`) to the bit; the values from the sums are
+:mod:`sparkeval.engine.rating_values`.  A pair present on one side only is
 an error (``missing="error"``) or is left out and counted (``missing="skip"``,
 the inner join that Microsoft Recommenders' rating evaluation uses); the counts
 are always reported.
@@ -32,8 +34,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sparkeval.engine.plans.exact import exact_decimal_sum, from_decimal, scale_exponent
+from sparkeval.engine.plans.exact import exact_totals
 from sparkeval.engine.plans.spark_engine import capped_buckets, plan_bytes
+from sparkeval.engine.rating_values import (
+    lp_powers,
+    needs_centred_sums,
+    rating_report,
+    top_sizes,
+)
 from sparkeval.errors import InputError
 from sparkeval.formats import BAD
 from sparkeval.io.ratings import canonical_ratings
@@ -153,7 +161,6 @@ def _pair_stats(joined) -> dict[str, Any]:
         F.sum(F.col("n_pred").isNull().cast(spark_type("long"))).alias("truth_only"),
         _example(F.col("n_pred").isNull()).alias("truth_only_example"),
         F.sum(both.cast(spark_type("long"))).alias("matched"),
-        F.max(F.when(both, F.abs("t"))).alias("max_t"),
         F.max(F.when(both, F.abs(err))).alias("max_e"),
     ).first()
     out = row.asDict()
@@ -162,27 +169,13 @@ def _pair_stats(joined) -> dict[str, Any]:
     return out
 
 
-def _pooled(
-    pairs, requests: Sequence[RatingRequest], n: int, max_t: float, max_e: float
-) -> dict[str, float]:
-    """Pooled values of every request, from exact sums over the matched pairs."""
+def _pooled(pairs, requests: Sequence[RatingRequest], n: int, max_e: float) -> dict[str, float]:
+    """The pooled sums of every request (:mod:`sparkeval.engine.rating_values`), exact
+    over the matched pairs."""
     from pyspark.sql import functions as F
 
     e, t = F.col("e"), F.col("t")
-    powers = sorted(
-        {
-            float(r.parameter or 2.0)
-            for r in requests
-            if r.kind == "Lp" and math.isfinite(float(r.parameter or 2.0))
-        }
-    )
-    bounds: dict[str, float] = {
-        "t": n * max_t,
-        "e": n * max_e,
-        "e2": n * max_e * max_e,
-        "a": n * max_e,
-        **{f"p{i}": n * max_e**p for i, p in enumerate(powers)},
-    }
+    powers = lp_powers(requests)
     terms = {
         "t": t,
         "e": e,
@@ -190,24 +183,17 @@ def _pooled(
         "a": F.abs(e),
         **{f"p{i}": F.pow(F.abs(e), F.lit(p)) for i, p in enumerate(powers)},
     }
-    sums = _exact_sums(pairs, terms, bounds)
+    sums = _exact_sums(pairs, terms)
     out: dict[str, float] = {"n": float(n), "max_e": max_e}
     out.update(sums)
     out.update({f"lp:{p}": sums[f"p{i}"] for i, p in enumerate(powers)})
-    if any(r.kind in ("R2", "ExpVar") for r in requests):
+    if needs_centred_sums(requests):
         mean_t, mean_e = sums["t"] / n, sums["e"] / n
-        centred = {"ct": (t - F.lit(mean_t)) ** 2, "ce": (e - F.lit(mean_e)) ** 2}
+        centred_t, centred_e = t - F.lit(mean_t), e - F.lit(mean_e)
         out.update(
-            _exact_sums(
-                pairs,
-                centred,
-                {
-                    "ct": n * (max_t + abs(mean_t)) ** 2,
-                    "ce": n * (max_e + abs(mean_e)) ** 2,
-                },
-            )
+            _exact_sums(pairs, {"ct": centred_t * centred_t, "ce": centred_e * centred_e})
         )
-    sizes = [int(r.parameter or 1) for r in requests if r.kind == "TopL_AE"]
+    sizes = top_sizes(requests)
     if sizes:
         top = pairs.select(F.abs(e).alias("a")).orderBy(F.desc("a")).limit(max(sizes)).collect()
         largest = [float(row["a"]) for row in top]
@@ -216,37 +202,11 @@ def _pooled(
     return out
 
 
-def _exact_sums(
-    df: DataFrame, terms: Mapping[str, Any], bounds: Mapping[str, float]
-) -> dict[str, float]:
-    exps = {k: scale_exponent(bounds[k]) for k in terms}
-    row = df.agg(
-        *(
-            exact_decimal_sum(col, exps[k], finite=math.isfinite(bounds[k])).alias(k)
-            for k, col in terms.items()
-        )
-    ).collect()[0]
-    return {k: from_decimal(row[k], exps[k]) for k in terms}
-
-
-def _pooled_value(r: RatingRequest, s: Mapping[str, float]) -> float:
-    n = s["n"]
-    if r.kind == "RMSE":
-        return math.sqrt(s["e2"] / n)
-    if r.kind == "MAE":
-        return s["a"] / n
-    if r.kind == "MaxAE":
-        return s["max_e"]
-    if r.kind == "TopL_AE":
-        return s[f"top:{int(r.parameter or 1)}"]
-    if r.kind == "Lp":
-        p = float(r.parameter or 2.0)
-        return s["max_e"] if math.isinf(p) else s[f"lp:{p}"] ** (1.0 / p)
-    if r.kind in ("R2", "ExpVar"):
-        if s["ct"] <= 0:
-            return float("nan")
-        return 1.0 - (s["e2"] if r.kind == "R2" else s["ce"]) / s["ct"]
-    raise ValueError(f"rating measure {r.name}: no pooled form for kind {r.kind!r}")
+def _exact_sums(df: DataFrame, terms: Mapping[str, Any]) -> dict[str, float]:
+    """The exact, correctly rounded sum of each term over ``df`` (one job)."""
+    totals = exact_totals(df.select(*(col.alias(k) for k, col in terms.items())), list(terms))
+    found = totals.get(())
+    return {k: found[k].total if found else 0.0 for k in terms}
 
 
 def _per_user(pairs, requests: Sequence[RatingRequest], buckets: int):
@@ -285,23 +245,12 @@ def _per_user(pairs, requests: Sequence[RatingRequest], buckets: int):
 
 
 def _user_means(per_user, n_requests: int) -> tuple[list[float], list[int], int]:
-    """(mean over users with a defined value, undefined count) per request; number of users."""
-    from pyspark.sql import functions as F
-
-    order = F.col("_order")
-    first = per_user.agg(
-        *(F.max(F.when(order == i, F.abs("value"))).alias(f"max{i}") for i in range(n_requests)),
-        *(F.count(F.when(order == i, F.col("value"))).alias(f"def{i}") for i in range(n_requests)),
-        F.count(F.when(order == 0, F.lit(1))).alias("users"),
-    ).first()
-    defined = [int(first[f"def{i}"]) for i in range(n_requests)]
-    bounds = {f"s{i}": defined[i] * float(first[f"max{i}"] or 0.0) for i in range(n_requests)}
-    sums = _exact_sums(
-        per_user, {f"s{i}": F.when(order == i, F.col("value")) for i in range(n_requests)}, bounds
-    )
-    users = int(first["users"])
-    means = [sums[f"s{i}"] / defined[i] if defined[i] else float("nan") for i in range(n_requests)]
-    return means, [users - d for d in defined], users
+    """(mean over users with a defined value, undefined count) per request; number of
+    users. The means are exact and correctly rounded (one job)."""
+    totals = exact_totals(per_user, ["value"], ["_order"])
+    found = [totals[(str(i),)]["value"] for i in range(n_requests)]
+    users = found[0].rows
+    return [t.mean for t in found], [users - t.count for t in found], users
 
 
 def rating_errors(
@@ -363,39 +312,15 @@ def rating_errors(
         )
         cached.append(pairs)
         n = stats["matched"]
-        sums = _pooled(pairs, requests, n, float(stats["max_t"]), float(stats["max_e"]))
+        sums = _pooled(pairs, requests, n, float(stats["max_e"]))
         per_user = _per_user(pairs, requests, buckets).persist()
         cached.append(per_user)
         means, undefined, users = _user_means(per_user, len(requests))
+        report = rating_report(requests, sums, means, undefined, users, stats, missing)
     except BaseException:
         for df in cached:
             df.unpersist()
         raise
-
-    values: dict[str, float] = {}
-    undefined_users: dict[str, int] = {}
-    for i, r in enumerate(requests):
-        values[r.name] = _pooled_value(r, sums)
-        values[r.per_user_name] = means[i]
-        for name in (r.name, r.per_user_name):
-            if math.isinf(values[name]):
-                raise InputError(
-                    f"{name}: the errors reach {sums['max_e']:g}, too large for this measure "
-                    "in double precision (its sums overflow); rescale the values"
-                )
-        undefined_users[r.per_user_name] = undefined[i]
-    report = {
-        "measures": values,
-        "undefined_users": undefined_users,
-        "pairs": {
-            "matched": n,
-            "predictions_only": stats["pred_only"],
-            "truth_only": stats["truth_only"],
-            "skipped": stats["pred_only"] + stats["truth_only"],
-        },
-        "users": {"evaluated": users},
-        "parameters": {"measures": [r.name for r in requests], "missing": missing},
-    }
     names = F.create_map(*(x for i, r in enumerate(requests) for x in (F.lit(i), F.lit(r.name))))
     per_user_out = per_user.select(
         "user_id", names[F.col("_order")].alias("measure"), "value", "_order"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -79,6 +80,48 @@ def encode_partial(values: np.ndarray) -> str:
         n, e = exact_double_sum(values)
         return f"{n}:{e}"
     return repr(float(values.sum()))
+
+
+@dataclass(frozen=True)
+class ExactTotal:
+    """The non-null values of one column in one group.
+
+    Attributes:
+        total: their sum, rounded once (0.0 when there are none; inf, -inf or nan
+            when a value is not finite, as IEEE addition gives them).
+        count: how many there are.
+        rows: the group's rows, nulls included.
+        mean: ``total / count`` rounded once from the exact sum (nan when count is 0).
+    """
+
+    total: float
+    count: int
+    rows: int
+    mean: float
+
+
+def total_of(partials: Sequence[str], count: int, rows: int) -> ExactTotal:
+    """The exact total and mean of :func:`encode_partial` texts of ``count`` values
+    (``rows``: the group's rows, nulls included)."""
+    total = sum_partials(partials)
+    if isinstance(total, float):  # an infinity or NaN
+        return ExactTotal(total, count, rows, total / count if count else math.nan)
+    mean = float(total / count) if count else math.nan
+    return ExactTotal(float(total), count, rows, mean)
+
+
+def exact_total(values: np.ndarray, rows: int | None = None) -> ExactTotal:
+    """The :class:`ExactTotal` of the non-NaN ``values``, in this process: the same
+    total and mean :func:`sparkeval.engine.plans.exact.exact_totals` gives on Spark
+    for these values (a NaN there is a null; ``rows`` defaults to ``len(values)``).
+
+    Example:
+        >>> exact_total(np.array([0.1, 0.2, 0.3, np.nan])).mean
+        0.2
+    """
+    values = np.asarray(values, dtype=np.float64)
+    defined = values[~np.isnan(values)]
+    return total_of([encode_partial(defined)], len(defined), len(values) if rows is None else rows)
 
 
 def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBatch:
