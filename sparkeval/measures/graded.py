@@ -49,6 +49,7 @@ def _ideal_at_cut(b: RankedBatch, k: int | None, gain: str, grade_map: Any) -> n
 
 @measure(
     "nDCG",
+    judged_only=True,
     description=(
         "normalised DCG: DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(g_i) * w_i with "
         "w_i = 1/log2(i+1); IDCG from all qrels grades sorted descending (cut at k); "

@@ -21,7 +21,13 @@ from collections.abc import Iterable, Iterator
 
 from sparkeval.errors import MeasureError
 from sparkeval.measures import REGISTRY, Measure, trec_patterns
-from sparkeval.measures.registry import TrecParams, pattern_fields, trec_bases
+from sparkeval.measures.registry import (
+    JUDGED_ONLY,
+    JUDGED_ONLY_PARAM,
+    TrecParams,
+    pattern_fields,
+    trec_bases,
+)
 
 _CANONICAL = re.compile(
     r"^(?P<family>[A-Za-z0-9][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[^@()]+))?$"
@@ -107,8 +113,9 @@ def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str
     """ir_measures' parameter spellings as registry parameters.
 
     ``dcg=log2|exp-log2`` is ``gain=linear|exp``; ``gains={0:0,1:1,2:3}`` is the gain
-    map ``0:0;1:1;2:3``; ``judged_only=False`` is the default and ``True`` (nDCG over
-    judged docs only) is not offered; quoted values lose their quotes.
+    map ``0:0;1:1;2:3``; ``judged_only`` is the family's own parameter where it has one
+    (the measure over the condensed ranking, trec_eval -J), elsewhere ``False`` (the
+    default) is dropped and ``True`` refused; quoted values lose their quotes.
     """
     out = {}
     for key, value in raw.items():
@@ -117,11 +124,13 @@ def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str
             if value not in _IR_MEASURES_DCG:
                 raise MeasureError(f"measure {text!r}: dcg={value!r}; expected log2 or exp-log2")
             out["gain"] = _IR_MEASURES_DCG[value]
-        elif key == "judged_only":
-            if value.lower() not in ("false", "0"):
+        elif key == JUDGED_ONLY and not REGISTRY[family].offers_judged_only:
+            if JUDGED_ONLY_PARAM.coerce(family, key, _parse_value(value)):
+                offered = ", ".join(f for f, spec in REGISTRY.items() if spec.offers_judged_only)
                 raise MeasureError(
-                    f"measure {text!r}: judged_only=True (the measure over judged docs only) "
-                    "is not offered; Judged@k gives the share of judged docs"
+                    f"measure {text!r}: judged_only=True (the measure over the ranking without "
+                    f"its unjudged docs, trec_eval -J) is not offered for {family}; it is for "
+                    f"{offered}"
                 )
         elif key == "gains" and value.startswith("{"):
             pairs = [p.split(":") for p in value.strip("{}").split(",") if p.strip()]
