@@ -24,7 +24,9 @@ from sparkeval.measures import REGISTRY, Measure, trec_patterns
 from sparkeval.measures.registry import (
     JUDGED_ONLY,
     JUDGED_ONLY_PARAM,
+    Param,
     TrecParams,
+    format_value,
     pattern_fields,
     trec_bases,
 )
@@ -56,9 +58,20 @@ ALIASES = {
     "F1": "F",  # ranx's f1@k: 2 P@k R@k / (P@k + R@k), F with beta = 1
     "iP": "IPrec",
     "Fallout": "FallOut",  # torchmetrics' RetrievalFallOut
+    "ndcg_score": "nDCG",  # scikit-learn's sklearn.metrics.ndcg_score
+    "dcg_score": "DCG",  # scikit-learn's sklearn.metrics.dcg_score
 }
 #: parameters an alias fixes (any case of the alias); giving one of them is refused
 ALIAS_PARAMS: dict[str, dict[str, str]] = {"f1": {"beta": "1"}}
+#: parameters an alias sets unless they are given (any case of the alias): scikit-learn's
+#: defaults, ignore_ties=False (tied scores share their mean gain) and, for ndcg_score,
+#: the ideal DCG of the ranked docs' own gains
+ALIAS_DEFAULTS: dict[str, dict[str, str]] = {
+    "ndcg_score": {"ideal": "run", "ties": "average"},
+    "dcg_score": {"ties": "average"},
+}
+#: the cumulative-gain families that read scikit-learn's keyword arguments
+_SKLEARN_FAMILIES = ("nDCG", "DCG")
 #: families an ir_measures spelling with ``rel=`` stands for: its NumRet(rel=l) counts the
 #: retrieved docs with grade >= l (how it prints NumRelRet)
 _WITH_REL = {"NumRet": "NumRelRet"}
@@ -140,6 +153,38 @@ def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str
     return out
 
 
+def _sklearn_params(text: str, family: str, raw: dict[str, str]) -> dict[str, str]:
+    """scikit-learn's keyword arguments of dcg_score / ndcg_score as registry parameters.
+
+    ``k=10`` is the cutoff ``@10``; ``ignore_ties=False`` is ``ties=average`` and
+    ``ignore_ties=True`` is ``ties=order`` (tied docs keep the ranking's order, doc id
+    descending, where scikit-learn leaves them to its sort); ``log_base`` is refused on
+    nDCG, which does not depend on it.
+    """
+    if family not in _SKLEARN_FAMILIES:
+        return raw
+    out = dict(raw)
+    if "k" in out:
+        if "cutoff" in out:
+            raise MeasureError(f"measure {text!r}: give the cutoff once (k= or cutoff=)")
+        out["cutoff"] = out.pop("k")
+    if "ignore_ties" in out:
+        given = out.pop("ignore_ties").strip().strip("'\"")
+        ties = "order" if Param(bool, False).coerce(family, "ignore_ties", given) else "average"
+        if "ties" in out and out["ties"].strip() != ties:
+            raise MeasureError(
+                f"measure {text!r}: ignore_ties={given} contradicts ties={out['ties']}"
+            )
+        out["ties"] = ties
+    if family == "nDCG" and "log_base" in out:
+        raise MeasureError(
+            f"measure {text!r}: log_base={out['log_base'].strip()} is not offered on nDCG: "
+            "the base scales DCG and its ideal alike, so nDCG does not depend on it "
+            "(scikit-learn's ndcg_score takes none); DCG(log_base=…) takes it"
+        )
+    return out
+
+
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALLS = ("0.00", "0.10", "0.20", "0.30", "0.40", "0.50", "0.60", "0.70", "0.80", "0.90", "1.00")
 
@@ -218,7 +263,7 @@ def closest_measures(text: str, n: int = 3) -> list[str]:
         >>> closest_measures("nDGC@10")
         ['nDCG@10', 'RnDCG', 'DCG@10']
         >>> closest_measures("ndcg_cutt_5")
-        ['ndcg_cut_5', 'map_cut_5', 'nDCG']
+        ['ndcg_cut_5', 'map_cut_5', 'ndcg_score']
     """
     head = re.split(r"[(@]", text, maxsplit=1)[0]
     tail = text[len(head) :]
@@ -367,6 +412,12 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
             f"measure {name!r}: unknown parameter(s) {', '.join(unknown)}; "
             f"{family} accepts: {allowed}"
         )
+    values = dict(params)
+    if values.get("gain") == "jarvelin" and values.get("log_base", 2.0) != 2.0:
+        raise MeasureError(
+            f"measure {name!r}: log_base={format_value(values['log_base'])} is not offered "
+            "with gain=jarvelin, whose discount 1/log2(max(i,2)) is taken in base 2"
+        )
     for pname, value in params:
         if k is None and value in fam.params[pname].needs_cutoff:
             raise MeasureError(
@@ -435,7 +486,9 @@ def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
                 f"write {family}({key}=…) for another {key}"
             )
         raw[key] = value
-    raw = _ir_measures_params(text, family, raw)
+    raw = _sklearn_params(text, family, _ir_measures_params(text, family, raw))
+    for key, value in ALIAS_DEFAULTS.get(match["family"].lower(), {}).items():
+        raw.setdefault(key, value)
     if family in _WITH_REL and "rel" in raw:
         family = _WITH_REL[family]
     cutoff = match["k"]
