@@ -468,7 +468,8 @@ def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
     """The measure of a canonical or ir_measures style name whose family is known.
 
     ir_measures' spellings: ``cutoff=k`` is ``@k``; ``NumRet(rel=l)`` is
-    ``NumRelRet(rel=l)``; ``IPrec@r`` is ``IPrec(recall=r)``. An alias that fixes a
+    ``NumRelRet(rel=l)``; ``SetP(relative=True)`` is ``SetRelP``; ``IPrec@r`` is
+    ``IPrec(recall=r)``. An alias that fixes a
     parameter (``F1``: beta = 1) refuses that parameter rather than override it.
     """
     raw: dict[str, str] = {}
@@ -491,6 +492,10 @@ def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
         raw.setdefault(key, value)
     if family in _WITH_REL and "rel" in raw:
         family = _WITH_REL[family]
+    if family == "SetP" and "relative" in raw:  # ir_measures' SetP(relative=True)
+        relative = raw.pop("relative").strip().strip("'\"")
+        if Param(bool, False).coerce(family, "relative", _parse_value(relative)):
+            family = "SetRelP"
     cutoff = match["k"]
     if "cutoff" in raw and "cutoff" not in REGISTRY[family].params:
         given = raw.pop("cutoff").strip()

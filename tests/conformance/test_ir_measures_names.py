@@ -64,6 +64,9 @@ NAMES = {
     "SetF(beta=2.0)": "SetF(beta=2)",
     "SetF(rel=2,beta=0.5)": "SetF(beta=0.5,rel=2)",
     "SetAP": "SetAP",
+    # ir_measures' SetP(relative=True) is trec_eval's set_relative_P
+    "SetP(relative=True)": "SetRelP",
+    "SetP(rel=2,relative=True)": "SetRelP(rel=2)",
 }
 
 

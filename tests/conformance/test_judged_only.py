@@ -230,6 +230,7 @@ IR_MEASURES_NAMES = [
     "nDCG(gains={0:0,1:1,2:3,3:7},judged_only=True)@10",
     "IPrec(judged_only=True)@0.5",
     "SetP(judged_only=True)",
+    "SetP(relative=True,judged_only=True)",
     "SetF(beta=0.5,judged_only=True)",
     "SetAP(judged_only=True)",
 ]
