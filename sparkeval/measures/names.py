@@ -5,6 +5,8 @@ Accepted forms, all parsed with regular expressions (nothing is evaluated):
 * canonical / ir_measures style: ``nDCG@10``, ``AP``, ``AP(rel=2)``, ``P@5``,
   ``nDCG(gain=exp)@20``;
 * trec_eval style: ``ndcg_cut_10``, ``map``, ``P_5``, ``recip_rank``, ``map_cut_100``;
+* scikit-learn style: ``ndcg_score@10``, ``dcg_score(log_base=10,k=5)``,
+  ``ndcg_score(ignore_ties=True)``;
 * sets: ``official`` and ``all_trec`` (trec_eval's sets, restricted to the members
   this version implements).
 
@@ -469,8 +471,9 @@ def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
 
     ir_measures' spellings: ``cutoff=k`` is ``@k``; ``NumRet(rel=l)`` is
     ``NumRelRet(rel=l)``; ``SetP(relative=True)`` is ``SetRelP``; ``IPrec@r`` is
-    ``IPrec(recall=r)``. An alias that fixes a
-    parameter (``F1``: beta = 1) refuses that parameter rather than override it.
+    ``IPrec(recall=r)``. An alias that fixes a parameter (``F1``: beta = 1) refuses
+    that parameter rather than override it; scikit-learn's aliases (``ndcg_score``) set
+    its defaults unless given (:data:`ALIAS_DEFAULTS`).
     """
     raw: dict[str, str] = {}
     if match["params"]:
