@@ -152,6 +152,35 @@ class RankedBatch:
             return np.ones(len(self.rel), dtype=bool)
         return self.positions <= k
 
+    def condensed(self) -> RankedBatch:
+        """The batch without the retrieved docs that have no grade >= 0 in the qrels
+        (codes :data:`NONPOOL` and :data:`UNJUDGED`), ranks closed up: trec_eval's -J
+        ("judged docs only"). Computed once per batch.
+
+        Each segment keeps its judged docs in rank order (a segment may become empty);
+        the qrels are unchanged, so R and the ideal gains stay those of the whole qrels.
+
+        Example:
+            >>> b = RankedBatch.from_lists([[-1, 2, -2, 0], [-1]], [[2, 0, -1], [1]])
+            >>> c = b.condensed()
+            >>> c.rel.tolist(), c.starts.tolist()
+            ([2, 0], [0, 2, 2])
+        """
+        key = ("condensed",)
+        if key not in self._cache:
+            keep = self.rel >= 0
+            counts = np.bincount(self.seg[keep], minlength=self.n_segments)
+            self._cache[key] = RankedBatch(
+                starts=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+                rel=self.rel[keep],
+                score=self.score[keep],
+                seg_query=self.seg_query,
+                qrels_starts=self.qrels_starts,
+                qrels_grades=self.qrels_grades,
+                dup=None if self.dup is None else self.dup[keep],
+            )
+        return self._cache[key]
+
     # --------------------------------------------------------- construction
     @classmethod
     def from_lists(

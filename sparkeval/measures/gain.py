@@ -57,20 +57,86 @@ def grade_gain(codes: np.ndarray, gain: str, grade_map: GradeMap) -> np.ndarray:
     return values
 
 
-def discount(positions: np.ndarray, gain: str) -> np.ndarray:
-    """Weight of each 1-based rank: 1/log2(i+1), or 1/log2(max(i, 2)) for ``jarvelin``."""
+LOG_BASE_PARAM = Param(
+    float,
+    2.0,
+    minimum=0.0,
+    exclusive_minimum=True,
+    help="base b of the discount 1/log_b(i+1) = ln(b)/ln(i+1) (scikit-learn's log_base; "
+    "b = 1 makes every weight 0, b < 1 negative, as there)",
+)
+TIES = ("order", "average")
+TIES_PARAM = Param(
+    str,
+    "order",
+    choices=TIES,
+    help="order: tied scores keep the ranking's order (doc id descending); average: the "
+    "docs of a run of tied scores share its mean gain (scikit-learn's ignore_ties=False)",
+)
+
+
+def discount(positions: np.ndarray, gain: str, log_base: float = 2.0) -> np.ndarray:
+    """Weight of each 1-based rank: 1/log_b(i+1) = ln(b)/ln(i+1) (b = 2 by default), or
+    1/log2(max(i, 2)) for ``jarvelin`` (base 2 only)."""
     pos = np.asarray(positions, dtype=np.float64)
     if gain == "jarvelin":
+        if log_base != 2.0:
+            raise ValueError("the jarvelin discount is defined here with log base 2 only")
         return 1.0 / np.log2(np.maximum(pos, 2.0))
-    return 1.0 / np.log2(pos + 1.0)
+    if log_base == 2.0:
+        return 1.0 / np.log2(pos + 1.0)
+    return np.log(log_base) / np.log(pos + 1.0)
 
 
-def rank_discount(b: RankedBatch, gain: str, qrels: bool = False) -> np.ndarray:
+def rank_discount(
+    b: RankedBatch, gain: str, qrels: bool = False, log_base: float = 2.0
+) -> np.ndarray:
     """:func:`discount` of every retrieved doc's rank (or every qrels position), once per batch."""
-    key = ("discount", gain == "jarvelin", qrels)
+    key = ("discount", gain == "jarvelin", qrels, log_base)
     if key not in b._cache:
-        b._cache[key] = discount(b.qrels_positions if qrels else b.positions, gain)
+        positions = b.qrels_positions if qrels else b.positions
+        b._cache[key] = discount(positions, gain, log_base)
     return b._cache[key]
+
+
+def tie_groups(b: RankedBatch) -> np.ndarray:
+    """Index of the run of equal scores (within its segment) of every retrieved doc.
+
+    Example:
+        >>> b = RankedBatch.from_lists([[1, 0, 2], [3]], [[1], [3]], [[5.0, 5.0, 1.0], [5.0]])
+        >>> tie_groups(b).tolist()
+        [0, 0, 1, 2]
+    """
+    key = ("tie_groups",)
+    if key not in b._cache:
+        n = len(b.score)
+        starts = np.ones(n, dtype=bool)
+        if n > 1:
+            starts[1:] = (b.seg[1:] != b.seg[:-1]) | (b.score[1:] != b.score[:-1])
+        b._cache[key] = np.cumsum(starts) - 1
+    return b._cache[key]
+
+
+def tie_averaged(b: RankedBatch, gains: np.ndarray) -> np.ndarray:
+    """Every doc's gain replaced by the mean gain of its run of tied scores.
+
+    sum_i mean_gain(i) * w_i over a run of ties is the run's mean gain times the sum of
+    its discounts (cut at k), scikit-learn's tie-averaged DCG.
+    """
+    groups = tie_groups(b)
+    if len(groups) == 0:
+        return gains
+    total = np.bincount(groups, weights=gains)
+    size = np.bincount(groups)
+    return (total / size)[groups]
+
+
+def own_ideal_gains(b: RankedBatch, gains: np.ndarray) -> np.ndarray:
+    """The ranking's own gains sorted descending within each segment (aligned with the
+    retrieved docs): the ideal ordering of the docs ranked, as scikit-learn's ndcg_score
+    takes it."""
+    order = np.lexsort((-gains, b.seg))
+    return gains[order]
 
 
 def _descending_within(values: np.ndarray, groups: np.ndarray) -> bool:

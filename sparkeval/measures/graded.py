@@ -19,12 +19,16 @@ from sparkeval.measures.batch import RankedBatch, safe_divide
 from sparkeval.measures.gain import (
     GAIN_PARAM,
     GRADE_MAP_PARAM,
+    LOG_BASE_PARAM,
+    TIES_PARAM,
     grade_gain,
     ideal_cumulative,
     ideal_dcg_at,
     ideal_gain_at,
     ideal_gains,
+    own_ideal_gains,
     rank_discount,
+    tie_averaged,
 )
 from sparkeval.measures.ranking import TREC
 from sparkeval.measures.registry import Param, TrecParams, measure
@@ -37,9 +41,24 @@ def _cut_ranks(b: RankedBatch, k: int | None) -> np.ndarray:
     return np.full(b.n_segments, _NO_CUT if k is None else k, dtype=np.int64)
 
 
-def _dcg(b: RankedBatch, gains: np.ndarray, k: int | None, gain: str) -> np.ndarray:
-    weights = np.where(b.within(k), gains * rank_discount(b, gain), 0.0)
+def _dcg(
+    b: RankedBatch, gains: np.ndarray, k: int | None, gain: str, log_base: float = 2.0
+) -> np.ndarray:
+    """sum_{i<=k} gains_i * w_i per segment."""
+    weights = np.where(b.within(k), gains * rank_discount(b, gain, log_base=log_base), 0.0)
     return b.segment_sum(weights)
+
+
+def _with_ties(b: RankedBatch, gains: np.ndarray, ties: str) -> np.ndarray:
+    """The gains as DCG counts them: each doc's own (``order``) or its tie run's mean."""
+    return tie_averaged(b, gains) if ties == "average" else gains
+
+
+def _divide_nonzero(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, 0 where den == 0 (scikit-learn's ndcg_score for an ideal DCG of 0)."""
+    out = np.zeros_like(num, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
 
 
 def _ideal_at_cut(b: RankedBatch, k: int | None, gain: str, grade_map: Any) -> np.ndarray:
@@ -47,12 +66,19 @@ def _ideal_at_cut(b: RankedBatch, k: int | None, gain: str, grade_map: Any) -> n
     return ideal_dcg_at(b, cum, _cut_ranks(b, k), np.arange(b.n_segments))
 
 
+SKLEARN = "scikit-learn sklearn.metrics.dcg_score / ndcg_score"
+
+
 @measure(
     "nDCG",
+    judged_only=True,
     description=(
         "normalised DCG: DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(g_i) * w_i with "
         "w_i = 1/log2(i+1); IDCG from all qrels grades sorted descending (cut at k); "
-        "0 when IDCG = 0; relevance level ignored as in trec_eval"
+        "0 when IDCG = 0; relevance level ignored as in trec_eval; ideal=run takes IDCG "
+        "from the ranked docs' own gains sorted descending and ties=average gives each "
+        "doc the mean gain of its run of tied scores (both: scikit-learn's ndcg_score, "
+        "spelled ndcg_score@k)"
     ),
     cutoff="optional",
     rel=False,
@@ -62,39 +88,55 @@ def _ideal_at_cut(b: RankedBatch, k: int | None, gain: str, grade_map: Any) -> n
         "ideal": Param(
             str,
             "qrels",
-            choices=("qrels", "k"),
-            help="IDCG from the qrels grades (qrels) or from k docs of grade 1 (k: "
-            "RecTools' default NDCG, which divides by the DCG of a full top k)",
+            choices=("qrels", "k", "run"),
+            help="IDCG from the qrels grades (qrels), from k docs of grade 1 (k: "
+            "RecTools' default NDCG, which divides by the DCG of a full top k) or from "
+            "the ranked docs' own gains sorted descending (run: scikit-learn's ndcg_score)",
         ),
+        "ties": TIES_PARAM,
     },
     trec="ndcg",
     trec_cut="ndcg_cut_{k}",
     trec_params=(TrecParams("ndcg", "pairs", "gains"), TrecParams("ndcg_cut", "cutoffs")),
-    references=TREC + "; " + JK + "; Burges et al., ICML 2005 (exp gain)",
+    references=TREC + "; " + JK + "; Burges et al., ICML 2005 (exp gain); " + SKLEARN,
 )
 def ndcg(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     gain, grade_map = p["gain"], p["gains"]
-    actual = _dcg(b, grade_gain(b.rel, gain, grade_map), k, gain)
+    gains = grade_gain(b.rel, gain, grade_map)
+    actual = _dcg(b, _with_ties(b, gains, p["ties"]), k, gain)
     if p["ideal"] == "k":
         if k is None:
             raise ValueError("nDCG(ideal=k) needs a cutoff, e.g. nDCG(ideal=k)@10")
         full_top_k = float((1.0 / np.log2(np.arange(2, k + 2))).sum())
         return actual / full_top_k
+    if p["ideal"] == "run":
+        return _divide_nonzero(actual, _dcg(b, own_ideal_gains(b, gains), k, gain))
     return safe_divide(actual, _ideal_at_cut(b, k, gain, grade_map))
 
 
 @measure(
     "DCG",
-    description="discounted cumulative gain: sum_{i<=k} gain(g_i) * w_i (w_i = 1/log2(i+1))",
+    description=(
+        "discounted cumulative gain: sum_{i<=k} gain(g_i) * w_i, w_i = 1/log_b(i+1) "
+        "(b = log_base, 2 by default); ties=average gives each doc the mean gain of its "
+        "run of tied scores, so a run of ties adds its mean gain times the sum of its "
+        "discounts within k (scikit-learn's dcg_score, spelled dcg_score@k)"
+    ),
     cutoff="optional",
     rel=False,
-    params={"gain": GAIN_PARAM, "gains": GRADE_MAP_PARAM},
+    params={
+        "gain": GAIN_PARAM,
+        "gains": GRADE_MAP_PARAM,
+        "log_base": LOG_BASE_PARAM,
+        "ties": TIES_PARAM,
+    },
     trec="dcg",
     trec_params=(TrecParams("dcg", "pairs", "gains"),),
-    references=TREC + "; " + JK,
+    references=TREC + "; " + JK + "; " + SKLEARN,
 )
 def dcg_measure(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
-    return _dcg(b, grade_gain(b.rel, p["gain"], p["gains"]), k, p["gain"])
+    gains = _with_ties(b, grade_gain(b.rel, p["gain"], p["gains"]), p["ties"])
+    return _dcg(b, gains, k, p["gain"], p["log_base"])
 
 
 @measure(

@@ -5,6 +5,8 @@ Accepted forms, all parsed with regular expressions (nothing is evaluated):
 * canonical / ir_measures style: ``nDCG@10``, ``AP``, ``AP(rel=2)``, ``P@5``,
   ``nDCG(gain=exp)@20``;
 * trec_eval style: ``ndcg_cut_10``, ``map``, ``P_5``, ``recip_rank``, ``map_cut_100``;
+* scikit-learn style: ``ndcg_score@10``, ``dcg_score(log_base=10,k=5)``,
+  ``ndcg_score(ignore_ties=True)``;
 * sets: ``official`` and ``all_trec`` (trec_eval's sets, restricted to the members
   this version implements).
 
@@ -21,7 +23,15 @@ from collections.abc import Iterable, Iterator
 
 from sparkeval.errors import MeasureError
 from sparkeval.measures import REGISTRY, Measure, trec_patterns
-from sparkeval.measures.registry import TrecParams, pattern_fields, trec_bases
+from sparkeval.measures.registry import (
+    JUDGED_ONLY,
+    JUDGED_ONLY_PARAM,
+    Param,
+    TrecParams,
+    format_value,
+    pattern_fields,
+    trec_bases,
+)
 
 _CANONICAL = re.compile(
     r"^(?P<family>[A-Za-z0-9][A-Za-z0-9_]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<k>[^@()]+))?$"
@@ -51,9 +61,20 @@ ALIASES = {
     "iP": "IPrec",
     "Fallout": "FallOut",  # torchmetrics' RetrievalFallOut
     "pAUC": "PartialAUC",  # RecTools' PartialAUC (pAUC@k)
+    "ndcg_score": "nDCG",  # scikit-learn's sklearn.metrics.ndcg_score
+    "dcg_score": "DCG",  # scikit-learn's sklearn.metrics.dcg_score
 }
 #: parameters an alias fixes (any case of the alias); giving one of them is refused
 ALIAS_PARAMS: dict[str, dict[str, str]] = {"f1": {"beta": "1"}}
+#: parameters an alias sets unless they are given (any case of the alias): scikit-learn's
+#: defaults, ignore_ties=False (tied scores share their mean gain) and, for ndcg_score,
+#: the ideal DCG of the ranked docs' own gains
+ALIAS_DEFAULTS: dict[str, dict[str, str]] = {
+    "ndcg_score": {"ideal": "run", "ties": "average"},
+    "dcg_score": {"ties": "average"},
+}
+#: the cumulative-gain families that read scikit-learn's keyword arguments
+_SKLEARN_FAMILIES = ("nDCG", "DCG")
 #: families an ir_measures spelling with ``rel=`` stands for: its NumRet(rel=l) counts the
 #: retrieved docs with grade >= l (how it prints NumRelRet)
 _WITH_REL = {"NumRet": "NumRelRet"}
@@ -109,8 +130,9 @@ def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str
 
     ``dcg=log2|exp-log2`` is ``gain=linear|exp`` (SDCG's one ``dcg=log2`` is its
     default and drops out); ``gains={0:0,1:1,2:3}`` is the gain
-    map ``0:0;1:1;2:3``; ``judged_only=False`` is the default and ``True`` (nDCG over
-    judged docs only) is not offered; quoted values lose their quotes.
+    map ``0:0;1:1;2:3``; ``judged_only`` is the family's own parameter where it has one
+    (the measure over the condensed ranking, trec_eval -J), elsewhere ``False`` (the
+    default) is dropped and ``True`` refused; quoted values lose their quotes.
     """
     out = {}
     for key, value in raw.items():
@@ -122,17 +144,51 @@ def _ir_measures_params(text: str, family: str, raw: dict[str, str]) -> dict[str
         elif key == "dcg" and family == "SDCG":
             if value != "log2":
                 raise MeasureError(f"measure {text!r}: dcg={value!r}; SDCG's only dcg is log2")
-        elif key == "judged_only":
-            if value.lower() not in ("false", "0"):
+        elif key == JUDGED_ONLY and not REGISTRY[family].offers_judged_only:
+            if JUDGED_ONLY_PARAM.coerce(family, key, _parse_value(value)):
+                offered = ", ".join(f for f, spec in REGISTRY.items() if spec.offers_judged_only)
                 raise MeasureError(
-                    f"measure {text!r}: judged_only=True (the measure over judged docs only) "
-                    "is not offered; Judged@k gives the share of judged docs"
+                    f"measure {text!r}: judged_only=True (the measure over the ranking without "
+                    f"its unjudged docs, trec_eval -J) is not offered for {family}; it is for "
+                    f"{offered}"
                 )
         elif key == "gains" and value.startswith("{"):
             pairs = [p.split(":") for p in value.strip("{}").split(",") if p.strip()]
             out["gains"] = ";".join(f"{g.strip()}:{v.strip()}" for g, v in pairs)
         else:
             out[key] = value
+    return out
+
+
+def _sklearn_params(text: str, family: str, raw: dict[str, str]) -> dict[str, str]:
+    """scikit-learn's keyword arguments of dcg_score / ndcg_score as registry parameters.
+
+    ``k=10`` is the cutoff ``@10``; ``ignore_ties=False`` is ``ties=average`` and
+    ``ignore_ties=True`` is ``ties=order`` (tied docs keep the ranking's order, doc id
+    descending, where scikit-learn leaves them to its sort); ``log_base`` is refused on
+    nDCG, which does not depend on it.
+    """
+    if family not in _SKLEARN_FAMILIES:
+        return raw
+    out = dict(raw)
+    if "k" in out:
+        if "cutoff" in out:
+            raise MeasureError(f"measure {text!r}: give the cutoff once (k= or cutoff=)")
+        out["cutoff"] = out.pop("k")
+    if "ignore_ties" in out:
+        given = out.pop("ignore_ties").strip().strip("'\"")
+        ties = "order" if Param(bool, False).coerce(family, "ignore_ties", given) else "average"
+        if "ties" in out and out["ties"].strip() != ties:
+            raise MeasureError(
+                f"measure {text!r}: ignore_ties={given} contradicts ties={out['ties']}"
+            )
+        out["ties"] = ties
+    if family == "nDCG" and "log_base" in out:
+        raise MeasureError(
+            f"measure {text!r}: log_base={out['log_base'].strip()} is not offered on nDCG: "
+            "the base scales DCG and its ideal alike, so nDCG does not depend on it "
+            "(scikit-learn's ndcg_score takes none); DCG(log_base=…) takes it"
+        )
     return out
 
 
@@ -214,7 +270,7 @@ def closest_measures(text: str, n: int = 3) -> list[str]:
         >>> closest_measures("nDGC@10")
         ['nDCG@10', 'RnDCG', 'DCG@10']
         >>> closest_measures("ndcg_cutt_5")
-        ['ndcg_cut_5', 'map_cut_5', 'nDCG']
+        ['ndcg_cut_5', 'map_cut_5', 'ndcg_score']
     """
     head = re.split(r"[(@]", text, maxsplit=1)[0]
     tail = text[len(head) :]
@@ -379,10 +435,16 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
             f"{family} accepts: {allowed}"
         )
     if fam.check is not None:
-        values = {pname: spec.default for pname, spec in fam.params.items()} | dict(params)
-        problem = fam.check(values)
+        defaults = {pname: spec.default for pname, spec in fam.params.items()}
+        problem = fam.check(defaults | dict(params))
         if problem is not None:
             raise MeasureError(f"measure {name!r}: {problem}")
+    values = dict(params)
+    if values.get("gain") == "jarvelin" and values.get("log_base", 2.0) != 2.0:
+        raise MeasureError(
+            f"measure {name!r}: log_base={format_value(values['log_base'])} is not offered "
+            "with gain=jarvelin, whose discount 1/log2(max(i,2)) is taken in base 2"
+        )
     for pname, value in params:
         if k is None and value in fam.params[pname].needs_cutoff:
             raise MeasureError(
@@ -433,8 +495,10 @@ def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
     """The measure of a canonical or ir_measures style name whose family is known.
 
     ir_measures' spellings: ``cutoff=k`` is ``@k``; ``NumRet(rel=l)`` is
-    ``NumRelRet(rel=l)``; ``IPrec@r`` is ``IPrec(recall=r)``. An alias that fixes a
-    parameter (``F1``: beta = 1) refuses that parameter rather than override it.
+    ``NumRelRet(rel=l)``; ``SetP(relative=True)`` is ``SetRelP``; ``IPrec@r`` is
+    ``IPrec(recall=r)``. An alias that fixes a parameter (``F1``: beta = 1) refuses
+    that parameter rather than override it; scikit-learn's aliases (``ndcg_score``) set
+    its defaults unless given (:data:`ALIAS_DEFAULTS`).
     """
     raw: dict[str, str] = {}
     if match["params"]:
@@ -451,9 +515,15 @@ def _parse_canonical(text: str, match: re.Match[str], family: str) -> Measure:
                 f"write {family}({key}=…) for another {key}"
             )
         raw[key] = value
-    raw = _ir_measures_params(text, family, raw)
+    raw = _sklearn_params(text, family, _ir_measures_params(text, family, raw))
+    for key, value in ALIAS_DEFAULTS.get(match["family"].lower(), {}).items():
+        raw.setdefault(key, value)
     if family in _WITH_REL and "rel" in raw:
         family = _WITH_REL[family]
+    if family == "SetP" and "relative" in raw:  # ir_measures' SetP(relative=True)
+        relative = raw.pop("relative").strip().strip("'\"")
+        if Param(bool, False).coerce(family, "relative", _parse_value(relative)):
+            family = "SetRelP"
     cutoff = match["k"]
     if "cutoff" in raw and "cutoff" not in REGISTRY[family].params:
         given = raw.pop("cutoff").strip()

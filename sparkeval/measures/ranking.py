@@ -70,6 +70,7 @@ def num_rel_ret(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
 
 @measure(
     "P",
+    judged_only=True,
     description="precision at k: sum_{i<=min(k,n)} rel_i / k (divides by k even when n < k)",
     cutoff="required",
     trec_cut="P_{k}",
@@ -82,6 +83,7 @@ def precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray
 
 @measure(
     "R",
+    judged_only=True,
     description="recall at k: sum_{i<=k} rel_i / R; 0 when R = 0",
     cutoff="required",
     trec_cut="recall_{k}",
@@ -111,6 +113,7 @@ def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "
 
 @measure(
     "AP",
+    judged_only=True,
     description=(
         "average precision: sum_i rel_i * P@i / R; with @k the sum stops at k "
         "but still divides by R (trec_eval map_cut); denom=min_k divides AP@k by "
@@ -155,6 +158,7 @@ def gm_map(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 
 @measure(
     "RR",
+    judged_only=True,
     description="reciprocal rank: 1 / rank of the first relevant doc (within k); 0 if none",
     cutoff="optional",
     trec="recip_rank",
@@ -170,6 +174,7 @@ def reciprocal_rank(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.n
 
 @measure(
     "Rprec",
+    judged_only=True,
     description="R-precision: sum_{i<=R} rel_i / R; 0 when R = 0",
     trec="Rprec",
     references=TREC,
@@ -184,6 +189,7 @@ def r_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
 
 @measure(
     "Success",
+    judged_only=True,
     description="1 if a relevant doc is among the first k, else 0",
     cutoff="required",
     trec_cut="success_{k}",

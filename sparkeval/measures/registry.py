@@ -33,7 +33,8 @@ GMEAN_FLOOR = 1e-5
 class Param:
     """A named measure parameter with its type, default and allowed values.
 
-    ``kind`` is ``int``, ``float``, ``str``, ``tuple`` (a list of numbers, written
+    ``kind`` is ``int``, ``float``, ``str``, ``bool`` (a switch, written ``True`` or
+    ``False`` in any case, or ``1``/``0``), ``tuple`` (a list of numbers, written
     ``0.2;0.5`` in a measure name) or ``dict`` (a map from integer grade to number,
     written ``1:3;2:9``; stored as sorted ``(grade, value)`` pairs).
 
@@ -60,10 +61,12 @@ class Param:
     def coerce(self, family: str, name: str, raw: Any) -> Any:
         """Convert a parsed value to this parameter's type or raise MeasureError."""
         try:
-            if self.kind is int:
+            if self.kind is bool:
+                value: Any = _switch(raw)
+            elif self.kind is int:
                 if isinstance(raw, float) and not raw.is_integer():
                     raise ValueError
-                value: Any = int(raw)
+                value = int(raw)
             elif self.kind is float:
                 value = float(raw)
                 if value != value:
@@ -87,7 +90,7 @@ class Param:
             raise MeasureError(
                 f"measure {family}: parameter {name}={raw!r} is not one of: {allowed}"
             )
-        if isinstance(value, int | float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
             if self.minimum is not None and (
                 value < self.minimum or (self.exclusive_minimum and value == self.minimum)
             ):
@@ -107,9 +110,22 @@ class Param:
 
 
 _KIND_NAMES: dict[type, str] = {
+    bool: "switch (True or False)",
     tuple: "list of numbers (a;b;c)",
     dict: "grade map (grade:value;...)",
 }
+
+
+def _switch(raw: Any) -> bool:
+    """``True``/``False`` (any case) or 1/0 as a bool; anything else is a ValueError."""
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "1"):
+        return True
+    if text in ("false", "0"):
+        return False
+    raise ValueError
 
 
 def _number_list(raw: Any) -> tuple[float, ...]:
@@ -140,7 +156,10 @@ def _grade_map(raw: Any) -> tuple[tuple[int, float], ...]:
 
 
 def format_value(value: Any) -> str:
-    """Canonical text of a parameter value (``2`` for 2.0, ``0.2;0.5`` for lists)."""
+    """Canonical text of a parameter value (``2`` for 2.0, ``0.2;0.5`` for lists,
+    ``True`` for a switch that is on)."""
+    if isinstance(value, bool):
+        return str(value)
     if isinstance(value, tuple):
         if value and isinstance(value[0], tuple):
             return ";".join(f"{k}:{format_value(v)}" for k, v in value)
@@ -151,6 +170,16 @@ def format_value(value: Any) -> str:
 
 
 REL_PARAM = Param(int, None, help="relevance level: grade >= rel counts as relevant", minimum=0)
+
+#: the parameter that evaluates a family over the condensed ranking (trec_eval's -J)
+JUDGED_ONLY = "judged_only"
+JUDGED_ONLY_PARAM = Param(
+    bool,
+    False,
+    choices=(False, True),
+    help="True: the measure over the condensed ranking, the retrieved docs without a "
+    "grade >= 0 in the qrels removed first (trec_eval -J; ir_measures judged_only=True)",
+)
 
 
 @dataclass(frozen=True)
@@ -206,6 +235,11 @@ class Family:
     check: Check | None = None
 
     @property
+    def offers_judged_only(self) -> bool:
+        """The family takes ``judged_only`` (evaluation over the condensed ranking)."""
+        return self.params.get(JUDGED_ONLY) == JUDGED_ONLY_PARAM
+
+    @property
     def uses_rel_level(self) -> bool:
         """The family's ``rel`` falls back to the run's relevance level (trec_eval's -l)."""
         return self.params.get("rel") == REL_PARAM
@@ -252,13 +286,18 @@ class Measure:
 
     def full_name(self, rel_level: int) -> str:
         """The canonical name with every parameter spelled out, defaults and the run's
-        relevance level included: what a label means.
+        relevance level included: what a label means. A switch that is off
+        (``judged_only=False``) is left out, as it changes nothing.
 
         Example: ``AP@10`` at relevance level 1 is ``AP(denom=R,rel=1)@10``.
         """
         specs = self.spec.params
         values = self.resolved_params(rel_level)
-        parts = [f"{k}={specs[k].render(v)}" for k, v in values.items() if v is not None]
+        parts = [
+            f"{k}={specs[k].render(v)}"
+            for k, v in values.items()
+            if v is not None and v is not False
+        ]
         text = self.family + (f"({','.join(parts)})" if parts else "")
         return text if self.k is None else f"{text}@{self.k}"
 
@@ -298,8 +337,15 @@ class Measure:
         return None
 
     def compute(self, batch: RankedBatch, rel_level: int) -> np.ndarray:
-        """Per-segment values (float64; NaN where undefined)."""
-        values = self.spec.kernel(batch, self.k, self.resolved_params(rel_level))
+        """Per-segment values (float64; NaN where undefined).
+
+        With ``judged_only=True`` the kernel sees :meth:`RankedBatch.condensed`: every
+        segment without its docs that have no grade >= 0 in the qrels, ranks closed up.
+        """
+        params = self.resolved_params(rel_level)
+        if params.get(JUDGED_ONLY):
+            batch = batch.condensed()
+        values = self.spec.kernel(batch, self.k, params)
         return np.asarray(values, dtype=np.float64)
 
 
@@ -313,6 +359,7 @@ def measure(
     cutoff: CutoffRule = "none",
     params: Mapping[str, Param] | None = None,
     rel: bool = True,
+    judged_only: bool = False,
     trec: str | None = None,
     trec_cut: str | None = None,
     trec_params: tuple[TrecParams, ...] = (),
@@ -335,6 +382,8 @@ def measure(
         rel: the family depends on the relevance level (adds the ``rel`` parameter,
             the run's relevance level unless given); a family whose ``rel`` means
             something else declares its own in ``params`` with ``rel=False``.
+        judged_only: the family takes ``judged_only`` (after ``rel``): True computes it
+            over the condensed ranking (trec_eval -J, ir_measures ``judged_only=True``).
         trec: trec_eval name without cutoff (``ndcg``), if any; ``{param:fmt}``
             stands for a parameter (``iprec_at_recall_{recall:.2f}``).
         trec_cut: trec_eval name with cutoff, ``{k}`` standing for it (``ndcg_cut_{k}``).
@@ -355,6 +404,8 @@ def measure(
     all_params: dict[str, Param] = dict(params or {})
     if rel:
         all_params["rel"] = REL_PARAM
+    if judged_only:
+        all_params[JUDGED_ONLY] = JUDGED_ONLY_PARAM
 
     def register(kernel: Kernel) -> Kernel:
         if name in REGISTRY:

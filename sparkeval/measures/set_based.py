@@ -71,6 +71,7 @@ def _counts(b: RankedBatch, level: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 @measure(
     "SetP",
+    judged_only=True,
     description="set precision: h / n; 0 when nothing is retrieved",
     trec="set_P",
     references=TREC,
@@ -93,6 +94,7 @@ def set_r(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 
 @measure(
     "SetF",
+    judged_only=True,
     description=(
         "set F as trec_eval's set_F and ir_measures' SetF define it: (1+beta) P R / "
         "(beta P + R) with P = h/n, R = h/R and beta not squared (SetF(beta=4) is the "
@@ -110,6 +112,7 @@ def set_f(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 
 @measure(
     "SetAP",
+    judged_only=True,
     description="set (unranked) AP: h^2 / (n R); 0 when n = 0 or R = 0",
     trec="set_map",
     references=TREC,
@@ -121,6 +124,7 @@ def set_ap(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 
 @measure(
     "SetRelP",
+    judged_only=True,
     description="relative set precision: h / min(n, R); 0 when n = 0 or R = 0",
     trec="set_relative_P",
     references=TREC,

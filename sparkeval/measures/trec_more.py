@@ -150,6 +150,7 @@ def _iprec(b: RankedBatch, level: int, recalls: tuple[float, ...]) -> np.ndarray
 
 @measure(
     "IPrec",
+    judged_only=True,
     description=(
         "interpolated precision at recall r: max precision at ranks at or below the "
         "c-th relevant doc, c = round(r * R) (halves up, trec_eval 10); 0 if c exceeds "

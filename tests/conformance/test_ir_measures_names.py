@@ -33,6 +33,9 @@ NAMES = {
     "nDCG@10": "nDCG@10",
     "nDCG(gains={0:0,1:1,2:3,3:7})@10": "nDCG(gains=0:0;1:1;2:3;3:7)@10",
     "nDCG(judged_only=False)@10": "nDCG@10",
+    "nDCG(judged_only=True)@10": "nDCG(judged_only=True)@10",
+    "P(rel=2,judged_only=True)@10": "P(rel=2,judged_only=True)@10",
+    "AP(judged_only=True)": "AP(judged_only=True)",
     "IPrec@0.5": "IPrec(recall=0.5)",
     "Rprec": "Rprec",
     "Bpref": "Bpref",
@@ -61,6 +64,9 @@ NAMES = {
     "SetF(beta=2.0)": "SetF(beta=2)",
     "SetF(rel=2,beta=0.5)": "SetF(beta=0.5,rel=2)",
     "SetAP": "SetAP",
+    # ir_measures' SetP(relative=True) is trec_eval's set_relative_P
+    "SetP(relative=True)": "SetRelP",
+    "SetP(rel=2,relative=True)": "SetRelP(rel=2)",
 }
 
 
@@ -167,7 +173,7 @@ def test_names_in_any_case_and_recommender_aliases(typed: str, canonical: str) -
 @pytest.mark.parametrize(
     ("typed", "why"),
     [
-        ("nDCG(judged_only=True)@10", "judged_only=True"),
+        ("Bpref(judged_only=True)", "judged_only=True .* is not offered for Bpref"),
         ("RBP(rel=2)", "rel=… needs p=… given too"),  # ir_measures' default p is 0.8
         ("nDCG(dcg=log10)@10", "expected log2 or exp-log2"),
         ("F1(beta=2)@10", "F1 fixes beta=1"),

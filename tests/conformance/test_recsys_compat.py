@@ -138,8 +138,8 @@ def test_spark_14886_through_the_cli(tmp_path) -> None:
         # MLlib's nDCG@k: the ideal list of the user's relevant items cut at k
         "definitions": {
             "P@1": "P(rel=1)@1", "P@2": "P(rel=1)@2", "R@1": "R(rel=1)@1", "R@2": "R(rel=1)@2",
-            "nDCG@1": "nDCG(gain=linear,ideal=qrels)@1",
-            "nDCG@2": "nDCG(gain=linear,ideal=qrels)@2",
+            "nDCG@1": "nDCG(gain=linear,ideal=qrels,ties=order)@1",
+            "nDCG@2": "nDCG(gain=linear,ideal=qrels,ties=order)@2",
         },
         "ties": "score descending, tied scores by doc id descending (trec_eval's order); "
         "a run of ranks alone: rank ascending, then doc id descending",

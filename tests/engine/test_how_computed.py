@@ -20,8 +20,8 @@ QRELS = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d2"], "relevance": [2]})
 NAMES = ["MAP@10", "P@1", "nDCG@10"]
 
 
-NDCG = "nDCG(gain=linear,ideal=qrels)@10"
-TOP_K_NDCG = "nDCG(gain=linear,ideal=k)@10"
+NDCG = "nDCG(gain=linear,ideal=qrels,ties=order)@10"
+TOP_K_NDCG = "nDCG(gain=linear,ideal=k,ties=order)@10"
 
 
 @pytest.mark.parametrize(

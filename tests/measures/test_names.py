@@ -76,7 +76,7 @@ def test_bad_names_are_clear_errors(text: str, fragment: str) -> None:
     ("typed", "closest"),
     [
         ("nDGC@10", ["nDCG@10", "RnDCG", "DCG@10"]),  # RnDCG takes no cutoff: none kept
-        ("ndcg_cutt_5", ["ndcg_cut_5", "map_cut_5", "nDCG"]),  # trec_eval names keep the 5
+        ("ndcg_cutt_5", ["ndcg_cut_5", "map_cut_5", "ndcg_score"]),  # trec_eval names keep the 5
         ("Succes(rel=2)@5", ["Success(rel=2)@5", "success_10", "AUC"]),
         ("Precison", ["Precision@10", "Rprec", "recip_rank"]),  # P needs a cutoff
         ("mapp", ["MAP", "GMAP", "PAP@10"]),  # distinct measures: not MAP, AP and map

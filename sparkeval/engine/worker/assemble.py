@@ -31,6 +31,7 @@ from sparkeval.formats import (
 )
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
 from sparkeval.measures.near_dup import check_flags_available, demote_near_duplicates
+from sparkeval.measures.registry import JUDGED_ONLY
 
 if TYPE_CHECKING:  # pandas is imported by the callers that pass DataFrames
     import pandas as pd
@@ -368,6 +369,12 @@ def evaluate_tables(
             cap = int(np.iinfo(np.int64).max)  # PartialAUC@k reads the whole ranking
         if any(m.k is None for m in measures):
             raise ConfigError("ranks read as positions need a cutoff (@k) on every measure")
+        condensed = [m.name for m in measures if dict(m.params).get(JUDGED_ONLY)]
+        if condensed:
+            raise ConfigError(
+                f"{', '.join(condensed)}: judged_only=True closes up the ranks of the "
+                "unjudged docs, which ranks read as positions keep where they are"
+            )
         spread = spread_to_ranks(compact, rel, kept_score, dup, len(eval_ids), cap)
         starts, rel, kept_score, dup = spread.starts, spread.rel, spread.score, spread.dup
     eval_q = seg_q[eval_ids]
