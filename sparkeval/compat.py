@@ -79,7 +79,7 @@ item id descending).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sparkeval.errors import ConfigError
@@ -128,7 +128,7 @@ class CompatPlan:
     measures: list[Measure]
     queries: str
     relevance: RelevanceRule
-    mapping: dict[str, str] = field(default_factory=dict)
+    mapping: dict[str, str]
     min_score: float | None = None
 
     def labels(self) -> dict[str, str]:
@@ -176,8 +176,7 @@ class CompatPlan:
         """{requested name: :meth:`~sparkeval.measures.registry.Measure.full_name` of the
         measure computed for it}, e.g. ``{"MAP@10": "AP(denom=R,rel=1)@10"}``."""
         full = {m.name: m.full_name(rel_level) for m in self.measures}
-        names = self.mapping or {m.name: m.name for m in self.measures}
-        return {typed: full.get(canonical, canonical) for typed, canonical in names.items()}
+        return {typed: full.get(canonical, canonical) for typed, canonical in self.mapping.items()}
 
     def tie_rule(self) -> str:
         """How the documents of a list are ordered, tied scores included."""
