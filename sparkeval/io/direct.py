@@ -69,7 +69,7 @@ def _parquet_files(path: str) -> list[str] | None:
     local = path[len("file://") :] if path.startswith("file://") else path
     if "://" in local or GLOB_CHARS & set(local):
         return None
-    target = Path(local)
+    target = Path(local).absolute()  # the workers may run in another directory
     if target.is_file():
         return [str(target)]
     if not target.is_dir():

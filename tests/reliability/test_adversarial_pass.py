@@ -1,0 +1,547 @@
+"""Odd but valid inputs read right, and bad ones refused in one line, for every command.
+
+Each value case writes a few lines and states the value it must give, derived by hand
+in the comments (trec_eval's rules: docs by score descending, tied scores by doc id
+descending; P@k divides by k; a query of the qrels missing from a run scores 0).
+Each refusal is exit 2 with one error line naming the problem, no traceback, no
+output directory or staging leftovers, and the inputs as they were.
+
+``evaluate`` runs in this process (``--engine local``), so most cases start no JVM;
+the other commands' option refusals happen before Spark starts, and their value cases
+use the test session's shared Spark session.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from sparkeval.cli import main
+from sparkeval.errors import EXIT_INPUT
+
+#: q1 judges d1 relevant and d2 not
+QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
+#: d1 ranked first, d2 second: P@1 = 1, RR = 1
+TREC_RIGHT = "q1 Q0 d1 1 2 r\nq1 Q0 d2 2 1 r\n"
+
+
+def parquet_bytes(columns: dict[str, pa.Array | list]) -> bytes:
+    """``columns`` as the bytes of one Parquet file."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table(columns), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def gz(text: str) -> bytes:
+    """``text`` as one gzip member."""
+    return gzip.compress(text.encode(), mtime=0)
+
+
+def jsonl(*rows: dict) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+@dataclass(frozen=True)
+class Case:
+    """Files to write (name → text or bytes), the arguments, what must come out."""
+
+    files: dict[str, str | bytes]
+    argv: list[str]
+    #: value cases: measure → value of the one run (or RUN/measure → value)
+    expected: dict[str, float | None] = field(default_factory=dict)
+    #: refusals: fragments of the one error line
+    fragments: tuple[str, ...] = ()
+    #: the output directory value cases read
+    out: str = "out"
+    #: an input only Spark's readers take (quoted CSV, JSON Lines, ...): run on Spark
+    spark: bool = False
+
+
+def ev(
+    run: str | list[str], measures: str = "P@1", qrels: str = "qrels.txt", *extra: str
+) -> list[str]:
+    """``evaluate`` arguments, in this process, writing ``out``."""
+    runs = [run] if isinstance(run, str) else run
+    argv = ["evaluate", "--qrels", qrels, "--measures", measures, "--out", "out"]
+    for name in runs:
+        argv += ["--run", name]
+    return [*argv, "--engine", "local", *extra]
+
+
+def write_files(root: Path, files: dict[str, str | bytes]) -> None:
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data.encode() if isinstance(data, str) else data)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every regular file under ``root`` (by relative path) and its bytes."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if ": error: " in line]
+
+
+def assert_refusal(code: int, err: str, fragments: tuple[str, ...]) -> None:
+    assert code == EXIT_INPUT, err[-3000:]
+    lines = error_lines(err)
+    assert len(lines) == 1, err[-3000:]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    assert "Traceback" not in err, err[-3000:]
+
+
+def assert_nothing_left(root: Path, before: dict[str, bytes]) -> None:
+    assert not (root / "out").exists()
+    assert not [p.name for p in root.iterdir() if p.name.startswith(".out")], "leftovers"
+    assert snapshot(root) == before, "an input was changed"
+
+
+def run_measures(out: Path) -> dict[str, float | None]:
+    """``RUN/measure → value`` of every run, and ``measure → value`` with one run."""
+    runs = json.loads((out / "summary.json").read_text())["runs"]
+    flat = {
+        f"{run}/{name}": value
+        for run, block in runs.items()
+        for name, value in block["measures"].items()
+    }
+    if len(runs) == 1:
+        (block,) = runs.values()
+        flat.update(block["measures"])
+    return flat
+
+
+def check_values(case: Case, tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_files(tmp_path, case.files)
+    argv = [("spark" if case.spark and arg == "local" else arg) for arg in case.argv]
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 0, err[-3000:]
+    got = run_measures(tmp_path / case.out)
+    for name, value in case.expected.items():
+        if value is None:
+            assert got[name] is None, (name, got)
+        else:
+            assert got[name] == pytest.approx(value, abs=1e-12), (name, got)
+
+
+def check_refusal(case: Case, tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_files(tmp_path, case.files)
+    before = snapshot(tmp_path)
+    code = main(case.argv)
+    err = capsys.readouterr().err
+    assert_refusal(code, err, case.fragments)
+    assert_nothing_left(tmp_path, before)
+
+
+# --- evaluate: odd but valid inputs give the right value ---------------------------------
+
+LONG = "d" * 5000
+
+EVALUATE_VALUES: dict[str, Case] = {
+    # the CRLF of the last column is no part of the id: d1 (score 2) first, P@1 = 1
+    "csv with CRLF line ends and the doc id last": Case(
+        {"run.csv": "query_id,score,doc_id\r\nq1,1,d2\r\nq1,2,d1\r\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        {"P@1": 1.0},
+        spark=True,
+    ),
+    # CRLF in the qrels: grade "1\r" is the grade 1, so d1 is relevant: P@1 = 1
+    "trec qrels with CRLF line ends": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": QRELS.replace("\n", "\r\n")},
+        ev("run.txt"),
+        {"P@1": 1.0},
+    ),
+    # 1e-3 > 5e-4 > -2E+2 as numbers (as text "5e-4" would sort first): d1 first, P@1 = 1
+    "scores in exponent notation rank as numbers": Case(
+        {
+            "run.txt": "q1 Q0 d3 1 5e-4 r\nq1 Q0 d1 2 1e-3 r\nq1 Q0 d2 3 -2E+2 r\n",
+            "qrels.txt": "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 0\n",
+        },
+        ev("run.txt", "P@1,RR"),
+        {"P@1": 1.0, "RR": 1.0},
+    ),
+    # exponent notation in a CSV score column: 2.5E1 = 25 > 3e0 = 3, d1 first
+    "csv scores in exponent notation": Case(
+        {"run.csv": "query_id,doc_id,score\nq1,d2,3e0\nq1,d1,2.5E1\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        {"P@1": 1.0},
+    ),
+    # equal scores: doc id descending puts d2 first; RR = 1/2
+    "tied scores rank by doc id descending": Case(
+        {"run.txt": "q1 Q0 d1 1 1 r\nq1 Q0 d2 2 1 r\n", "qrels.txt": QRELS},
+        ev("run.txt", "P@1,RR"),
+        {"P@1": 0.0, "RR": 0.5},
+    ),
+    # -0.0 == 0.0 (as trec_eval compares doubles): a tie, so d2 first; RR = 1/2
+    "minus zero ties with zero": Case(
+        {"run.txt": "q1 Q0 d1 1 0.0 r\nq1 Q0 d2 2 -0.0 r\n", "qrels.txt": QRELS},
+        ev("run.txt", "P@1,RR"),
+        {"P@1": 0.0, "RR": 0.5},
+    ),
+    # -0.0 and 0.0 in a Parquet double column tie the same way
+    "minus zero ties with zero in parquet": Case(
+        {
+            "run.parquet": parquet_bytes(
+                {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [0.0, -0.0]}
+            ),
+            "qrels.txt": QRELS,
+        },
+        ev("run.parquet", "RR"),
+        {"RR": 0.5},
+    ),
+    # tied doc ids compare as bytes: "d10" > "d1" > "D9" ("D" < "d"), relevant D9 is third
+    "ties break by byte order of the doc ids": Case(
+        {
+            "run.txt": "q1 Q0 D9 1 1 r\nq1 Q0 d1 2 1 r\nq1 Q0 d10 3 1 r\n",
+            "qrels.txt": "q1 0 D9 1\n",
+        },
+        ev("run.txt", "RR"),
+        {"RR": 1 / 3},
+    ),
+    # +inf ranks first and -inf last: d1 first
+    "infinite scores rank first and last": Case(
+        {"run.txt": "q1 Q0 d2 1 -inf r\nq1 Q0 d1 2 inf r\nq1 Q0 d3 3 0 r\n", "qrels.txt": QRELS},
+        ev("run.txt", "P@1,RR"),
+        {"P@1": 1.0, "RR": 1.0},
+        spark=True,
+    ),
+    # one relevant doc retrieved at rank 1 of 2, P@k divides by k: 1/1000000
+    "a cutoff far beyond the ranking": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": QRELS},
+        ev("run.txt", "P@1000000,nDCG@1000000"),
+        {"P@1000000": 1e-6, "nDCG@1000000": 1.0},
+    ),
+    # one row: P@5 = 1/5, AP = 1/R = 1, R@1 = 1
+    "a run of one row": Case(
+        {"run.txt": "q1 Q0 d1 1 3.5 r\n", "qrels.txt": QRELS},
+        ev("run.txt", "P@5,AP,R@1"),
+        {"P@5": 0.2, "AP": 1.0, "R@1": 1.0},
+    ),
+    # the same doc id in two queries is two docs: q1 ranks its relevant d1 first (P@1 = 1),
+    # q2 ranks its non-relevant d1 first (P@1 = 0); mean 0.5
+    "one doc id in two queries": Case(
+        {
+            "run.txt": "q1 Q0 d1 1 2 r\nq1 Q0 d2 2 1 r\nq2 Q0 d1 1 2 r\nq2 Q0 d2 2 1 r\n",
+            "qrels.txt": "q1 0 d1 1\nq2 0 d1 0\nq2 0 d2 1\n",
+        },
+        ev("run.txt"),
+        {"P@1": 0.5},
+    ),
+    # a judged query missing from the run scores 0 (queries=qrels): (1 + 0) / 2
+    "a judged query missing from the run scores zero": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": QRELS + "q2 0 d9 1\n"},
+        ev("run.txt"),
+        {"P@1": 0.5},
+    ),
+    # trailing blanks, tabs between fields and several spaces: the same two lines
+    "trec fields separated by mixed blanks": Case(
+        {"run.txt": "q1\tQ0  d1 1\t2 r  \n  q1 Q0\td2\t2 1 r\t\n", "qrels.txt": QRELS},
+        ev("run.txt"),
+        {"P@1": 1.0},
+    ),
+    # fields beyond the tag are ignored (as documented)
+    "trec run lines with extra trailing fields": Case(
+        {"run.txt": "q1 Q0 d1 1 2 r x y\nq1 Q0 d2 2 1 r z\n", "qrels.txt": QRELS},
+        ev("run.txt"),
+        {"P@1": 1.0},
+    ),
+    # comment lines anywhere are skipped
+    "comment lines between trec lines": Case(
+        {"run.txt": "# head\nq1 Q0 d1 1 2 r\n# between\nq1 Q0 d2 2 1 r\n", "qrels.txt": QRELS},
+        ev("run.txt"),
+        {"P@1": 1.0},
+    ),
+    # a last line without its newline is read
+    "a last line without a newline": Case(
+        {"run.txt": "q1 Q0 d2 2 1 r\nq1 Q0 d1 1 2 r", "qrels.txt": QRELS.rstrip("\n")},
+        ev("run.txt"),
+        {"P@1": 1.0},
+    ),
+    # columns in another order, with columns no one asked for
+    "csv columns in another order with extra columns": Case(
+        {
+            "run.csv": "note,score,doc_id,extra,query_id\nx,1,d2,y,q1\nz,2,d1,w,q1\n",
+            "qrels.txt": QRELS,
+        },
+        ev("run.csv"),
+        {"P@1": 1.0},
+    ),
+    "tsv run": Case(
+        {"run.tsv": "query_id\tdoc_id\tscore\nq1\td2\t1\nq1\td1\t2\n", "qrels.txt": QRELS},
+        ev("run.tsv"),
+        {"P@1": 1.0},
+    ),
+    # aliases of the canonical names: qid, docno, prediction
+    "csv columns under their aliases": Case(
+        {"run.csv": "qid,docno,prediction\nq1,d2,1\nq1,d1,2\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        {"P@1": 1.0},
+    ),
+    # a quoted id holding the separator is one id "d,1" (relevant): ranked first
+    "a quoted csv id holding a comma": Case(
+        {
+            "run.csv": 'query_id,doc_id,score\nq1,"d,1",2\nq1,d2,1\n',
+            "qrels.csv": 'query_id,doc_id,relevance\nq1,"d,1",1\nq1,d2,0\n',
+        },
+        ev("run.csv", "P@1", "qrels.csv"),
+        {"P@1": 1.0},
+        spark=True,
+    ),
+    # " d1" (leading blank) is not d1: the run's first doc is unjudged, so P@2 = 0
+    "a blank inside a csv id is part of the id": Case(
+        {"run.csv": 'query_id,doc_id,score\nq1," d1",2\nq1,d2,1\n', "qrels.txt": QRELS},
+        ev("run.csv", "P@1,P@2"),
+        {"P@1": 0.0, "P@2": 0.0},
+        spark=True,
+    ),
+    # keys in any order, extra keys, and an empty last line
+    "json lines with keys in any order": Case(
+        {
+            "run.jsonl": '{"score": 1, "doc_id": "d2", "query_id": "q1", "x": [1]}\n'
+            '{"query_id": "q1", "extra": null, "doc_id": "d1", "score": 2}\n\n',
+            "qrels.txt": QRELS,
+        },
+        ev("run.jsonl"),
+        {"P@1": 1.0},
+        spark=True,
+    ),
+    # integer ids in JSON are the text "1" and "7" of the qrels
+    "json integer ids join text ids": Case(
+        {
+            "run.jsonl": jsonl(
+                {"query_id": 1, "doc_id": 7, "score": 2}, {"query_id": 1, "doc_id": 8, "score": 1}
+            ),
+            "qrels.txt": "1 0 7 1\n1 0 8 0\n",
+        },
+        ev("run.jsonl"),
+        {"P@1": 1.0},
+        spark=True,
+    ),
+    # a 5,000-character doc id matches itself
+    "a very long doc id": Case(
+        {"run.txt": f"q1 Q0 {LONG} 1 2 r\nq1 Q0 d2 2 1 r\n", "qrels.txt": f"q1 0 {LONG} 1\n"},
+        ev("run.txt"),
+        {"P@1": 1.0},
+    ),
+    # unicode ids (CJK, emoji, a combining accent) in a CSV run against TREC qrels
+    "unicode ids across csv and trec": Case(
+        {
+            "run.csv": "query_id,doc_id,score\n查询,doc🙂,2\n查询,e\u0301,1\n",
+            "qrels.txt": "查询 0 doc🙂 1\n查询 0 e\u0301 0\n",
+        },
+        ev("run.csv", "P@1,RR"),
+        {"P@1": 1.0, "RR": 1.0},
+    ),
+    # ids with leading zeros in Parquet text columns stay themselves: "007" is relevant
+    "leading zeros in parquet ids": Case(
+        {
+            "run.parquet": parquet_bytes(
+                {"query_id": ["01", "01"], "doc_id": ["7", "007"], "score": [2.0, 1.0]}
+            ),
+            "qrels.txt": "01 0 007 1\n01 0 7 0\n",
+        },
+        ev("run.parquet", "P@1,RR"),
+        {"P@1": 0.0, "RR": 0.5},
+    ),
+    # int64 ids, float32 scores, columns in another order, an extra column
+    "parquet of integer ids and float32 scores in another order": Case(
+        {
+            "run.parquet": parquet_bytes(
+                {
+                    "score": pa.array([1.0, 2.0], pa.float32()),
+                    "extra": ["a", "b"],
+                    "doc_id": pa.array([8, 7], pa.int64()),
+                    "query_id": pa.array([1, 1], pa.int32()),
+                }
+            ),
+            "qrels.txt": "1 0 7 1\n1 0 8 0\n",
+        },
+        ev("run.parquet"),
+        {"P@1": 1.0},
+    ),
+    # integer scores rank as numbers: 10 > 9
+    "parquet integer scores": Case(
+        {
+            "run.parquet": parquet_bytes(
+                {
+                    "query_id": ["q1", "q1"],
+                    "doc_id": ["d1", "d2"],
+                    "score": pa.array([10, 9], pa.int64()),
+                }
+            ),
+            "qrels.txt": QRELS,
+        },
+        ev("run.parquet"),
+        {"P@1": 1.0},
+    ),
+    # a run of ranks and no scores: rank 1 first
+    "a csv of ranks without scores": Case(
+        {"run.csv": "query_id,doc_id,rank\nq1,d2,2\nq1,d1,1\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        {"P@1": 1.0},
+        spark=True,
+    ),
+    # a gzip run and gzip qrels, both TREC text
+    "gzip trec run and qrels": Case(
+        {"run.txt.gz": gz(TREC_RIGHT), "qrels.txt.gz": gz(QRELS)},
+        ev("run.txt.gz", "P@1", "qrels.txt.gz"),
+        {"P@1": 1.0},
+    ),
+    # two gzip members (as `cat a.gz b.gz`): the second holds d1, which must be read
+    "a gzip file of two members": Case(
+        {"run.txt.gz": gz("q1 Q0 d2 2 1 r\n") + gz("q1 Q0 d1 1 2 r\n"), "qrels.txt": QRELS},
+        ev("run.txt.gz", "P@1,num_ret"),
+        {"P@1": 1.0, "NumRet": 2.0},
+    ),
+    "gzip json lines": Case(
+        {
+            "run.jsonl.gz": gz(
+                jsonl(
+                    {"query_id": "q1", "doc_id": "d1", "score": 2},
+                    {"query_id": "q1", "doc_id": "d2", "score": 1},
+                )
+            ),
+            "qrels.txt": QRELS,
+        },
+        ev("run.jsonl.gz"),
+        {"P@1": 1.0},
+        spark=True,
+    ),
+    # paths with blanks and non-ASCII letters are read as named
+    "a path with blanks and unicode": Case(
+        {"my runs/rün ☃ 1.txt": TREC_RIGHT, "qr els/qrels ü.txt": QRELS},
+        ev("my runs/rün ☃ 1.txt", "P@1", "qr els/qrels ü.txt"),
+        {"P@1": 1.0},
+    ),
+    # a nested output directory whose parents do not exist yet is created
+    "an output below directories not made yet": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": QRELS},
+        [*ev("run.txt"), "--out", "a/b c/out"],
+        {"P@1": 1.0},
+        out="a/b c/out",
+    ),
+    # --depth 1 keeps d2 (score 2) only: the relevant d1 is cut, AP = 0, num_ret = 1
+    "depth one": Case(
+        {"run.txt": "q1 Q0 d1 1 1 r\nq1 Q0 d2 2 2 r\n", "qrels.txt": QRELS},
+        ev("run.txt", "AP,num_ret", "qrels.txt", "--depth", "1"),
+        {"AP": 0.0, "NumRet": 1.0},
+    ),
+    # --rel-level 2: only d2 (grade 2) is relevant; it is second, RR = 1/2
+    "rel level above the first grade": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 0 d1 1\nq1 0 d2 2\n"},
+        ev("run.txt", "P@1,RR", "qrels.txt", "--rel-level", "2"),
+        {"P@1": 0.0, "RR": 0.5},
+    ),
+    # no grade reaches 1: nothing retrieved is relevant; P@2 = 0 / 2
+    "qrels of negative grades only": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 0 d1 -1\nq1 0 d2 -2\n"},
+        ev("run.txt", "P@2,num_rel_ret"),
+        {"P@2": 0.0, "NumRelRet": 0.0},
+    ),
+    # negative grades are judged non-relevant: P@2 counts d1 only (1/2)
+    "a negative grade is not relevant": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 0 d1 1\nq1 0 d2 -3\n"},
+        ev("run.txt", "P@2"),
+        {"P@2": 0.5},
+    ),
+    # mixed-case family names as typed: ndcg@1 is nDCG@1 = 1, map is AP = 1
+    "measure names in another case": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": QRELS},
+        ev("run.txt", "ndcg@1,p@1"),
+        {"nDCG@1": 1.0, "P@1": 1.0},
+    ),
+    # a measure named twice is evaluated once, with its value
+    "a measure named twice": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": QRELS},
+        ev("run.txt", "P@1,P@1"),
+        {"P@1": 1.0},
+    ),
+    # the same measure under its trec_eval and canonical names
+    "one measure under two names": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": QRELS},
+        ev("run.txt", "P_1,P@1"),
+        {"P@1": 1.0},
+    ),
+    # cutoff 1 is the lowest: Success@1 = 1, RR@1 = 1, nDCG@1 = 1
+    "measures at cutoff one": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": QRELS},
+        ev("run.txt", "Success@1,RR@1,nDCG@1,AP@1"),
+        {"Success@1": 1.0, "RR@1": 1.0, "nDCG@1": 1.0, "AP@1": 1.0},
+    ),
+    # two runs from two files, each named by its tag
+    "two runs named by their tags": Case(
+        {
+            "a.txt": "q1 Q0 d1 1 2 A\nq1 Q0 d2 2 1 A\n",
+            "b.txt": "q1 Q0 d1 1 1 B\nq1 Q0 d2 2 2 B\n",
+            "qrels.txt": QRELS,
+        },
+        ev(["a.txt", "b.txt"]),
+        {"A/P@1": 1.0, "B/P@1": 0.0},
+    ),
+    # a run id column holding two runs in one CSV file
+    "two runs in one csv": Case(
+        {
+            "runs.csv": "run_id,query_id,doc_id,score\n"
+            "A,q1,d1,2\nA,q1,d2,1\nB,q1,d1,1\nB,q1,d2,2\n",
+            "qrels.txt": QRELS,
+        },
+        ev("runs.csv"),
+        {"A/P@1": 1.0, "B/P@1": 0.0},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(k for k, v in EVALUATE_VALUES.items() if not v.spark))
+def test_evaluate_reads_an_odd_but_valid_input_right(
+    case: str, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    check_values(EVALUATE_VALUES[case], tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", sorted(k for k, v in EVALUATE_VALUES.items() if v.spark))
+def test_evaluate_reads_an_odd_but_valid_input_right_through_spark(
+    case: str, spark, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    check_values(EVALUATE_VALUES[case], tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.spark
+def test_relative_paths_are_read_by_workers_in_another_directory(
+    spark, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """The session's Python workers run where the session started; a relative input
+    path given after the process changed directory still names the file it names here.
+
+    ``runs/`` (a directory of one Parquet file) ranks d1 first: P@1 = 1, and so does
+    the CSV run (a quoted field: read by the workers): two runs, each P@1 = 1.
+    """
+    files = {
+        "runs/part-0.parquet": parquet_bytes(
+            {
+                "run_id": ["p", "p"],
+                "query_id": ["q1", "q1"],
+                "doc_id": ["d1", "d2"],
+                "score": [2.0, 1.0],
+            }
+        ),
+        "run.csv": 'query_id,doc_id,score\nq1,"d1",2\nq1,d2,1\n',
+        "qrels.txt": QRELS,
+    }
+    case = Case(files, ev(["runs", "run.csv"]), {"p/P@1": 1.0, "run/P@1": 1.0}, spark=True)
+    check_values(case, tmp_path, monkeypatch, capsys)
