@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +75,14 @@ def ev(
     return [*argv, "--engine", "local", *extra]
 
 
+def run_main(argv: list[str]) -> int:
+    """The CLI's exit code (argparse's refusals exit through ``SystemExit``)."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
 def write_files(root: Path, files: dict[str, str | bytes]) -> None:
     for name, data in files.items():
         path = root / name
@@ -127,7 +136,7 @@ def check_values(case: Case, tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     write_files(tmp_path, case.files)
     argv = [("spark" if case.spark and arg == "local" else arg) for arg in case.argv]
-    code = main(argv)
+    code = run_main(argv)
     err = capsys.readouterr().err
     assert code == 0, err[-3000:]
     got = run_measures(tmp_path / case.out)
@@ -142,7 +151,8 @@ def check_refusal(case: Case, tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     write_files(tmp_path, case.files)
     before = snapshot(tmp_path)
-    code = main(case.argv)
+    argv = [("spark" if case.spark and arg == "local" else arg) for arg in case.argv]
+    code = run_main(argv)
     err = capsys.readouterr().err
     assert_refusal(code, err, case.fragments)
     assert_nothing_left(tmp_path, before)
@@ -389,6 +399,17 @@ EVALUATE_VALUES: dict[str, Case] = {
         ev("run.parquet"),
         {"P@1": 1.0},
     ),
+    # "item" is an alias of doc_id
+    "a parquet doc column under an alias": Case(
+        {
+            "run.parquet": parquet_bytes(
+                {"query_id": ["q1", "q1"], "item": ["d2", "d1"], "score": [1.0, 2.0]}
+            ),
+            "qrels.txt": QRELS,
+        },
+        ev("run.parquet"),
+        {"P@1": 1.0},
+    ),
     # a run of ranks and no scores: rank 1 first
     "a csv of ranks without scores": Case(
         {"run.csv": "query_id,doc_id,rank\nq1,d2,2\nq1,d1,1\n", "qrels.txt": QRELS},
@@ -545,3 +566,213 @@ def test_relative_paths_are_read_by_workers_in_another_directory(
     }
     case = Case(files, ev(["runs", "run.csv"]), {"p/P@1": 1.0, "run/P@1": 1.0}, spark=True)
     check_values(case, tmp_path, monkeypatch, capsys)
+
+
+# --- evaluate: bad inputs and options are one exit-2 line, nothing written ---------------
+
+GOOD = {"run.txt": TREC_RIGHT, "qrels.txt": QRELS}
+
+EVALUATE_REFUSALS: dict[str, Case] = {
+    "an empty measure list": Case(GOOD, ev("run.txt", ""), fragments=("measures",)),
+    "a measure list of commas only": Case(GOOD, ev("run.txt", ",,"), fragments=("measures",)),
+    "a cutoff with trailing letters": Case(GOOD, ev("run.txt", "P@1x"), fragments=("P@1x",)),
+    "a negative cutoff": Case(GOOD, ev("run.txt", "P@-1"), fragments=("P@-1",)),
+    "a fractional cutoff": Case(GOOD, ev("run.txt", "nDCG@2.5"), fragments=("nDCG@2.5",)),
+    # 2^63 - 1 is the largest cutoff (was exit 1 for nDCG, an overflow in the kernel)
+    "a cutoff beyond 64 bits": Case(
+        GOOD,
+        ev("run.txt", "nDCG@99999999999999999999999"),
+        fragments=("nDCG@99999999999999999999999", "2^63-1"),
+    ),
+    "a cutoff of two to the 63": Case(
+        GOOD, ev("run.txt", "P@9223372036854775808"), fragments=("P@9223372036854775808", "2^63-1")
+    ),
+    "a trec_eval cutoff list beyond 64 bits": Case(
+        GOOD,
+        ev("run.txt", "ndcg_cut.5,99999999999999999999999"),
+        fragments=("ndcg_cut.5,99999999999999999999999", "2^63-1"),
+    ),
+    "an unknown measure beside a known one": Case(
+        GOOD, ev("run.txt", "P@1,nDCG@10,NotAMeasure"), fragments=("NotAMeasure",)
+    ),
+    "depth zero": Case(
+        GOOD, ev("run.txt", "P@1", "qrels.txt", "--depth", "0"), fragments=("depth",)
+    ),
+    "a negative depth": Case(
+        GOOD, ev("run.txt", "P@1", "qrels.txt", "--depth", "-5"), fragments=("depth",)
+    ),
+    "a fractional depth": Case(
+        GOOD, ev("run.txt", "P@1", "qrels.txt", "--depth", "1.5"), fragments=("depth",)
+    ),
+    "a rel level that is not a number": Case(
+        GOOD, ev("run.txt", "P@1", "qrels.txt", "--rel-level", "x"), fragments=("rel-level",)
+    ),
+    "an unknown queries policy": Case(
+        GOOD, ev("run.txt", "P@1", "qrels.txt", "--queries", "all"), fragments=("--queries",)
+    ),
+    "an unknown engine": Case(GOOD, [*ev("run.txt"), "--engine", "gpu"], fragments=("--engine",)),
+    # --engine local names a missing input as Spark's readers do (was: "an input the
+    # direct readers do not plan ... use --engine spark")
+    "a missing run file": Case(GOOD, ev("nope.txt"), fragments=("nope.txt", "no such file")),
+    "a missing qrels file": Case(
+        GOOD, ev("run.txt", "P@1", "nope.txt"), fragments=("nope.txt", "no such file")
+    ),
+    "an empty output path": Case(GOOD, [*ev("run.txt"), "--out", ""], fragments=("out",)),
+    # the qrels have three fields (no iteration column)
+    "qrels lines of three fields": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 d1 1\nq1 d2 0\n"},
+        ev("run.txt"),
+        fragments=("qrels.txt",),
+        spark=True,
+    ),
+    # a run file of comments only holds no rows
+    "a run of comments only": Case(
+        {"run.txt": "# nothing\n# here\n", "qrels.txt": QRELS},
+        ev("run.txt"),
+        fragments=("run.txt",),
+        spark=True,
+    ),
+    "an empty gzip run": Case(
+        {"run.txt.gz": gz(""), "qrels.txt": QRELS},
+        ev("run.txt.gz"),
+        fragments=("run.txt.gz",),
+        spark=True,
+    ),
+    "a zero-byte parquet run": Case(
+        {"run.parquet": b"", "qrels.txt": QRELS},
+        ev("run.parquet"),
+        fragments=("run.parquet",),
+        spark=True,
+    ),
+    "a directory of hidden files only": Case(
+        {"runs/_SUCCESS": "", "runs/.part.crc": "x", "qrels.txt": QRELS},
+        ev("runs"),
+        fragments=("runs",),
+        spark=True,
+    ),
+    "a csv of its header only": Case(
+        {"run.csv": "query_id,doc_id,score\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        fragments=("run.csv",),
+        spark=True,
+    ),
+    "a csv without a score or rank column": Case(
+        {"run.csv": "query_id,doc_id\nq1,d1\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        fragments=("run.csv",),
+        spark=True,
+    ),
+    "a csv header naming a column twice": Case(
+        {"run.csv": "query_id,doc_id,score,score\nq1,d1,1,2\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        fragments=("run.csv", "score"),
+        spark=True,
+    ),
+    # a separator after the last field makes a fourth field the header does not have
+    "a trailing separator on a csv row": Case(
+        {"run.csv": "query_id,doc_id,score\nq1,d1,2,\nq1,d2,1\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        fragments=("run.csv", "line 2"),
+        spark=True,
+    ),
+    "a csv score that is not a number": Case(
+        {"run.csv": "query_id,doc_id,score\nq1,d1,2\nq1,d2,high\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        fragments=("run.csv",),
+        spark=True,
+    ),
+    "a trec score with a digit separator": Case(
+        {"run.txt": "q1 Q0 d1 1 1_000 r\n", "qrels.txt": QRELS},
+        ev("run.txt"),
+        fragments=("run.txt",),
+        spark=True,
+    ),
+    "a trec score in hexadecimal": Case(
+        {"run.txt": "q1 Q0 d1 1 0x10 r\n", "qrels.txt": QRELS},
+        ev("run.txt"),
+        fragments=("run.txt",),
+        spark=True,
+    ),
+    "a nan score in parquet": Case(
+        {
+            "run.parquet": parquet_bytes(
+                {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [1.0, math.nan]}
+            ),
+            "qrels.txt": QRELS,
+        },
+        ev("run.parquet"),
+        fragments=("NaN", "d2"),
+    ),
+    "a grade of one and a half": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 0 d1 1.5\n"},
+        ev("run.txt"),
+        fragments=("qrels.txt",),
+        spark=True,
+    ),
+    "a qrels grade that is a word": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 0 d1 yes\n"},
+        ev("run.txt"),
+        fragments=("qrels.txt",),
+        spark=True,
+    ),
+    "a doc given twice in one query of a parquet run": Case(
+        {
+            "run.parquet": parquet_bytes(
+                {"query_id": ["q1", "q1"], "doc_id": ["d1", "d1"], "score": [1.0, 2.0]}
+            ),
+            "qrels.txt": QRELS,
+        },
+        ev("run.parquet"),
+        fragments=("d1",),
+    ),
+    # two files whose first lines carry the same tag are two runs of one name
+    "two run files of one tag": Case(
+        {"a.txt": TREC_RIGHT, "b.txt": TREC_RIGHT, "qrels.txt": QRELS},
+        ev(["a.txt", "b.txt"]),
+        fragments=("r",),
+        spark=True,
+    ),
+    "one run file given twice": Case(
+        GOOD, ev(["run.txt", "run.txt"]), fragments=("run.txt",), spark=True
+    ),
+    # --out names the directory holding the inputs: refused, the inputs untouched
+    "an output that is the inputs' directory": Case(
+        {"in/run.txt": TREC_RIGHT, "in/qrels.txt": QRELS},
+        [*ev("in/run.txt", "P@1", "in/qrels.txt"), "--out", "in", "--overwrite"],
+        fragments=("in",),
+    ),
+    "an output that is the qrels file": Case(
+        GOOD, [*ev("run.txt"), "--out", "qrels.txt", "--overwrite"], fragments=("qrels.txt",)
+    ),
+    "an output that is an existing file": Case(
+        {**GOOD, "note.txt": "keep\n"},
+        [*ev("run.txt"), "--out", "note.txt", "--overwrite"],
+        fragments=("note.txt",),
+    ),
+    # the output would be inside the run's own directory of Parquet files
+    "an output inside a parquet run directory": Case(
+        {
+            "runs/part-0.parquet": parquet_bytes(
+                {"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}
+            ),
+            "qrels.txt": QRELS,
+        },
+        [*ev("runs"), "--out", "runs/out"],
+        fragments=("runs",),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(k for k, v in EVALUATE_REFUSALS.items() if not v.spark))
+def test_evaluate_refuses_a_bad_input_in_one_line(
+    case: str, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    check_refusal(EVALUATE_REFUSALS[case], tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", sorted(k for k, v in EVALUATE_REFUSALS.items() if v.spark))
+def test_evaluate_refuses_a_bad_input_in_one_line_through_spark(
+    case: str, spark, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    check_refusal(EVALUATE_REFUSALS[case], tmp_path, monkeypatch, capsys)
