@@ -52,10 +52,15 @@ class LshOptions:
     )
 
     def check_lsh(self) -> Self:
-        """The counts are whole numbers >= 1 (a ConfigError naming the key otherwise)."""
+        """The counts are whole numbers >= 1 and the bucket cap one
+        :func:`~sparkeval.lsh.candidates.check_max_bucket` takes (a ConfigError naming
+        the key otherwise), checked before Spark starts."""
+        from sparkeval.lsh.candidates import check_max_bucket
+
         for key in ("num_perm", "bands", "rows"):
             check_positive(getattr(self, key), key)
         check_seed(self.seed)
+        check_max_bucket(self.max_bucket)
         return self
 
     def banding(self, threshold: float | str) -> BandParams:

@@ -650,12 +650,6 @@ EVALUATE_REFUSALS: dict[str, Case] = {
         fragments=("runs",),
         spark=True,
     ),
-    "a csv of its header only": Case(
-        {"run.csv": "query_id,doc_id,score\n", "qrels.txt": QRELS},
-        ev("run.csv"),
-        fragments=("run.csv",),
-        spark=True,
-    ),
     "a csv without a score or rank column": Case(
         {"run.csv": "query_id,doc_id\nq1,d1\n", "qrels.txt": QRELS},
         ev("run.csv"),
@@ -672,13 +666,7 @@ EVALUATE_REFUSALS: dict[str, Case] = {
     "a trailing separator on a csv row": Case(
         {"run.csv": "query_id,doc_id,score\nq1,d1,2,\nq1,d2,1\n", "qrels.txt": QRELS},
         ev("run.csv"),
-        fragments=("run.csv", "line 2"),
-        spark=True,
-    ),
-    "a csv score that is not a number": Case(
-        {"run.csv": "query_id,doc_id,score\nq1,d1,2\nq1,d2,high\n", "qrels.txt": QRELS},
-        ev("run.csv"),
-        fragments=("run.csv",),
+        fragments=("run.csv:2", "malformed"),
         spark=True,
     ),
     "a trec score with a digit separator": Case(
@@ -702,18 +690,6 @@ EVALUATE_REFUSALS: dict[str, Case] = {
         },
         ev("run.parquet"),
         fragments=("NaN", "d2"),
-    ),
-    "a grade of one and a half": Case(
-        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 0 d1 1.5\n"},
-        ev("run.txt"),
-        fragments=("qrels.txt",),
-        spark=True,
-    ),
-    "a qrels grade that is a word": Case(
-        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 0 d1 yes\n"},
-        ev("run.txt"),
-        fragments=("qrels.txt",),
-        spark=True,
     ),
     "a doc given twice in one query of a parquet run": Case(
         {
@@ -776,3 +752,287 @@ def test_evaluate_refuses_a_bad_input_in_one_line_through_spark(
     case: str, spark, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     check_refusal(EVALUATE_REFUSALS[case], tmp_path, monkeypatch, capsys)
+
+
+# --- config files: odd YAML read right, bad YAML refused naming the file or key ----------
+
+
+def cfg(name: str = "job.yaml", *extra: str) -> list[str]:
+    """``evaluate --config NAME`` in this process."""
+    return ["evaluate", "--config", name, "--engine", "local", *extra]
+
+
+CONFIG_VALUES: dict[str, Case] = {
+    # a comma-separated string of measures with blanks: P@1 = 1, RR = 1
+    "measures as one string with blanks": Case(
+        {**GOOD, "job.yaml": "run: [run.txt]\nqrels: qrels.txt\nmeasures: 'P@1, RR'\nout: out\n"},
+        cfg(),
+        {"P@1": 1.0, "RR": 1.0},
+    ),
+    "a json config": Case(
+        {
+            **GOOD,
+            "job.json": json.dumps(
+                {"run": ["run.txt"], "qrels": "qrels.txt", "measures": ["RR"], "out": "out"}
+            ),
+        },
+        cfg("job.json"),
+        {"RR": 1.0},
+    ),
+    # relative paths are relative to the config file, which lies in a directory with a blank
+    "paths relative to a config in another directory": Case(
+        {
+            **GOOD,
+            "conf dir/job.yaml": "run: [../run.txt]\nqrels: ../qrels.txt\nmeasures: [P@1]\n"
+            "out: ../out\n",
+        },
+        cfg("conf dir/job.yaml"),
+        {"P@1": 1.0},
+    ),
+    # the command line wins: RR (= 1/2 for the wrong run) instead of the config's P@1
+    "an option given on the command line wins over the config": Case(
+        {
+            "run.txt": "q1 Q0 d1 1 1 r\nq1 Q0 d2 2 2 r\n",
+            "qrels.txt": QRELS,
+            "job.yaml": "run: [run.txt]\nqrels: qrels.txt\nmeasures: [P@1]\nout: out\n",
+        },
+        cfg("job.yaml", "--measures", "RR"),
+        {"RR": 0.5},
+    ),
+    # a byte order mark before the first key (as some editors save UTF-8)
+    "a config starting with a byte order mark": Case(
+        {
+            **GOOD,
+            "job.yaml": "\ufeffrun: [run.txt]\nqrels: qrels.txt\nmeasures: [P@1]\nout: out\n",
+        },
+        cfg(),
+        {"P@1": 1.0},
+    ),
+    "a config of CRLF lines": Case(
+        {
+            **GOOD,
+            "job.yaml": "run: [run.txt]\r\nqrels: qrels.txt\r\nmeasures: [P@1]\r\nout: out\r\n",
+        },
+        cfg(),
+        {"P@1": 1.0},
+    ),
+    # an anchor (with no alias) and comments are plain YAML
+    "a config with an anchor and comments": Case(
+        {
+            **GOOD,
+            "job.yaml": "# job\nrun: &runs [run.txt]  # the runs\nqrels: qrels.txt\n"
+            "measures: [P@1]\nout: out\n",
+        },
+        cfg(),
+        {"P@1": 1.0},
+    ),
+    # depth 1 from the config keeps d2 only (ranked by score 2): AP = 0
+    "a depth from the config": Case(
+        {
+            "run.txt": "q1 Q0 d1 1 1 r\nq1 Q0 d2 2 2 r\n",
+            "qrels.txt": QRELS,
+            "job.yaml": "run: [run.txt]\nqrels: qrels.txt\nmeasures: [AP]\nout: out\ndepth: 1\n",
+        },
+        cfg(),
+        {"AP": 0.0},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_VALUES))
+def test_a_config_file_of_odd_but_valid_yaml_is_read_right(
+    case: str, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    check_values(CONFIG_VALUES[case], tmp_path, monkeypatch, capsys)
+
+
+BASE_YAML = "run: [run.txt]\nqrels: qrels.txt\nmeasures: [P@1]\nout: out\n"
+
+CONFIG_REFUSALS: dict[str, Case] = {
+    # YAML's true is no depth, although Python's bool is an int
+    "a depth of true": Case(
+        {**GOOD, "job.yaml": BASE_YAML + "depth: true\n"}, cfg(), fragments=("depth",)
+    ),
+    "a fractional depth": Case(
+        {**GOOD, "job.yaml": BASE_YAML + "depth: 1.5\n"}, cfg(), fragments=("depth",)
+    ),
+    "a rel level of false": Case(
+        {**GOOD, "job.yaml": BASE_YAML + "rel_level: false\n"}, cfg(), fragments=("rel_level",)
+    ),
+    "buckets of true": Case(
+        {**GOOD, "job.yaml": BASE_YAML + "buckets: true\n"}, cfg(), fragments=("buckets",)
+    ),
+    "a nested list of measures": Case(
+        {**GOOD, "job.yaml": BASE_YAML.replace("[P@1]", "[P@1, [AP]]")},
+        cfg(),
+        fragments=("measures",),
+    ),
+    "a mapping as a run": Case(
+        {**GOOD, "job.yaml": BASE_YAML.replace("[run.txt]", "{path: run.txt}")},
+        cfg(),
+        fragments=("run",),
+    ),
+    "a config that is a list": Case(
+        {**GOOD, "job.yaml": "- run.txt\n- qrels.txt\n"}, cfg(), fragments=("job.yaml",)
+    ),
+    "an empty config": Case({**GOOD, "job.yaml": ""}, cfg(), fragments=()),
+    "a config of two documents": Case(
+        {**GOOD, "job.yaml": BASE_YAML + "---\n" + BASE_YAML}, cfg(), fragments=("job.yaml",)
+    ),
+    "a config indented with a tab": Case(
+        {**GOOD, "job.yaml": "run:\n\t- run.txt\nqrels: qrels.txt\n"},
+        cfg(),
+        fragments=("job.yaml",),
+    ),
+    "a missing config file": Case(GOOD, cfg("nope.yaml"), fragments=("nope.yaml",)),
+    "a config path that is a directory": Case(
+        {**GOOD, "conf/x": ""}, cfg("conf"), fragments=("conf",)
+    ),
+    "a misspelt key": Case(
+        {**GOOD, "job.yaml": BASE_YAML + "measure: [AP]\n"}, cfg(), fragments=("measure",)
+    ),
+    "a key in another case": Case(
+        {**GOOD, "job.yaml": BASE_YAML + "Depth: 3\n"}, cfg(), fragments=("Depth",)
+    ),
+    "an empty run list": Case(
+        {**GOOD, "job.yaml": BASE_YAML.replace("[run.txt]", "[]")}, cfg(), fragments=("run",)
+    ),
+    "an out of null": Case(
+        {**GOOD, "job.yaml": BASE_YAML.replace("out: out", "out: ~")}, cfg(), fragments=("out",)
+    ),
+    "spark settings as a list": Case(
+        {**GOOD, "job.yaml": BASE_YAML + "spark: [a, b]\n"}, cfg(), fragments=("spark",)
+    ),
+    "a json config with a trailing comma": Case(
+        {**GOOD, "job.json": '{"run": ["run.txt"], "qrels": "qrels.txt",}'},
+        cfg("job.json"),
+        fragments=("job.json",),
+    ),
+    "a measure cutoff of zero in the config": Case(
+        {**GOOD, "job.yaml": BASE_YAML.replace("[P@1]", "[nDCG@0]")}, cfg(), fragments=("nDCG@0",)
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_REFUSALS))
+def test_a_bad_config_file_is_one_exit_2_line(
+    case: str, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    check_refusal(CONFIG_REFUSALS[case], tmp_path, monkeypatch, capsys)
+
+
+# --- every other command: values out of their range are refused before Spark starts -----
+
+LISTS = parquet_bytes(
+    {"user_id": ["u1", "u1", "u2"], "item_id": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]}
+)
+DOCS = parquet_bytes({"doc_id": ["x", "y"], "text": ["one two three four", "one two three five"]})
+RATINGS = parquet_bytes({"user_id": ["u1"], "item_id": ["a"], "rating": [3.0]})
+PREDICTIONS = parquet_bytes({"user_id": ["u1"], "item_id": ["a"], "prediction": [2.5]})
+INPUTS = {
+    "lists.parquet": LISTS,
+    "docs.parquet": DOCS,
+    "truth.parquet": RATINGS,
+    "pred.parquet": PREDICTIONS,
+    "a.txt": "q1 Q0 d1 1 2 a\nq1 Q0 d2 2 1 a\n",
+    "b.txt": "q1 Q0 d1 1 1 b\nq1 Q0 d2 2 2 b\n",
+}
+SU = ["similar-users", "--run", "lists.parquet", "--out", "out"]
+ND = ["near-duplicates", "--docs", "docs.parquet", "--out", "out"]
+DIV = ["diversity", "--run", "lists.parquet", "--out", "out"]
+RD = ["rank-distance", "--runs", "a.txt", "b.txt", "--baseline", "a", "--out", "out"]
+RE = ["rating-errors", "--predictions", "pred.parquet", "--truth", "truth.parquet", "--out", "out"]
+CMP = ["compare", "--per-query", "eval", "--baseline", "a", "--out", "out"]
+
+OPTION_REFUSALS: dict[str, Case] = {
+    "similar-users threshold above one": Case(
+        INPUTS, [*SU, "--threshold", "1.5"], fragments=("threshold",)
+    ),
+    "similar-users negative threshold": Case(
+        INPUTS, [*SU, "--threshold", "-0.1"], fragments=("threshold",)
+    ),
+    "similar-users threshold of nan": Case(
+        INPUTS, [*SU, "--threshold", "nan"], fragments=("threshold",)
+    ),
+    "similar-users zero permutations": Case(
+        INPUTS, [*SU, "--threshold", "0.5", "--num-perm", "0"], fragments=("num_perm",)
+    ),
+    "similar-users zero bands": Case(
+        INPUTS, [*SU, "--threshold", "0.5", "--bands", "0", "--rows", "4"], fragments=("bands",)
+    ),
+    "similar-users bands without rows": Case(
+        INPUTS, [*SU, "--threshold", "0.5", "--bands", "4"], fragments=("rows",)
+    ),
+    "similar-users recall above one": Case(
+        INPUTS, [*SU, "--threshold", "0.5", "--recall", "1.5"], fragments=("recall",)
+    ),
+    "similar-users top k of zero": Case(
+        INPUTS, [*SU, "--threshold", "0.5", "--k", "0"], fragments=("k",)
+    ),
+    # 0 is no cap; a cap below 2 was refused only once Spark had started (not by --dry-run)
+    "similar-users max bucket of minus one": Case(
+        INPUTS, [*SU, "--threshold", "0.5", "--max-bucket", "-1"], fragments=("max_bucket",)
+    ),
+    "similar-users max bucket of minus one in a dry run": Case(
+        INPUTS,
+        [*SU, "--threshold", "0.5", "--max-bucket", "-1", "--dry-run"],
+        fragments=("max_bucket", "got -1"),
+    ),
+    "near-duplicates max bucket of one": Case(
+        INPUTS, [*ND, "--threshold", "0.5", "--max-bucket", "1"], fragments=("max_bucket", "got 1")
+    ),
+    "near-duplicates threshold above one": Case(
+        INPUTS, [*ND, "--threshold", "2"], fragments=("threshold",)
+    ),
+    "near-duplicates shingles of zero units": Case(
+        INPUTS, [*ND, "--threshold", "0.5", "--k", "0"], fragments=("k",)
+    ),
+    "near-duplicates zero permutations": Case(
+        INPUTS, [*ND, "--threshold", "0.5", "--num-perm", "0"], fragments=("num_perm",)
+    ),
+    "near-duplicates unknown shingle": Case(
+        INPUTS, [*ND, "--threshold", "0.5", "--shingle", "line"], fragments=("shingle",)
+    ),
+    "diversity top k of zero": Case(INPUTS, [*DIV, "--k", "0"], fragments=("k",)),
+    "diversity negative sample pairs": Case(
+        INPUTS, [*DIV, "--sample-pairs", "-1"], fragments=("sample",)
+    ),
+    "diversity unknown similarity": Case(
+        INPUTS, [*DIV, "--similarity", "euclid"], fragments=("similarity",)
+    ),
+    "rank-distance rbo persistence of one": Case(INPUTS, [*RD, "--rbo-p", "1"], fragments=("rbo",)),
+    "rank-distance rbo persistence of zero": Case(
+        INPUTS, [*RD, "--rbo-p", "0"], fragments=("rbo",)
+    ),
+    "rank-distance top k of zero": Case(INPUTS, [*RD, "--k", "0"], fragments=("k",)),
+    "rank-distance depth of zero": Case(INPUTS, [*RD, "--depth", "0"], fragments=("depth",)),
+    "compare zero permutations": Case(
+        INPUTS, [*CMP, "--permutations", "0"], fragments=("permutations",)
+    ),
+    "compare alpha of zero": Case(INPUTS, [*CMP, "--alpha", "0"], fragments=("alpha",)),
+    "compare alpha of nan": Case(INPUTS, [*CMP, "--alpha", "nan"], fragments=("alpha",)),
+    "compare a gate that is not a condition": Case(
+        INPUTS, [*CMP, "--fail-if", "nDCG@10 is bad"], fragments=("fail-if",)
+    ),
+    "rating-errors zero buckets": Case(INPUTS, [*RE, "--buckets", "0"], fragments=("buckets",)),
+    "rating-errors an unknown measure": Case(
+        INPUTS, [*RE, "--measures", "RMSE,Bogus"], fragments=("Bogus",)
+    ),
+    "rating-errors top l of zero": Case(
+        INPUTS, [*RE, "--measures", "TopL_AE(L=0)"], fragments=("TopL_AE",)
+    ),
+    "rating-errors lp of zero": Case(INPUTS, [*RE, "--measures", "Lp(p=0)"], fragments=("Lp",)),
+    "rating-errors unknown missing policy": Case(
+        INPUTS, [*RE, "--missing", "drop"], fragments=("missing",)
+    ),
+    "rating-errors an empty measure list": Case(
+        INPUTS, [*RE, "--measures", ""], fragments=("measures",)
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OPTION_REFUSALS))
+def test_a_value_out_of_range_is_refused_before_spark(
+    case: str, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    check_refusal(OPTION_REFUSALS[case], tmp_path, monkeypatch, capsys)
