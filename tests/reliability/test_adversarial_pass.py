@@ -1036,3 +1036,127 @@ def test_a_value_out_of_range_is_refused_before_spark(
     case: str, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     check_refusal(OPTION_REFUSALS[case], tmp_path, monkeypatch, capsys)
+
+
+# --- the other commands read odd but valid inputs right (Spark) ---------------------------
+
+
+def run_in(
+    tmp_path: Path, monkeypatch, capsys, files: dict[str, str | bytes], argv: list[str]
+) -> str:
+    """Write ``files`` in ``tmp_path``, run ``argv`` there; exit 0 asserted, stderr back."""
+    monkeypatch.chdir(tmp_path)
+    write_files(tmp_path, files)
+    code = run_main(argv)
+    err = capsys.readouterr().err
+    assert code == 0, err[-3000:]
+    return err
+
+
+@pytest.mark.spark
+def test_rank_distance_orders_ties_and_exponent_scores_as_evaluate_does(
+    spark, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """``a`` ranks d1 > d2 > d3 by scores in exponent notation (3e0 > 2E-1 > 1e-9);
+    ``b`` ties every score, so doc id descending gives d3, d2, d1: the reverse.
+    Reversed rankings of 3: τ = ρ = -1, footrule |1-3| + 0 + |3-1| = 4, one
+    transposition (Cayley 1), Ulam 3 - 1 = 2 (longest common subsequence of one), two
+    positions differ (Hamming 2), the same three docs (Jaccard@3 = 1, overlap 3)."""
+    import pandas as pd
+
+    files = {
+        "a.txt": "q1 Q0 d2 1 2E-1 a\r\nq1 Q0 d3 2 1e-9 a\r\nq1 Q0 d1 3 3e0 a\r\n",
+        "b.txt": "q1 Q0 d1 1 7 b\nq1 Q0 d2 2 7 b\nq1 Q0 d3 3 7 b\n",
+    }
+    run_in(tmp_path, monkeypatch, capsys, files, [*RD, "--k", "3"])
+    row = pd.read_parquet(tmp_path / "out" / "rank_distance.parquet").iloc[0]
+    assert (row["run_id"], row["query_id"]) == ("b", "q1")
+    expected = {"overlap": 3, "kendall_tau": -1.0, "spearman_rho": -1.0, "footrule": 4}
+    expected |= {"cayley": 1, "ulam": 2, "hamming": 2, "jaccard_at_k": 1.0}
+    assert {name: row[name] for name in expected} == pytest.approx(expected)
+
+
+RATING_VALUES: dict[str, tuple[dict[str, str | bytes], list[str], dict[str, float]]] = {
+    # text "user item value" with CRLF, exponent notation and a timestamp field (ignored):
+    # errors 1e0 - 1 = 0 and 2.5E0 - 1.5 = 1: RMSE = sqrt((0 + 1) / 2), MAE = 1/2
+    "text of crlf lines and exponent values": (
+        {
+            "pred.txt": "u1 a 1e0 99\r\nu1 b 2.5E0 99\r\n",
+            "truth.txt": "u1 a 1 5\r\nu1 b 1.5 5\r\n",
+        },
+        ["--predictions", "pred.txt", "--truth", "truth.txt"],
+        {"RMSE": math.sqrt(0.5), "MAE": 0.5},
+    ),
+    # -0.0 against 0 is no error; "007" and "7" are two users: errors 0 and 2,
+    # MAE = 1, RMSE = sqrt(4 / 2); per user the MAEs are 0 and 2, their mean 1
+    "minus zero and ids with leading zeros in csv": (
+        {
+            "pred.csv": "user_id,item_id,prediction\n007,1,-0.0\n7,1,2\n",
+            "truth.csv": "item_id,user_id,rating\n1,007,0\n1,7,0\n",
+        },
+        ["--predictions", "pred.csv", "--truth", "truth.csv"],
+        {"RMSE": math.sqrt(2.0), "MAE": 1.0, "MAE_per_user": 1.0},
+    ),
+    # --missing skip drops the pair only one side holds: one error of 3 remains
+    "a pair on one side only, skipped": (
+        {
+            "pred.jsonl": jsonl(
+                {"user_id": "ü", "item_id": "x", "prediction": 4},
+                {"user_id": "ü", "item_id": "y", "prediction": 1},
+            ),
+            "truth.jsonl": jsonl({"user_id": "ü", "item_id": "x", "rating": 1}),
+        },
+        ["--predictions", "pred.jsonl", "--truth", "truth.jsonl", "--missing", "skip"],
+        {"RMSE": 3.0, "MAE": 3.0},
+    ),
+}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", sorted(RATING_VALUES))
+def test_rating_errors_read_an_odd_but_valid_input_right(
+    case: str, spark, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    files, argv, expected = RATING_VALUES[case]
+    command = ["rating-errors", *argv, "--measures", "RMSE,MAE", "--out", "out"]
+    run_in(tmp_path, monkeypatch, capsys, files, command)
+    measures = json.loads((tmp_path / "out" / "summary.json").read_text())["measures"]
+    assert {name: measures[name] for name in expected} == pytest.approx(expected)
+
+
+@pytest.mark.spark
+def test_similar_users_at_threshold_one_pair_identical_lists_of_unicode_users(
+    spark, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """ "ü 1" and "ü 2" (a blank in each id) recommend {a, b}: Jaccard 1, kept at the
+    threshold's upper bound 1; "u3"'s {a, c} shares 1 of 3 items with each (1/3)."""
+    import pandas as pd
+
+    lists = "user_id,item_id,score\nü 1,a,2\nü 1,b,1\nü 2,b,5\nü 2,a,4\nu3,a,1\nu3,c,2\n"
+    files = {"lists.csv": lists}
+    argv = ["similar-users", "--run", "lists.csv", "--threshold", "1", "--out", "out"]
+    run_in(tmp_path, monkeypatch, capsys, files, argv)
+    pairs = pd.read_parquet(tmp_path / "out" / "pairs.parquet")
+    assert pairs[["user_a", "user_b", "jaccard"]].to_dict("records") == [
+        {"user_a": "ü 1", "user_b": "ü 2", "jaccard": 1.0}
+    ]
+
+
+@pytest.mark.spark
+def test_near_duplicates_pair_identical_texts_from_json_lines(
+    spark, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """ "x" and "y 2" hold the same four words (one with CRLF-free blanks doubled);
+    word shingles of 1 unit: Jaccard 1 at threshold 1; "z" shares no word."""
+    import pandas as pd
+
+    docs = jsonl(
+        {"text": "alpha beta gamma delta", "doc_id": "x"},
+        {"doc_id": "y 2", "text": "alpha  beta gamma   delta", "extra": 1},
+        {"doc_id": "z", "text": "eins zwei drei vier"},
+    )
+    files = {"docs.jsonl": docs}
+    argv = ["near-duplicates", "--docs", "docs.jsonl", "--threshold", "1", "--k", "1"]
+    run_in(tmp_path, monkeypatch, capsys, files, [*argv, "--out", "out"])
+    pairs = pd.read_parquet(tmp_path / "out" / "pairs.parquet")
+    assert sorted(map(sorted, pairs[["doc_a", "doc_b"]].values.tolist())) == [["x", "y 2"]]
