@@ -30,6 +30,8 @@ from sparkeval.errors import EXIT_INPUT
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
 #: d1 ranked first, d2 second: P@1 = 1, RR = 1
 TREC_RIGHT = "q1 Q0 d1 1 2 r\nq1 Q0 d2 2 1 r\n"
+#: a run and qrels that read right
+GOOD = {"run.txt": TREC_RIGHT, "qrels.txt": QRELS}
 
 
 def parquet_bytes(columns: dict[str, pa.Array | list]) -> bytes:
@@ -135,6 +137,9 @@ def run_measures(out: Path) -> dict[str, float | None]:
 def check_values(case: Case, tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     write_files(tmp_path, case.files)
+    if (tmp_path / "real").is_dir():  # the cases that name their inputs through links
+        (tmp_path / "link.txt").symlink_to(tmp_path / "real" / "run.txt")
+        (tmp_path / "linkdir").symlink_to(tmp_path / "real", target_is_directory=True)
     argv = [("spark" if case.spark and arg == "local" else arg) for arg in case.argv]
     code = run_main(argv)
     err = capsys.readouterr().err
@@ -514,6 +519,72 @@ EVALUATE_VALUES: dict[str, Case] = {
         ev(["a.txt", "b.txt"]),
         {"A/P@1": 1.0, "B/P@1": 0.0},
     ),
+    # a symbolic link to the run file is read as the file
+    "a run named through a symbolic link": Case(
+        {"real/run.txt": TREC_RIGHT, "qrels.txt": QRELS},
+        ev("link.txt"),
+        {"P@1": 1.0},
+    ),
+    # a symbolic link to a directory of Parquet files
+    "a parquet directory named through a symbolic link": Case(
+        {
+            "real/part-0.parquet": parquet_bytes(
+                {"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}
+            ),
+            "qrels.txt": QRELS,
+        },
+        ev("linkdir"),
+        {"P@1": 1.0},
+    ),
+    # dictionary-encoded and large_string id columns are text like any other
+    "parquet ids dictionary-encoded and large strings": Case(
+        {
+            "run.parquet": parquet_bytes(
+                {
+                    "query_id": pa.array(["q1", "q1"]).dictionary_encode(),
+                    "doc_id": pa.array(["d2", "d1"], pa.large_string()),
+                    "score": [1.0, 2.0],
+                }
+            ),
+            "qrels.txt": QRELS,
+        },
+        ev("run.parquet", "P@1,RR"),
+        {"P@1": 1.0, "RR": 1.0},
+        spark=True,
+    ),
+    # a query of the run only is left out under --queries qrels: P@1 of q1 alone
+    "a query of the run only is not evaluated": Case(
+        {"run.txt": TREC_RIGHT + "q9 Q0 d1 1 5 r\n", "qrels.txt": QRELS},
+        ev("run.txt"),
+        {"P@1": 1.0},
+    ),
+    # --queries both leaves out q2 (judged, not in the run): the mean over q1 alone
+    "queries both leaves out a judged query missing from the run": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": QRELS + "q2 0 d9 1\n"},
+        ev("run.txt", "P@1", "qrels.txt", "--queries", "both"),
+        {"P@1": 1.0},
+    ),
+    # an output path with blanks, non-ASCII letters and a .. segment
+    "an output path of unicode with a dot-dot segment": Case(
+        GOOD,
+        [*ev("run.txt"), "--out", "sub/../résultats ☃/out"],
+        {"P@1": 1.0},
+        out="résultats ☃/out",
+    ),
+    # a byte order mark before the CSV header is no part of the first column's name
+    "a csv header after a byte order mark": Case(
+        {"run.csv": "\ufeffquery_id,doc_id,score\nq1,d1,2\nq1,d2,1\n", "qrels.txt": QRELS},
+        ev("run.csv"),
+        {"P@1": 1.0},
+        spark=True,
+    ),
+    # nor of the first qrels line's query id: q1 of the run meets q1 of the qrels
+    "trec qrels after a byte order mark": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": "\ufeff" + QRELS},
+        ev("run.txt"),
+        {"P@1": 1.0},
+        spark=True,
+    ),
     # a run id column holding two runs in one CSV file
     "two runs in one csv": Case(
         {
@@ -569,8 +640,6 @@ def test_relative_paths_are_read_by_workers_in_another_directory(
 
 
 # --- evaluate: bad inputs and options are one exit-2 line, nothing written ---------------
-
-GOOD = {"run.txt": TREC_RIGHT, "qrels.txt": QRELS}
 
 EVALUATE_REFUSALS: dict[str, Case] = {
     "an empty measure list": Case(GOOD, ev("run.txt", ""), fragments=("measures",)),
@@ -705,11 +774,14 @@ EVALUATE_REFUSALS: dict[str, Case] = {
     "two run files of one tag": Case(
         {"a.txt": TREC_RIGHT, "b.txt": TREC_RIGHT, "qrels.txt": QRELS},
         ev(["a.txt", "b.txt"]),
-        fragments=("r",),
+        fragments=("run id 'r' appears in both a.txt and b.txt",),
         spark=True,
     ),
     "one run file given twice": Case(
-        GOOD, ev(["run.txt", "run.txt"]), fragments=("run.txt",), spark=True
+        GOOD,
+        ev(["run.txt", "run.txt"]),
+        fragments=("run id 'r' appears in both run.txt and run.txt",),
+        spark=True,
     ),
     # --out names the directory holding the inputs: refused, the inputs untouched
     "an output that is the inputs' directory": Case(
@@ -1160,3 +1232,60 @@ def test_near_duplicates_pair_identical_texts_from_json_lines(
     run_in(tmp_path, monkeypatch, capsys, files, [*argv, "--out", "out"])
     pairs = pd.read_parquet(tmp_path / "out" / "pairs.parquet")
     assert sorted(map(sorted, pairs[["doc_a", "doc_b"]].values.tolist())) == [["x", "y 2"]]
+
+
+PER_QUERY = parquet_bytes(
+    {
+        "run_id": ["A", "A", "B", "B"],
+        "query_id": ["q1", "q2", "q1", "q2"],
+        "measure": ["P@1"] * 4,
+        "value": [1.0, 0.0, 0.0, 1.0],
+    }
+)
+
+SPARK_REFUSALS: dict[str, Case] = {
+    "compare against a baseline the table does not hold": Case(
+        {"pq.parquet": PER_QUERY},
+        ["compare", "--per-query", "pq.parquet", "--baseline", "Z", "--out", "out"],
+        fragments=("Z",),
+    ),
+    "compare a measure the table does not hold": Case(
+        {"pq.parquet": PER_QUERY},
+        [
+            "compare",
+            "--per-query",
+            "pq.parquet",
+            "--baseline",
+            "A",
+            "--measures",
+            "AP",
+            "--out",
+            "out",
+        ],
+        fragments=("AP",),
+    ),
+    "diversity of a run id the table does not hold": Case(
+        {"lists.csv": "run_id,user_id,item_id,score\nR,u1,a,1\nR,u1,b,2\n"},
+        ["diversity", "--run", "lists.csv", "--run-id", "nope", "--out", "out"],
+        fragments=("nope",),
+    ),
+    "rank-distance against a baseline no file holds": Case(
+        {"a.txt": INPUTS["a.txt"], "b.txt": INPUTS["b.txt"]},
+        ["rank-distance", "--runs", "a.txt", "b.txt", "--baseline", "c", "--out", "out"],
+        fragments=("c",),
+    ),
+    # a rating that is a word, on the second line of a text file
+    "rating-errors a rating that is a word": Case(
+        {"pred.txt": "u1 a 1\nu1 b 2\n", "truth.txt": "u1 a 1\nu1 b high\n"},
+        ["rating-errors", "--predictions", "pred.txt", "--truth", "truth.txt", "--out", "out"],
+        fragments=("truth.txt",),
+    ),
+}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", sorted(SPARK_REFUSALS))
+def test_every_command_refuses_a_bad_input_in_one_line(
+    case: str, spark, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    check_refusal(SPARK_REFUSALS[case], tmp_path, monkeypatch, capsys)
