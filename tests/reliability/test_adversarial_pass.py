@@ -1247,7 +1247,7 @@ SPARK_REFUSALS: dict[str, Case] = {
     "compare against a baseline the table does not hold": Case(
         {"pq.parquet": PER_QUERY},
         ["compare", "--per-query", "pq.parquet", "--baseline", "Z", "--out", "out"],
-        fragments=("Z",),
+        fragments=("baseline run 'Z' is not in the per-query table",),
     ),
     "compare a measure the table does not hold": Case(
         {"pq.parquet": PER_QUERY},
@@ -1262,23 +1262,23 @@ SPARK_REFUSALS: dict[str, Case] = {
             "--out",
             "out",
         ],
-        fragments=("AP",),
+        fragments=("measure 'AP' is not in the per-query table",),
     ),
     "diversity of a run id the table does not hold": Case(
         {"lists.csv": "run_id,user_id,item_id,score\nR,u1,a,1\nR,u1,b,2\n"},
         ["diversity", "--run", "lists.csv", "--run-id", "nope", "--out", "out"],
-        fragments=("nope",),
+        fragments=("--run-id nope", "lists.csv"),
     ),
     "rank-distance against a baseline no file holds": Case(
         {"a.txt": INPUTS["a.txt"], "b.txt": INPUTS["b.txt"]},
         ["rank-distance", "--runs", "a.txt", "b.txt", "--baseline", "c", "--out", "out"],
-        fragments=("c",),
+        fragments=("baseline run 'c'",),
     ),
     # a rating that is a word, on the second line of a text file
     "rating-errors a rating that is a word": Case(
         {"pred.txt": "u1 a 1\nu1 b 2\n", "truth.txt": "u1 a 1\nu1 b high\n"},
         ["rating-errors", "--predictions", "pred.txt", "--truth", "truth.txt", "--out", "out"],
-        fragments=("truth.txt",),
+        fragments=("truth.txt", "item b", "'high'"),
     ),
 }
 
