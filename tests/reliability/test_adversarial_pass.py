@@ -1078,6 +1078,16 @@ OPTION_REFUSALS: dict[str, Case] = {
     ),
     "rank-distance top k of zero": Case(INPUTS, [*RD, "--k", "0"], fragments=("k",)),
     "rank-distance depth of zero": Case(INPUTS, [*RD, "--depth", "0"], fragments=("depth",)),
+    # beyond 64 bits (was exit 1: Spark could not compare ranks with the number)
+    "rank-distance top k beyond 64 bits": Case(
+        INPUTS, [*RD, "--k", "99999999999999999999999"], fragments=("--k must be <= 2^63-1",)
+    ),
+    "rank-distance depth beyond 64 bits": Case(
+        INPUTS, [*RD, "--depth", "9223372036854775808"], fragments=("--depth must be <= 2^63-1",)
+    ),
+    "compare top k beyond 64 bits": Case(
+        INPUTS, [*CMP, "--k", "99999999999999999999999"], fragments=("--k must be <= 2^63-1",)
+    ),
     "compare zero permutations": Case(
         INPUTS, [*CMP, "--permutations", "0"], fragments=("permutations",)
     ),
