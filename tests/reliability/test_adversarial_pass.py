@@ -585,6 +585,28 @@ EVALUATE_VALUES: dict[str, Case] = {
         {"P@1": 1.0},
         spark=True,
     ),
+    # signed and zero-padded grades are the integers 1 and 0: d1 relevant, P@2 = 1/2
+    "grades written +1 and -0": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 0 d1 +1\nq1 0 d2 -0\n"},
+        ev("run.txt", "P@1,P@2"),
+        {"P@1": 1.0, "P@2": 0.5},
+    ),
+    "grades written 01 and 00": Case(
+        {"run.txt": TREC_RIGHT, "qrels.txt": "q1 0 d1 01\nq1 0 d2 00\n"},
+        ev("run.txt", "P@1,P@2"),
+        {"P@1": 1.0, "P@2": 0.5},
+    ),
+    # +2 > .5 and 5. > -.5: d1 first either way
+    "scores written +2 and .5": Case(
+        {"run.txt": "q1 Q0 d2 2 .5 r\nq1 Q0 d1 1 +2 r\n", "qrels.txt": QRELS},
+        ev("run.txt"),
+        {"P@1": 1.0},
+    ),
+    "scores written 5. and -.5": Case(
+        {"run.txt": "q1 Q0 d2 2 -.5 r\nq1 Q0 d1 1 5. r\n", "qrels.txt": QRELS},
+        ev("run.txt"),
+        {"P@1": 1.0},
+    ),
     # a run id column holding two runs in one CSV file
     "two runs in one csv": Case(
         {
