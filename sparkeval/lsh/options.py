@@ -85,9 +85,12 @@ DEFAULT_LSH = LshOptions()
 
 
 def check_positive(value: int | None, key: str) -> None:
-    """A count option given as 0 or less is a ConfigError naming the key."""
+    """A count option given as 0 or less, or beyond 2^63-1 (Spark's counts and
+    comparisons are 64-bit), is a ConfigError naming the key."""
     if value is not None and value < 1:
         raise ConfigError(f"key '{key}': expected a whole number >= 1, got {value}")
+    if value is not None and value > 2**63 - 1:
+        raise ConfigError(f"key '{key}': expected a whole number <= 2^63-1, got {value}")
 
 
 def check_seed(seed: int) -> None:

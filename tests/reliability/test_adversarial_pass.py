@@ -1110,6 +1110,19 @@ OPTION_REFUSALS: dict[str, Case] = {
     "compare top k beyond 64 bits": Case(
         INPUTS, [*CMP, "--k", "99999999999999999999999"], fragments=("--k must be <= 2^63-1",)
     ),
+    "diversity top k beyond 64 bits": Case(
+        INPUTS, [*DIV, "--k", "99999999999999999999999"], fragments=("key 'k'", "<= 2^63-1")
+    ),
+    "near-duplicates shingles beyond 64 bits": Case(
+        INPUTS,
+        [*ND, "--threshold", "0.5", "--k", "99999999999999999999999"],
+        fragments=("key 'k'", "<= 2^63-1"),
+    ),
+    "similar-users top k beyond 64 bits": Case(
+        INPUTS,
+        [*SU, "--threshold", "0.5", "--k", "99999999999999999999999"],
+        fragments=("key 'k'", "<= 2^63-1"),
+    ),
     "compare zero permutations": Case(
         INPUTS, [*CMP, "--permutations", "0"], fragments=("permutations",)
     ),
