@@ -95,6 +95,8 @@ class JobConfig:
 def read_config_file(path: str) -> dict[str, Any]:
     """A config file's mapping (YAML with the safe loader, or JSON), keys with underscores."""
     file = Path(path)
+    if file.is_dir():
+        raise ConfigError(f"{path}: a directory, not a config file")
     if not file.is_file():
         raise ConfigError(f"{path}: config file not found")
     if file.stat().st_size > MAX_CONFIG_BYTES:

@@ -979,8 +979,9 @@ CONFIG_REFUSALS: dict[str, Case] = {
         fragments=("job.yaml",),
     ),
     "a missing config file": Case(GOOD, cfg("nope.yaml"), fragments=("nope.yaml",)),
+    # was "conf: config file not found"
     "a config path that is a directory": Case(
-        {**GOOD, "conf/x": ""}, cfg("conf"), fragments=("conf",)
+        {**GOOD, "conf/x": ""}, cfg("conf"), fragments=("conf: a directory, not a config file",)
     ),
     "a misspelt key": Case(
         {**GOOD, "job.yaml": BASE_YAML + "measure: [AP]\n"}, cfg(), fragments=("measure",)
