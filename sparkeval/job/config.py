@@ -103,7 +103,7 @@ def read_config_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: config file larger than {MAX_CONFIG_BYTES} bytes")
     raw = file.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark (some editors write one) is no key
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x})") from None

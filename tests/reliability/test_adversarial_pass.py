@@ -902,6 +902,18 @@ CONFIG_VALUES: dict[str, Case] = {
         cfg(),
         {"P@1": 1.0},
     ),
+    # JSON's reader refused the mark ("Unexpected UTF-8 BOM") before it was skipped
+    "a json config starting with a byte order mark": Case(
+        {
+            **GOOD,
+            "job.json": "\ufeff"
+            + json.dumps(
+                {"run": ["run.txt"], "qrels": "qrels.txt", "measures": ["RR"], "out": "out"}
+            ),
+        },
+        cfg("job.json"),
+        {"RR": 1.0},
+    ),
     "a config of CRLF lines": Case(
         {
             **GOOD,
