@@ -708,6 +708,34 @@ EVALUATE_REFUSALS: dict[str, Case] = {
     "a missing qrels file": Case(
         GOOD, ev("run.txt", "P@1", "nope.txt"), fragments=("nope.txt", "no such file")
     ),
+    # one source column for two roles read as "duplicate doc q1"; a key given twice
+    # took its last value silently
+    "a column mapping that names one column for two roles": Case(
+        {"run": "a,b,c\nq1,d1,2\nq1,d2,1\n", "qrels.txt": QRELS},
+        ev(
+            "run",
+            "P@1",
+            "qrels.txt",
+            "--run-format",
+            "csv",
+            "--run-columns",
+            "query_id=a,doc_id=a,score=c",
+        ),
+        fragments=("maps the column a to two columns",),
+    ),
+    "a column mapping that gives one key twice": Case(
+        {"run": "a,b,c\nq1,d1,2\nq1,d2,1\n", "qrels.txt": QRELS},
+        ev(
+            "run",
+            "P@1",
+            "qrels.txt",
+            "--run-format",
+            "csv",
+            "--run-columns",
+            "query_id=a,doc_id=b,score=c,score=a",
+        ),
+        fragments=("gives score twice", "score=a"),
+    ),
     "an empty output path": Case(GOOD, [*ev("run.txt"), "--out", ""], fragments=("out",)),
     # the qrels have three fields (no iteration column)
     "qrels lines of three fields": Case(
