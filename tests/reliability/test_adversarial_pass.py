@@ -607,6 +607,28 @@ EVALUATE_VALUES: dict[str, Case] = {
         ev("run.txt"),
         {"P@1": 1.0},
     ),
+    # a file without a suffix is CSV when --run-format says so; its columns mapped
+    "a csv run without a suffix under --run-format": Case(
+        {"run": "a,b,c\nq1,d2,1\nq1,d1,2\n", "qrels.txt": QRELS},
+        ev(
+            "run",
+            "P@1",
+            "qrels.txt",
+            "--run-format",
+            "csv",
+            "--run-columns",
+            "query_id=a,doc_id=b,score=c",
+        ),
+        {"P@1": 1.0},
+        spark=True,
+    ),
+    # a .txt name holding tab-separated columns, read as TSV under --run-format tsv
+    "a tsv run under a txt name": Case(
+        {"tabs.txt": "query_id\tdoc_id\tscore\nq1\td2\t1\nq1\td1\t2\n", "qrels.txt": QRELS},
+        ev("tabs.txt", "P@1", "qrels.txt", "--run-format", "tsv"),
+        {"P@1": 1.0},
+        spark=True,
+    ),
     # a run id column holding two runs in one CSV file
     "two runs in one csv": Case(
         {
@@ -1359,6 +1381,26 @@ SPARK_REFUSALS: dict[str, Case] = {
         {"a.txt": INPUTS["a.txt"], "b.txt": INPUTS["b.txt"]},
         ["rank-distance", "--runs", "a.txt", "b.txt", "--baseline", "c", "--out", "out"],
         fragments=("baseline run 'c'",),
+    ),
+    # 1e400 is beyond the doubles: not taken as an infinite prediction
+    "rating-errors a prediction beyond the double range": Case(
+        {"pred.txt": "u1 a 1e400\n", "truth.txt": "u1 a 1\n"},
+        ["rating-errors", "--predictions", "pred.txt", "--truth", "truth.txt", "--out", "out"],
+        fragments=("pred.txt", "'1e400' is not a finite number"),
+    ),
+    "evaluate a mapped column the file lacks": Case(
+        {"run": "a,b,c\nq1,d1,2\n", "qrels.txt": QRELS},
+        ev(
+            "run",
+            "P@1",
+            "qrels.txt",
+            "--run-format",
+            "csv",
+            "--run-columns",
+            "query_id=a,doc_id=zz,score=c",
+        ),
+        fragments=("mapped column 'zz' (for doc_id) not found",),
+        spark=True,
     ),
     # a rating that is a word, on the second line of a text file
     "rating-errors a rating that is a word": Case(
