@@ -1417,3 +1417,16 @@ def test_every_command_refuses_a_bad_input_in_one_line(
     case: str, spark, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     check_refusal(SPARK_REFUSALS[case], tmp_path, monkeypatch, capsys)
+
+
+def test_a_damaged_gzip_range_is_named_as_given_not_by_its_absolute_path(tmp_path: Path) -> None:
+    """The plan holds input files made absolute (for workers in another directory);
+    the message of a damaged gzip range still names the input as it was given."""
+    from sparkeval.io.direct_input import NotDirect
+    from sparkeval.io.direct_text import read_text_range
+
+    data = gz("q1 Q0 d1 1 2 r\n" * 1000)
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(data[: len(data) - 20])
+    with pytest.raises(NotDirect, match=r"\] run\.txt\.gz: compressed file ended"):
+        read_text_range(str(path), 0, 1, "run.txt.gz")
