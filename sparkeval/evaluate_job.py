@@ -16,7 +16,7 @@ from sparkeval.io.direct import all_direct_formats
 from sparkeval.io.direct_input import DirectPlan, NotDirect
 from sparkeval.io.direct_plan import plan_direct_inputs
 from sparkeval.io.pairs import read_pairs
-from sparkeval.io.readers import default_run_id, no_rows_message
+from sparkeval.io.readers import check_exists, default_run_id, no_rows_message
 from sparkeval.io.truth import RelevanceRule, read_truth
 from sparkeval.job.runner import log
 from sparkeval.output import atomic_output_dir, check_output_path, write_summary
@@ -111,11 +111,14 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
     (:mod:`sparkeval.engine.local_files`); the same outputs as :func:`run_evaluate`.
 
     Raises:
+        InputError: an input path that is missing or cannot be read.
         NotDirect: a value (or an input's plan) needs Spark's readers; nothing was written.
     """
     from sparkeval.engine.local_files import evaluate_direct
 
     target = check_output_path(config.out, config.input_paths(), config.overwrite)
+    for path in config.input_paths():
+        check_exists(path)  # named as Spark's readers name it, not as a plan left to them
     plan = config.plan()
     direct = _direct_plan(None, config, plan)
     if direct is None:

@@ -112,6 +112,9 @@ _STATS_SCHEMA = (
 )
 
 
+#: the largest ``--k`` and ``--depth``: Spark compares ranks as 64-bit integers
+MAX_RANK = 2**63 - 1
+
 @dataclass(frozen=True)
 class CompareOptions:
     """Settings of one comparison.
@@ -155,6 +158,9 @@ class CompareOptions:
             raise ConfigError(f"--rbo-p must lie in (0, 1), got {self.rbo_p}")
         if self.depth < 1:
             raise ConfigError(f"--depth must be >= 1, got {self.depth}")
+        for flag, value in (("--k", self.k), ("--depth", self.depth)):
+            if value > MAX_RANK:  # ranks are compared as 64-bit integers in Spark
+                raise ConfigError(f"{flag} must be <= 2^63-1, got {value}")
 
 
 @dataclass

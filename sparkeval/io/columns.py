@@ -106,7 +106,8 @@ PYTHON_KEYWORDS = OptionNaming({})
 def split_mapping(text: str | Mapping[str, str] | None, label: str) -> dict[str, str]:
     """Split ``canonical=source,...`` (or copy a mapping) into {canonical: source}.
 
-    ``label`` names the option in the error for an item without ``=``.
+    ``label`` names the option in the error for an item without ``=`` or a key given
+    twice.
     """
     if text is None:
         return {}
@@ -119,6 +120,8 @@ def split_mapping(text: str | Mapping[str, str] | None, label: str) -> dict[str,
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise ConfigError(f"{label} item {item!r} is not canonical=source")
+        if key.strip() in pairs:
+            raise ConfigError(f"{label} gives {key.strip()} twice ({item.strip()!r})")
         pairs[key.strip()] = value.strip()
     return pairs
 
@@ -128,7 +131,8 @@ def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, 
 
     A key may also be an accepted name of one canonical column (``user_id=uid`` maps
     the query column, whose names include ``user_id``, to the column ``uid``); any
-    other key is refused, naming the canonical columns.
+    other key, and a source column given for two keys, is refused, naming the
+    canonical columns.
 
     Example:
         >>> parse_mapping("query_id=uid, doc_id=iid", "run")
@@ -145,6 +149,8 @@ def parse_mapping(text: str | Mapping[str, str] | None, kind: str) -> dict[str, 
         named, source = _canonical_of(key, allowed, aliases), value
         if named in canonical:
             raise ConfigError(f"{label} maps column {named} twice ({key}={value})")
+        if source in canonical.values():
+            raise ConfigError(f"{label} maps the column {source} to two columns ({key}={value})")
         canonical[named or key] = source
     return mapping_onto(canonical, allowed, label, f"{kind} columns")
 

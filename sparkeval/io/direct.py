@@ -69,7 +69,7 @@ def _parquet_files(path: str) -> list[str] | None:
     local = path[len("file://") :] if path.startswith("file://") else path
     if "://" in local or GLOB_CHARS & set(local):
         return None
-    target = Path(local)
+    target = Path(local).absolute()  # the workers may run in another directory
     if target.is_file():
         return [str(target)]
     if not target.is_dir():
@@ -374,7 +374,7 @@ def _read_text_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> p
 
     file, _ = source.units[unit]
     start, end = source.ranges[unit]
-    data = direct_text.read_text_range(file, start, end)
+    data = direct_text.read_text_range(file, start, end, source.path)
     code = list(run_ids).index(str(source.run_id)) if source.kind == "run" else None
     schema = RUN_SCHEMA if source.kind == "run" else QRELS_SCHEMA
     return direct_text.text_unit_table(data, source.kind, source.path, code, schema)

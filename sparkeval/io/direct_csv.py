@@ -179,7 +179,7 @@ def _unit_text(source: DirectInput, unit: int) -> bytes:
     """The data lines of read task ``unit`` (the first one's header line left out)."""
     file, _ = source.units[unit]
     start, end = source.ranges[unit]
-    data = read_text_range(file, start, end)
+    data = read_text_range(file, start, end, source.path)
     return data.partition(b"\n")[2] if start == 0 else data
 
 

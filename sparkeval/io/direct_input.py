@@ -130,8 +130,9 @@ _OTHER_COMPRESSIONS = (".bz2", ".xz", ".zst", ".zstd", ".lz4", ".snappy", ".defl
 
 
 def local_single_file(path: str) -> str | None:
-    """The file ``path`` names (local: ``file://`` or plain, no glob characters; or a
-    remote URI), when it is one file, plain or gzip; None otherwise."""
+    """The file ``path`` names (local: ``file://`` or plain, no glob characters, made
+    absolute, as the workers that open it may run in another directory than this
+    process; or a remote URI), when it is one file, plain or gzip; None otherwise."""
     if is_remote(path):
         try:
             if storage_files.kind(path) != "file":
@@ -144,7 +145,7 @@ def local_single_file(path: str) -> str | None:
         return None
     if Path(local).suffix.lower() in _OTHER_COMPRESSIONS:
         return None
-    return local
+    return str(Path(local).absolute())  # the workers may run in another directory
 
 
 def run_codes(

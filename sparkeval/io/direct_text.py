@@ -138,9 +138,10 @@ def byte_ranges(path: str, chunk: int | None = None) -> list[tuple[int, int]]:
     return [(start, end) for start, end in zip(bounds, [*bounds[1:], size], strict=True)]
 
 
-def read_text_range(path: str, start: int, end: int) -> bytes:
+def read_text_range(path: str, start: int, end: int, name: str | None = None) -> bytes:
     """The bytes of one read task: ``[start, end)`` of a plain file; of a gzip file, part
-    ``start`` of ``end`` (:func:`read_gzip_part`).
+    ``start`` of ``end`` (:func:`read_gzip_part`).  ``name`` is the input as given, for
+    messages (default ``path``, which the plan holds made absolute).
 
     Raises:
         NotDirect: a gzip file that is truncated or corrupt (Spark's reader reports it).
@@ -149,7 +150,7 @@ def read_text_range(path: str, start: int, end: int) -> bytes:
         try:
             return read_gzip_part(path, start, end)
         except DECOMPRESS_ERRORS as exc:
-            raise NotDirect(f"{path}: {exc}") from exc
+            raise NotDirect(f"{name or path}: {exc}") from exc
     with open_input(path) as handle:
         handle.seek(start)
         return handle.read(end - start)

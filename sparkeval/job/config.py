@@ -95,13 +95,15 @@ class JobConfig:
 def read_config_file(path: str) -> dict[str, Any]:
     """A config file's mapping (YAML with the safe loader, or JSON), keys with underscores."""
     file = Path(path)
+    if file.is_dir():
+        raise ConfigError(f"{path}: a directory, not a config file")
     if not file.is_file():
         raise ConfigError(f"{path}: config file not found")
     if file.stat().st_size > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: config file larger than {MAX_CONFIG_BYTES} bytes")
     raw = file.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark (some editors write one) is no key
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x})") from None

@@ -52,10 +52,15 @@ class LshOptions:
     )
 
     def check_lsh(self) -> Self:
-        """The counts are whole numbers >= 1 (a ConfigError naming the key otherwise)."""
+        """The counts are whole numbers >= 1 and the bucket cap one
+        :func:`~sparkeval.lsh.candidates.check_max_bucket` takes (a ConfigError naming
+        the key otherwise), checked before Spark starts."""
+        from sparkeval.lsh.candidates import check_max_bucket
+
         for key in ("num_perm", "bands", "rows"):
             check_positive(getattr(self, key), key)
         check_seed(self.seed)
+        check_max_bucket(self.max_bucket)
         return self
 
     def banding(self, threshold: float | str) -> BandParams:
@@ -80,9 +85,12 @@ DEFAULT_LSH = LshOptions()
 
 
 def check_positive(value: int | None, key: str) -> None:
-    """A count option given as 0 or less is a ConfigError naming the key."""
+    """A count option given as 0 or less, or beyond 2^63-1 (Spark's counts and
+    comparisons are 64-bit), is a ConfigError naming the key."""
     if value is not None and value < 1:
         raise ConfigError(f"key '{key}': expected a whole number >= 1, got {value}")
+    if value is not None and value > 2**63 - 1:
+        raise ConfigError(f"key '{key}': expected a whole number <= 2^63-1, got {value}")
 
 
 def check_seed(seed: int) -> None:

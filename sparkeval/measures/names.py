@@ -393,13 +393,20 @@ def _parse_value(text: str) -> int | float | str:
     return text
 
 
+#: the largest cutoff: ranks and cutoffs are 64-bit integers in the kernels
+MAX_CUTOFF = 2**63 - 1
+
+
 def _parse_cutoff(name: str, raw: str) -> int:
+    """The cutoff ``raw`` of measure ``name``: a whole number from 1 to :data:`MAX_CUTOFF`."""
     raw = raw.strip()
     if not re.fullmatch(r"[+-]?\d+", raw):
         raise MeasureError(f"measure {name!r}: cutoff {raw!r} is not a whole number")
     k = int(raw)
     if k < 1:
         raise MeasureError(f"measure {name!r}: cutoff must be >= 1, got {k}")
+    if k > MAX_CUTOFF:
+        raise MeasureError(f"measure {name!r}: cutoff must be <= 2^63-1, got {k}")
     return k
 
 
@@ -589,6 +596,8 @@ def _expand(text: str, family: str, tp: TrecParams, raw: str, items: list[str]) 
         cuts = sorted(_leading_int(item, text) for item in items)
         if cuts[0] < 1:
             raise MeasureError(f"measure {text!r}: cutoffs must be >= 1")
+        if cuts[-1] > MAX_CUTOFF:
+            raise MeasureError(f"measure {text!r}: cutoffs must be <= 2^63-1, got {cuts[-1]}")
         if len(set(cuts)) != len(cuts):
             raise MeasureError(f"measure {text!r}: duplicate cutoffs")
         return [_build(text, family, k, {}) for k in cuts]
