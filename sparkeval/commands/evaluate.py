@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sparkeval.errors import InputError
-
 # the command's config, imported from here in Python (docs/python-api.md)
 from sparkeval.evaluate_config import EvaluateConfig
 from sparkeval.io.truth import RelevanceRule
 from sparkeval.job.command import Command, LocalEngine, spark_job
-from sparkeval.job.engine_choice import runs_locally
+from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
 
 if TYPE_CHECKING:
     from sparkeval.engine.local_files import LocalFileEvaluation
@@ -81,19 +79,8 @@ def run_locally(config: EvaluateConfig) -> LocalFileEvaluation | None:
     """The evaluation in this process (:func:`sparkeval.evaluate_job.run_evaluate_locally`);
     None sends an ``auto`` run to Spark when a value needs Spark's readers."""
     from sparkeval.evaluate_job import run_evaluate_locally
-    from sparkeval.io.direct_input import NotDirect
-    from sparkeval.job.runner import log
 
-    try:
-        return run_evaluate_locally(config)
-    except NotDirect as exc:
-        if config.engine == "local":
-            raise InputError(
-                f"--engine local: {exc.reason}, which Spark's readers judge; "
-                "use --engine spark (or auto)"
-            ) from None
-        log(f"{exc.reason}; the inputs are read by Spark instead")
-        return None
+    return run_here_or_on_spark(config, run_evaluate_locally)
 
 
 def jvm_profile(config: EvaluateConfig) -> str:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from sparkeval.errors import InputError
 from sparkeval.job.command import Command, LocalEngine, spark_job
-from sparkeval.job.engine_choice import runs_locally
+from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
 from sparkeval.rating_config import RatingErrorsConfig
 
 if TYPE_CHECKING:
@@ -55,20 +54,9 @@ def needs_spark(config: RatingErrorsConfig) -> str | None:
 def run_locally(config: RatingErrorsConfig) -> LocalRatingEvaluation | None:
     """The evaluation in this process (:func:`sparkeval.rating_job.run_rating_errors_locally`);
     None sends an ``auto`` run to Spark when an input or value needs Spark's readers."""
-    from sparkeval.io.direct_input import NotDirect
-    from sparkeval.job.runner import log
     from sparkeval.rating_job import run_rating_errors_locally
 
-    try:
-        return run_rating_errors_locally(config)
-    except NotDirect as exc:
-        if config.engine == "local":
-            raise InputError(
-                f"--engine local: {exc.reason}, which Spark's readers judge; "
-                "use --engine spark (or auto)"
-            ) from None
-        log(f"{exc.reason}; the inputs are read by Spark instead")
-        return None
+    return run_here_or_on_spark(config, run_rating_errors_locally)
 
 
 COMMAND = Command(

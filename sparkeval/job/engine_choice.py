@@ -20,9 +20,11 @@ while Spark uses every core on large ones.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from sparkeval.errors import ConfigError
+from sparkeval.errors import ConfigError, InputError
+
+R = TypeVar("R")
 
 #: the values of ``--engine``
 ENGINES = ("auto", "spark", "local")
@@ -70,3 +72,26 @@ def runs_locally(config: Any, command_reason: Callable[[Any], str | None]) -> bo
 
     size = local_input_bytes(config.input_paths())
     return size is not None and size <= LOCAL_ENGINE_BYTES
+
+
+def run_here_or_on_spark(config: Any, run: Callable[[Any], R]) -> R | None:
+    """``run(config)`` in this process; when an input or value needs Spark's readers
+    (:class:`~sparkeval.io.direct_input.NotDirect`), None, so that an ``auto`` run goes
+    to Spark (a status line says why), and an error, exit 2, under ``--engine local``.
+
+    Raises:
+        InputError: ``--engine local`` and what needs Spark, named.
+    """
+    from sparkeval.io.direct_input import NotDirect
+    from sparkeval.status import status
+
+    try:
+        return run(config)
+    except NotDirect as exc:
+        if getattr(config, "engine", "auto") == "local":
+            raise InputError(
+                f"--engine local: {exc.reason}, which Spark's readers judge; "
+                "use --engine spark (or auto)"
+            ) from None
+        status(f"{exc.reason}; the inputs are read by Spark instead")
+        return None

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.cli import main
-from sparkeval.errors import EXIT_INPUT
+from tests.reliability.test_hostile_inputs import assert_refused
 
 #: q1 judges d1 relevant and d2 not
 QRELS = "q1 0 d1 1\nq1 0 d2 0\n"
@@ -101,19 +101,6 @@ def snapshot(root: Path) -> dict[str, bytes]:
     }
 
 
-def error_lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if ": error: " in line]
-
-
-def assert_refusal(code: int, err: str, fragments: tuple[str, ...]) -> None:
-    assert code == EXIT_INPUT, err[-3000:]
-    lines = error_lines(err)
-    assert len(lines) == 1, err[-3000:]
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    assert "Traceback" not in err, err[-3000:]
-
-
 def assert_nothing_left(root: Path, before: dict[str, bytes]) -> None:
     assert not (root / "out").exists()
     assert not [p.name for p in root.iterdir() if p.name.startswith(".out")], "leftovers"
@@ -159,7 +146,7 @@ def check_refusal(case: Case, tmp_path: Path, monkeypatch, capsys) -> None:
     argv = [("spark" if case.spark and arg == "local" else arg) for arg in case.argv]
     code = run_main(argv)
     err = capsys.readouterr().err
-    assert_refusal(code, err, case.fragments)
+    assert_refused(code, err, *case.fragments)
     assert_nothing_left(tmp_path, before)
 
 
