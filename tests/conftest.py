@@ -17,6 +17,19 @@ SHARED = Path(os.environ.get("SPARKEVAL_SHARED", ROOT.parent / "shared"))
 TREC_DIR = SHARED / "conformance" / "trec_eval"
 
 
+#: fixtures that start a JVM (a Spark session, a standalone cluster, the class-archive
+#: build): a test that uses one, directly or through its fixtures, is a Spark test
+JVM_FIXTURES = frozenset({"spark", "standalone_cluster", "archive"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses a JVM fixture ``spark``, so that ``-m "not spark and
+    not slow"`` (the quick tier) starts no JVM through a fixture."""
+    for item in items:
+        if JVM_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.spark)
+
+
 def shared_file(*parts: str) -> Path:
     """A file of the shared conformance data; skips the test where it is absent."""
     path = SHARED.joinpath(*parts)

@@ -60,6 +60,7 @@ CASES = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.spark
 def test_local_and_spark_engines_write_the_same_bytes(inputs: Path, case: str) -> None:
     options = [*CASES[case].split(), "--measures", MEASURES]
     spark = _evaluate(inputs, f"spark-{case}", "spark", *options)
@@ -103,6 +104,7 @@ def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path
     assert spark.returncode != 0 and not (tmp_path / "spark").exists()
 
 
+@pytest.mark.spark
 def test_a_malformed_line_gets_the_same_message_and_exit_code(inputs: Path) -> None:
     """The direct readers leave a malformed line to Spark's readers, which name its line:
     ``auto`` goes to Spark for it; ``local`` refuses, naming the file."""
@@ -132,6 +134,7 @@ def test_a_malformed_line_gets_the_same_message_and_exit_code(inputs: Path) -> N
     assert not [engine for engine in results if (inputs / f"bad-{engine}").exists()]
 
 
+@pytest.mark.spark
 def test_a_value_for_spark_readers_sends_auto_to_spark_and_refuses_local(
     inputs: Path,
 ) -> None:
@@ -171,6 +174,7 @@ def test_engine_local_names_what_needs_spark_before_any_work(
     assert not (inputs / "never").exists()
 
 
+@pytest.mark.spark
 def test_a_null_run_id_names_its_file_in_both_engines(inputs: Path) -> None:
     frame = pd.DataFrame(
         {

@@ -174,6 +174,7 @@ def test_engine_local_names_what_needs_spark_before_any_work(
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_auto_sends_what_spark_must_judge_to_spark_which_names_it(
     inputs: Path, tmp_path: Path
 ) -> None:

@@ -234,6 +234,7 @@ def test_remove_deletes_the_archives(archive, tmp_path):
     assert not list(copy.glob("*.jsa"))
 
 
+@pytest.mark.spark
 def test_a_fresh_install_builds_its_archive_in_the_background(archive, tmp_path):
     """No separate step: the first local run leaves a builder behind as it exits, and
     the next run maps the archive it wrote.
@@ -429,6 +430,7 @@ def _maps_spark_from_archive(
     return "shared objects file (top)" in source_of(log, "org.apache.spark.SparkContext")
 
 
+@pytest.mark.spark
 def test_a_configuration_directory_holding_files_means_no_archive(tmp_path):
     """Spark's launcher puts SPARK_CONF_DIR on the driver's class path before its jars,
     and HotSpot can neither write nor map an archive while a directory there holds
