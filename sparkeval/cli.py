@@ -14,6 +14,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 # first: a Ctrl-C while the modules below load exits quietly (sparkeval.startup)
 import sparkeval.startup
@@ -21,6 +22,9 @@ from sparkeval.commands import COMMAND_MODULES
 from sparkeval.errors import EXIT_INTERNAL, classify_failure, clean_message
 from sparkeval.job.command import Command
 from sparkeval.job.options import OptionSpec
+
+#: the exit code of an interrupted command (128 + SIGINT), as shells give it
+EXIT_INTERRUPTED = 130
 
 
 def command_name(module_name: str) -> str:
@@ -160,9 +164,12 @@ def run_argv(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code (see docs/exit-codes.md)."""
-    from sparkeval.job.runner import run_command
+    """Run the CLI; returns the process exit code (see docs/exit-codes.md).
 
+    Called as the program (``argv`` None: the process's own arguments), it returns once
+    the JVM it started has exited; called with arguments (from Python), a session it
+    started stays for the caller's next call.
+    """
     if signal.getsignal(signal.SIGINT) is sparkeval.startup.interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # KeyboardInterrupt again
     _quiet_spark_error_logs()
@@ -171,24 +178,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         command, config_file, values = parse(arguments)
     except KeyboardInterrupt:
         print("sparkeval: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    code, completed = _outcome(command, config_file, values)
+    if argv is None and code != EXIT_INTERRUPTED:  # the program's JVM ends with it
+        _finish_jvm(graceful=completed)
+    return code
+
+
+def _outcome(command: Command, config_file: str | None, values: Any) -> tuple[int, bool]:
+    """(the exit code, whether the command ran to its end) of running ``command``."""
+    from sparkeval.job.runner import run_command
+
     try:
         code = run_command(command, config_file, values)
         sys.stdout.flush()  # a closed stdout shows here, not at the interpreter's exit
-        return code
+        return code, True
     except KeyboardInterrupt:
         _stop_jvm()
         print(f"sparkeval {command.name}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED, False
     except BrokenPipeError:
-        return _closed_stdout()
+        return _closed_stdout(), True
     except Exception as exc:
         known = classify_failure(exc)
         if known is not None:
             print(
                 f"sparkeval {command.name}: error: {_shown(clean_message(known))}", file=sys.stderr
             )
-            return known.exit_code
+            return known.exit_code, False
         # an internal error: say so first, keep the traceback for bug reports
         import traceback
 
@@ -196,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = _shown(first)
         print(f"sparkeval {command.name}: internal error: {first}", file=sys.stderr)
         traceback.print_exc()
-        return EXIT_INTERNAL
+        return EXIT_INTERNAL, False
 
 
 def _stop_jvm() -> None:
@@ -205,6 +222,15 @@ def _stop_jvm() -> None:
         from sparkeval.spark import stop_started_jvms
 
         stop_started_jvms()
+
+
+def _finish_jvm(graceful: bool) -> None:
+    """Wait for the JVM this program started to exit, after stopping its Spark session
+    when the command ran to its end (``graceful``); nothing when pyspark was not used."""
+    if "pyspark" in sys.modules:
+        from sparkeval.spark import finish_started_jvm
+
+        finish_started_jvm(stop_session=graceful)
 
 
 def _shown(message: str) -> str:

@@ -288,6 +288,38 @@ def stop_started_jvms() -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def finish_started_jvm(stop_session: bool = True, timeout: float = 30.0) -> None:
+    """Wait until the driver JVM this process started has exited, so that no JVM
+    outlives the ``sparkeval`` program: the JVM ends when its standard input closes,
+    after Spark's shutdown hooks (which stop the session and remove its temporary
+    directories); one still running after ``timeout`` seconds is killed. With
+    ``stop_session`` the session is stopped first, from here (a command that ran to
+    its end; after a failure the JVM may not answer). Nothing when this process
+    started no JVM."""
+    import subprocess
+
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if proc is None or proc.poll() is not None:
+        return
+    context = SparkContext._active_spark_context
+    if stop_session and context is not None:
+        with contextlib.suppress(Exception):  # a JVM already failing: it is ended below
+            context.stop()
+    with contextlib.suppress(OSError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def _spark_children() -> list[int]:
     """The ids of this process's children running Spark's launcher (Linux ``/proc``)."""
     found: list[int] = []

@@ -65,3 +65,29 @@ def test_ctrl_c_stops_the_jvm_and_says_one_line(tmp_path: Path, delay: float) ->
     assert _processes_holding(marker) == []
     assert not (tmp_path / "out").exists()
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".out.")]
+
+
+@pytest.mark.spark
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads running processes from /proc")
+@pytest.mark.parametrize(
+    ("qrels", "code"),
+    [("qrels.txt", 0), ("bad_qrels.txt", 2)],
+    ids=["a run to its end", "an input error found by spark"],
+)
+def test_the_jvm_has_exited_when_the_program_does(tmp_path: Path, qrels: str, code: int) -> None:
+    """The driver JVM ends with the program, not after it: nothing it started is
+    still running the moment ``sparkeval`` has exited (the JVM's own shutdown, which
+    removes its temporary directories, is waited for)."""
+    generate(tmp_path, queries=5, pool=10, depth=5)
+    (tmp_path / "bad_qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 high\n")
+    marker = uuid.uuid4().hex
+    argv = [
+        *CLI, "evaluate", "--run", "run_strong.txt", "--qrels", qrels, "--measures", "AP",
+        "--out", "out", "--engine", "spark", "--conf", f"spark.sparkeval.testMarker={marker}",
+    ]  # fmt: skip
+    # files, not pipes: a pipe's reader would wait for the JVM too (it shares stderr)
+    with open(tmp_path / "stdout", "wb") as out, open(tmp_path / "stderr", "wb") as err:
+        done = subprocess.run(argv, cwd=tmp_path, env=job_env(), stdout=out, stderr=err)
+    left = _processes_holding(marker)
+    assert done.returncode == code, (tmp_path / "stderr").read_text()[-3000:]
+    assert left == []
