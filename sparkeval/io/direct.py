@@ -63,7 +63,10 @@ _RUN_VALUE_TYPES = (pa.types.is_integer, pa.types.is_floating)
 _QRELS_VALUE_TYPES = (pa.types.is_integer,)
 
 
-def _parquet_files(path: str) -> list[str] | None:
+def parquet_files(path: str) -> list[str] | None:
+    """The Parquet files ``path`` names (a file, or a directory of files without
+    partition directories, hidden and ``_`` files left out; local paths absolute), or
+    None when Spark's readers should read it."""
     if is_remote(path):
         return _remote_parquet_files(path)
     local = path[len("file://") :] if path.startswith("file://") else path
@@ -123,7 +126,7 @@ def plan_direct(
         run_id: the run id for a run file without a run id column.
         where: the rows to keep (:attr:`DirectInput.where`); None keeps all.
     """
-    files = _parquet_files(path)
+    files = parquet_files(path)
     if not files:
         return None
     return plan_direct_files(files, path, kind, mapping, run_id, where=where)

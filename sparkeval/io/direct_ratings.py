@@ -29,14 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.errors import InputError
-from sparkeval.io.direct import _parquet_files
+from sparkeval.io.direct import parquet_files
 from sparkeval.io.direct_csv import SEPARATORS, plain_ids, read_fields, read_header
 from sparkeval.io.direct_input import NotDirect, local_single_file
 from sparkeval.io.direct_text import open_bytes, parse_values, whitespace_fields
@@ -75,8 +73,8 @@ def read_rating_rows(path: str, kind: str, fmt: str, mapping: Mapping[str, str])
 def _parquet_rows(path: str, kind: str, mapping: Mapping[str, str]) -> RatingRows:
     import pyarrow.parquet as pq
 
-    files = _parquet_files(path)
-    if files is None or not Path(files[0]).exists():
+    files = parquet_files(path)
+    if files is None:
         raise NotDirect(f"{path}: not one Parquet file or a directory of them")
     try:
         tables = [pq.read_table(file) for file in files]
@@ -153,6 +151,3 @@ def check_has_rows(rows: RatingRows, path: str, kind: str) -> None:
     """An input without rows is Spark's to report (its reader names it)."""
     if not len(rows):
         raise NotDirect(f"{path}: no {kind} rows")
-
-
-__all__ = ["InputError", "RatingRows", "check_has_rows", "read_rating_rows"]
