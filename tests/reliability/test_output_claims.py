@@ -155,12 +155,15 @@ def test_writers_with_overwrite_take_turns(files: Path) -> None:
         second = run_job(
             evaluate_argv("run.txt", "qrels.txt", out, "--overwrite", measures="AP"), files
         )
-        assert first.poll() is not None, "the second writer must wait for the first"
     finally:
         _, err = first.communicate(timeout=300)
     assert first.returncode == 0, err[-3000:]
     assert second.returncode == 0, second.stderr[-3000:]
     assert "waiting for process" in second.stderr
+    # The order is in the outputs, not in process exits: the first writer releases its
+    # lock when its output is in place, then waits for its JVM to exit, which may take
+    # longer than the whole second job. The first writer has no --overwrite, so its exit 0
+    # says the second had not written yet; the AP-only output says the second came last.
     assert_complete(out)
     assert set(measures(out)) == {"AP"}  # the second writer's output, whole
     assert leftovers(out) == []
