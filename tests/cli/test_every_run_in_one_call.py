@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 from sparkeval.cli import main
-from tests.jobs import CLI, run_job
 
 pytestmark = pytest.mark.spark
 
@@ -45,13 +44,13 @@ def inputs(tmp_path_factory) -> Path:
     return directory
 
 
-def _call(directory: Path, argv: list[str], out: str) -> tuple[dict, str]:
-    """Run the CLI; returns the summary written and stdout."""
-    cmd = [*CLI, *argv, "--out", out, "--master", "local[2]", "--conf"]
-    cmd += ["spark.sql.shuffle.partitions=3", "--conf", "spark.ui.enabled=false"]
-    result = run_job(cmd, directory)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads((directory / out / "summary.json").read_text()), result.stdout
+def _call(directory: Path, argv: list[str], out: str, monkeypatch, capsys) -> tuple[dict, str]:
+    """Run the CLI in this process (the tests' session); returns the summary written and
+    stdout."""
+    monkeypatch.chdir(directory)
+    capsys.readouterr()
+    assert main([*argv, "--out", out]) == 0
+    return json.loads((directory / out / "summary.json").read_text()), capsys.readouterr().out
 
 
 def _summary_rows(directory: Path, out: str, run: str) -> list[tuple[str, float]]:
@@ -69,10 +68,10 @@ def _call_here(directory: Path, argv: list[str], out: str, monkeypatch) -> dict:
 
 
 def _every_run_then_each(
-    directory: Path, argv: list[str], name: str, monkeypatch
+    directory: Path, argv: list[str], name: str, monkeypatch, capsys
 ) -> tuple[dict, str, dict]:
     """The call on every run (``OUT`` = ``name``), then one per run (``name_X``)."""
-    every, stdout = _call(directory, argv, name)
+    every, stdout = _call(directory, argv, name, monkeypatch, capsys)
     each = {
         run: _call_here(directory, [*argv, "--run-id", run], f"{name}_{run}", monkeypatch)
         for run in RUNS
@@ -102,10 +101,10 @@ def _same_summary_rows(directory: Path, name: str) -> None:
     assert len(ids) == len(RUNS)  # one run of the input is an evaluation of its own
 
 
-def test_diversity_measures_every_run_as_three_single_run_calls(inputs, spark, monkeypatch):
+def test_diversity_measures_every_run_as_three_single_run_calls(inputs, spark, monkeypatch, capsys):
     argv = ["diversity", "--run", "runs.parquet", "--train", "train.parquet", "--k", "4"]
     argv += ["--item-features", "features.parquet"]
-    every, stdout, each = _every_run_then_each(inputs, argv, "div", monkeypatch)
+    every, stdout, each = _every_run_then_each(inputs, argv, "div", monkeypatch, capsys)
     _same_run_entries(every, each)
     _same_summary_rows(inputs, "div")
     assert every["runs"]["C"]["inter_user"]["users"] == 11
@@ -125,9 +124,11 @@ def test_diversity_measures_every_run_as_three_single_run_calls(inputs, spark, m
     assert [line.split(":")[0] for line in lines[1:4]] == [f"  run {run}" for run in RUNS]
 
 
-def test_similar_users_searches_every_run_as_three_single_run_calls(inputs, spark, monkeypatch):
+def test_similar_users_searches_every_run_as_three_single_run_calls(
+    inputs, spark, monkeypatch, capsys
+):
     argv = ["similar-users", "--run", "runs.parquet", "--threshold", "0.3", "--k", "4"]
-    every, stdout, each = _every_run_then_each(inputs, argv, "su", monkeypatch)
+    every, stdout, each = _every_run_then_each(inputs, argv, "su", monkeypatch, capsys)
     _same_run_entries(every, each)
     _same_summary_rows(inputs, "su")
     assert every["runs"]["C"]["counts"]["users"] == 11
