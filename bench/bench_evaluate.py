@@ -63,6 +63,8 @@ SYSTEMS = (
     "sparkeval_trec",
     "sparkeval_trec_gz",
     "sparkeval_csv",
+    "sparkeval_local",
+    "sparkeval_local_one",
     "sparkeval_api",
     "sparkeval_api_workers_jvm",
     "sparkeval_api_filtered",
@@ -82,6 +84,8 @@ LABELS = {
     "sparkeval_trec": "sparkeval evaluate, TREC text run and qrels",
     "sparkeval_trec_gz": "sparkeval evaluate, gzip TREC text run and qrels",
     "sparkeval_csv": "sparkeval evaluate, CSV run and qrels (with a header)",
+    "sparkeval_local": "sparkeval evaluate --engine local (no JVM; one process per core)",
+    "sparkeval_local_one": "sparkeval evaluate --engine local --local-workers 1 (one process)",
     "sparkeval_api": "sparkeval.evaluate(spark, ...) on spark.read.parquet DataFrames",
     "sparkeval_api_workers_jvm": (
         "sparkeval.evaluate(spark, ...) on spark.read.parquet DataFrames, "
@@ -212,7 +216,11 @@ def command(system: str, run: Path, qrels: Path, out: Path) -> list[str]:
         }[system]
         return [py, "-m", "runners.sparkeval_api", str(run), str(qrels), *options]
     if system.startswith("sparkeval"):
-        readers = ["--reader", "spark"] if system == "sparkeval_spark_readers" else []
+        readers = {
+            "sparkeval_spark_readers": ["--reader", "spark"],
+            "sparkeval_local": ["--engine", "local"],
+            "sparkeval_local_one": ["--engine", "local", "--local-workers", "1"],
+        }.get(system, [])
         return [
             py,
             "-m",

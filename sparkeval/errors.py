@@ -36,6 +36,10 @@ class EmptyRunError(InputError):
         super().__init__(f"run {run_id!r} has no rows")
         self.run_id = run_id
 
+    def __reduce__(self) -> tuple[type[EmptyRunError], tuple[str]]:
+        """Pickled by its run id (as a local worker process raises it)."""
+        return type(self), (self.run_id,)
+
 
 class ConfigError(SparkevalError, ValueError):
     """A bad option or configuration key."""

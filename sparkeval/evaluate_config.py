@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Self
 
 from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
+from sparkeval.engine.local_processes import MAX_WORKERS as MAX_LOCAL_WORKERS
+from sparkeval.engine.local_processes import PARALLEL_BYTES
 from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions
 from sparkeval.errors import ConfigError
 from sparkeval.io.columns import parse_mapping
@@ -146,6 +148,12 @@ class EvaluateConfig(OutputJobConfig):
         "is read by Spark) or spark (always Spark's readers)",
     )
     engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
+    local_workers: int = option(
+        0,
+        metavar="N",
+        help="processes of the local engine: 0 (default) one per core for inputs of "
+        f"{PARALLEL_BYTES >> 20} MiB or more, else one; N: that many",
+    )
 
     def validate(self) -> Self:
         """Check every value; raises ConfigError naming the key and what is expected.
@@ -185,6 +193,7 @@ class EvaluateConfig(OutputJobConfig):
             _whole(self.depth, "depth", minimum=1)
         if self.buckets is not None:
             _whole(self.buckets, "buckets", minimum=1)
+        _whole(self.local_workers, "local_workers", minimum=0, maximum=MAX_LOCAL_WORKERS)
         for key, kind in (("run_columns", "run"), ("qrels_columns", "qrels")):
             try:
                 parse_mapping(getattr(self, key), kind)
@@ -271,6 +280,8 @@ class EvaluateConfig(OutputJobConfig):
         return plan_compat(self.compat, list(self.measures), rule, queries)
 
 
-def _whole(value: Any, key: str, minimum: int) -> None:
+def _whole(value: Any, key: str, minimum: int, maximum: int | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigError(f"key '{key}': expected a whole number >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"key '{key}': expected a whole number <= {maximum}, got {value!r}")

@@ -115,6 +115,7 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
         NotDirect: a value (or an input's plan) needs Spark's readers; nothing was written.
     """
     from sparkeval.engine.local_files import evaluate_direct
+    from sparkeval.engine.local_processes import worker_count
 
     target = check_output_path(config.out, config.input_paths(), config.overwrite)
     for path in config.input_paths():
@@ -126,11 +127,14 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
             "an input the direct readers do not plan (its columns, their types, or a run "
             "id column read by a Spark job)"
         )
-    log(f"evaluating {len(direct.run_ids)} run(s): {', '.join(direct.run_ids)}")
+    workers = worker_count(config.local_workers, direct.size)
+    processes = f" in {workers} processes" if workers > 1 else ""
+    log(f"evaluating {len(direct.run_ids)} run(s){processes}: {', '.join(direct.run_ids)}")
     try:
         evaluation = evaluate_direct(
-            direct, plan, rel_level=config.rel_level, depth=config.depth, names=config.names
-        )
+            direct, plan, rel_level=config.rel_level, depth=config.depth, names=config.names,
+            workers=workers,
+        )  # fmt: skip
     except EmptyRunError as exc:
         raise _no_rows(exc, config) from None
     except InputError as exc:

@@ -158,13 +158,37 @@ def evaluate_held(
     ``empty_runs`` evaluates a run without rows instead of raising
     :class:`~sparkeval.errors.EmptyRunError`."""
     measure_list = as_measures(measures)
-    labels = name_labels(measures, names)
-    out_names = output_names(measure_list, labels, options.rel_level)
-    run_ids = list(run_ids)
     wide = evaluate_tables(
-        run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=in_worker
+        run_table, qrels_table, measure_list, options, run_ids=list(run_ids), in_worker=in_worker
     )
     wide = undefined_as_null(wide, len(measure_list))
-    stats = combine(partition_sums(wide, measure_list).to_pylist(), measure_list)
-    report = build_report(stats, measure_list, out_names, run_ids, options, labels, empty_runs)
+    partials = partition_sums(wide, measure_list).to_pylist()
+    return evaluation_of_wide(
+        wide, partials, measures, options, names, run_ids,
+        result=result, reader=reader, empty_runs=empty_runs,
+    )  # fmt: skip
+
+
+def evaluation_of_wide(
+    wide: pa.Table,
+    partials: Sequence[Mapping[str, Any]],
+    measures: Sequence[str | Measure] | str,
+    options: EvalOptions,
+    names: str | Mapping[str, str],
+    run_ids: Sequence[str],
+    *,
+    result: type[LocalEvaluation] = LocalEvaluation,
+    reader: str = IN_PROCESS,
+    empty_runs: bool = False,
+) -> LocalEvaluation:
+    """The evaluation of evaluated wide rows (undefined values null) and their partial
+    sums (:func:`~sparkeval.engine.worker.exact_summary.partition_sums` rows, of one
+    table or of several whose rows make ``wide``); see :func:`evaluate_held`."""
+    measure_list = as_measures(measures)
+    labels = name_labels(measures, names)
+    out_names = output_names(measure_list, labels, options.rel_level)
+    stats = combine(list(partials), measure_list)
+    report = build_report(
+        stats, measure_list, out_names, list(run_ids), options, labels, empty_runs
+    )
     return result(report, measure_list, out_names, reader, wide)

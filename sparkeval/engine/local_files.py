@@ -28,11 +28,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from sparkeval.compat import CompatPlan
 from sparkeval.engine.evaluation_report import as_measures
-from sparkeval.engine.in_process import LocalEvaluation, evaluate_held
+from sparkeval.engine.in_process import LocalEvaluation, evaluate_held, evaluation_of_wide
+from sparkeval.engine.local_processes import evaluate_in_processes, plain_ids
 from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.transport.arrow_exchange import run_and_qrels
 from sparkeval.engine.transport.per_query_writer import write_held_per_query
@@ -68,8 +67,10 @@ def evaluate_direct(
     rel_level: int = 1,
     depth: int | None = None,
     names: str | Mapping[str, str] = "canonical",
+    workers: int = 1,
 ) -> LocalFileEvaluation:
-    """Evaluate the inputs of ``direct`` under ``plan`` (measures, query policy) here.
+    """Evaluate the inputs of ``direct`` under ``plan`` (measures, query policy) here,
+    in ``workers`` processes (:mod:`sparkeval.engine.local_processes`) when above 1.
 
     Raises:
         NotDirect: a value for Spark's readers to judge.
@@ -80,16 +81,21 @@ def evaluate_direct(
     options = EvalOptions(queries=plan.queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
     check_flags_available(as_measures(plan.measures))
     in_local_evaluation()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
+    evaluation = None
+    if workers > 1:
+        try:
+            wide, partials = evaluate_in_processes(
+                direct, as_measures(plan.measures), options, workers=workers
+            )
+            evaluation = evaluation_of_wide(
+                wide, partials, plan.measures, options, names, direct.run_ids,
+                result=LocalFileEvaluation, reader=LOCAL,
+            )  # fmt: skip
+        except InputError:
+            pass  # a bad row: named below as one process names it
     try:
-        pieces = (
-            (source.kind == "run", _plain_ids(read_unit(source, unit, direct.run_ids)))
-            for source, unit in direct.row_groups
-        )
-        run_table, qrels_table = run_and_qrels(pieces)
-        evaluation = evaluate_held(
-            run_table, qrels_table, plan.measures, options, names, direct.run_ids,
-            in_worker=True, result=LocalFileEvaluation, reader=LOCAL,
-        )  # fmt: skip
+        if evaluation is None:
+            evaluation = _evaluate_here(direct, plan, options, names)
     except InputError as exc:
         raise InputError(with_line_number(clean_message(exc))) from None
     evaluation.report["compat"] = plan.describe(rel_level=rel_level)
@@ -97,11 +103,16 @@ def evaluate_direct(
     return evaluation
 
 
-def _plain_ids(table: pa.Table) -> pa.Table:
-    """``table`` with a dictionary-encoded ``query_id`` (a Parquet row group's, read as
-    it is stored) decoded, so that the row groups of every file concatenate."""
-    index = table.schema.get_field_index("query_id")
-    kind = table.schema.field(index).type
-    if not pa.types.is_dictionary(kind):
-        return table
-    return table.set_column(index, "query_id", table.column(index).cast(kind.value_type))
+def _evaluate_here(
+    direct: DirectPlan, plan: CompatPlan, options: EvalOptions, names: str | Mapping[str, str]
+) -> LocalEvaluation:
+    """The evaluation of :func:`evaluate_direct` in this process alone."""
+    pieces = (
+        (source.kind == "run", plain_ids(read_unit(source, unit, direct.run_ids)))
+        for source, unit in direct.row_groups
+    )
+    run_table, qrels_table = run_and_qrels(pieces)
+    return evaluate_held(
+        run_table, qrels_table, plan.measures, options, names, direct.run_ids,
+        in_worker=True, result=LocalFileEvaluation, reader=LOCAL,
+    )  # fmt: skip

@@ -65,6 +65,10 @@ class NotDirect(RuntimeError):
         super().__init__(self.MARK + reason)
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[NotDirect], tuple[str]]:
+        """Pickled by its reason (a local worker process raises it to the CLI's)."""
+        return type(self), (self.reason,)
+
     @classmethod
     def found_in(cls, exc: BaseException) -> NotDirect | None:
         """The signal carried by ``exc`` (itself, or a Spark failure that wraps it), if any."""

@@ -158,13 +158,16 @@ def piece_path(directory: str | Path, unit: int, bucket: int) -> str:
     return os.path.join(directory, f"unit-{unit:06d}-bucket-{bucket:05d}.arrow")
 
 
-def write_arrow_file(table: pa.Table, path: str) -> None:
-    """Write ``table`` to the Arrow IPC file ``path``, under the task attempt's own name
-    first and renamed when complete, so a retried task leaves one whole file."""
-    from pyspark import TaskContext
+def write_arrow_file(table: pa.Table, path: str, attempt: int | None = None) -> None:
+    """Write ``table`` to the Arrow IPC file ``path``, under the writer's own name first
+    (the Spark task attempt's, or ``attempt`` outside Spark) and renamed when complete,
+    so a retried task leaves one whole file."""
+    if attempt is None:
+        from pyspark import TaskContext
 
-    context = TaskContext.get()
-    partial = f"{path}.{context.taskAttemptId() if context else 0}.partial"
+        context = TaskContext.get()
+        attempt = context.taskAttemptId() if context else 0
+    partial = f"{path}.{attempt}.partial"
     with pa.OSFile(partial, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
     os.replace(partial, path)
@@ -175,12 +178,14 @@ def read_arrow_file(path: str) -> pa.Table:
     return pa.ipc.open_file(pa.memory_map(path)).read_all()
 
 
-def write_buckets(table: pa.Table, unit: int, buckets: int, target: str) -> list[int]:
-    """Write every non-empty bucket of ``table`` to unit ``unit``'s file of the bucket;
-    returns the buckets written, in order."""
+def write_buckets(
+    table: pa.Table, unit: int, buckets: int, target: str, attempt: int | None = None
+) -> list[int]:
+    """Write every non-empty bucket of ``table`` to unit ``unit``'s file of the bucket
+    (``attempt``: see :func:`write_arrow_file`); returns the buckets written, in order."""
     written = []
     for bucket, rows in bucket_slices(table, buckets):
-        write_arrow_file(rows, piece_path(target, unit, bucket))
+        write_arrow_file(rows, piece_path(target, unit, bucket), attempt)
         written.append(bucket)
     return written
 
