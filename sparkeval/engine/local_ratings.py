@@ -43,6 +43,7 @@ from sparkeval.engine.rating_values import (
 from sparkeval.engine.worker.exact_summary import exact_total
 from sparkeval.io.direct_input import NotDirect
 from sparkeval.io.direct_ratings import RatingRows
+from sparkeval.measures.rating import UserGroups
 from sparkeval.measures.rating_names import RatingRequest
 
 #: the columns of ``per_user.parquet``
@@ -161,8 +162,8 @@ def _per_user_values(
     users: np.ndarray, t: np.ndarray, q: np.ndarray, requests: Sequence[RatingRequest]
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """Per request, each user's value (NaN where undefined), and the users in order."""
-    unique = np.unique(users)
-    return [r.per_user_error.per_group(users, t, q, r.value) for r in requests], unique
+    groups = UserGroups.of(users, t, q)
+    return [r.per_user_error.of_groups(groups, r.value) for r in requests], groups.users
 
 
 def _per_user_table(

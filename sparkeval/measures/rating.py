@@ -30,16 +30,38 @@ import numpy as np
 GroupError = Callable[[np.ndarray, np.ndarray, int, float | None], np.ndarray]
 
 
-def _check(user: np.ndarray, truth: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    user = np.asarray(user)
-    truth = np.asarray(truth, dtype=np.float64)
-    pred = np.asarray(pred, dtype=np.float64)
-    if not (len(user) == len(truth) == len(pred)):
-        raise ValueError("user, truth and pred must have the same length")
-    if np.isnan(truth).any() or np.isnan(pred).any():
-        raise ValueError("ratings and predictions must not be NaN")
-    _, groups = np.unique(user, return_inverse=True)
-    return groups.astype(np.int64), truth - pred
+@dataclass(frozen=True)
+class UserGroups:
+    """Rating rows grouped by user: the sorted distinct users, each row's user index into
+    them, the ratings and the residuals ``truth - pred``.
+
+    Example:
+        >>> groups = UserGroups.of(np.array(["b", "a", "b"]), [4.0, 3.0, 5.0], [3.5, 3.0, 5.0])
+        >>> groups.users.tolist(), groups.index.tolist(), groups.residual.tolist()
+        (['a', 'b'], [1, 0, 1], [0.5, 0.0, 0.0])
+    """
+
+    users: np.ndarray
+    index: np.ndarray
+    truth: np.ndarray
+    residual: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.users)
+
+    @classmethod
+    def of(cls, user: np.ndarray, truth: np.ndarray, pred: np.ndarray) -> UserGroups:
+        """The rows ``user, truth, pred`` grouped (ValueError: unequal lengths, a NaN)."""
+        user = np.asarray(user)
+        truth = np.asarray(truth, dtype=np.float64)
+        pred = np.asarray(pred, dtype=np.float64)
+        if not (len(user) == len(truth) == len(pred)):
+            raise ValueError("user, truth and pred must have the same length")
+        if np.isnan(truth).any() or np.isnan(pred).any():
+            raise ValueError("ratings and predictions must not be NaN")
+        users, index = np.unique(user, return_inverse=True)
+        return cls(users, index.astype(np.int64), truth, truth - pred)
 
 
 def _counts(g: np.ndarray, n: int) -> np.ndarray:
@@ -139,9 +161,12 @@ class RatingError:
         self, user: np.ndarray, truth: np.ndarray, pred: np.ndarray, value: float | None = None
     ) -> np.ndarray:
         """The error of each user (users in ``np.unique(user)`` order); NaN if undefined."""
-        g, e = _check(user, truth, pred)
-        n = int(g.max()) + 1 if len(g) else 0
-        return self._groups(np.asarray(truth, dtype=np.float64), g, e, n, value)
+        return self.of_groups(UserGroups.of(user, truth, pred), value)
+
+    def of_groups(self, groups: UserGroups, value: float | None = None) -> np.ndarray:
+        """:meth:`per_group` of rows already grouped by user (several errors of the same
+        rows group them once)."""
+        return self._groups(groups.truth, groups.index, groups.residual, groups.size, value)
 
     def _groups(
         self, truth: np.ndarray, g: np.ndarray, e: np.ndarray, n: int, value: float | None
@@ -159,13 +184,13 @@ class RatingError:
         """The measure's single value (pooled, or the mean over users); NaN if undefined."""
         if value is not None:
             self.validate(value)
-        g, e = _check(user, truth, pred)
-        truth = np.asarray(truth, dtype=np.float64)
+        groups = UserGroups.of(user, truth, pred)
+        truth, e = groups.truth, groups.residual
         if len(e) == 0:
             return float("nan")
         if not self.per_user:
             return float(self._groups(truth, np.zeros(len(e), np.int64), e, 1, value)[0])
-        per = self._groups(truth, g, e, int(g.max()) + 1, value)
+        per = self.of_groups(groups, value)
         per = per[~np.isnan(per)]
         return float(per.mean()) if len(per) else float("nan")
 

@@ -45,6 +45,7 @@ from sparkeval.engine.rating_values import (
 from sparkeval.errors import InputError
 from sparkeval.formats import BAD
 from sparkeval.io.ratings import canonical_ratings
+from sparkeval.measures.rating import UserGroups
 from sparkeval.measures.rating_names import RatingRequest, parse_rating_measures
 from sparkeval.spark import spark_type
 
@@ -190,9 +191,7 @@ def _pooled(pairs, requests: Sequence[RatingRequest], n: int, max_e: float) -> d
     if needs_centred_sums(requests):
         mean_t, mean_e = sums["t"] / n, sums["e"] / n
         centred_t, centred_e = t - F.lit(mean_t), e - F.lit(mean_e)
-        out.update(
-            _exact_sums(pairs, {"ct": centred_t * centred_t, "ce": centred_e * centred_e})
-        )
+        out.update(_exact_sums(pairs, {"ct": centred_t * centred_t, "ce": centred_e * centred_e}))
     sizes = top_sizes(requests)
     if sizes:
         top = pairs.select(F.abs(e).alias("a")).orderBy(F.desc("a")).limit(max(sizes)).collect()
@@ -226,13 +225,13 @@ def _per_user(pairs, requests: Sequence[RatingRequest], buckets: int):
         users = pdf["user_id"].to_numpy(dtype=object)
         truth = pdf["t"].to_numpy(dtype=np.float64)
         pred = pdf["q"].to_numpy(dtype=np.float64)
-        unique = np.unique(users)
+        groups = UserGroups.of(users, truth, pred)
         frames = [
             pd.DataFrame(
                 {
-                    "user_id": unique,
+                    "user_id": groups.users,
                     "_order": np.int32(order),
-                    "value": r.per_user_error.per_group(users, truth, pred, r.value),
+                    "value": r.per_user_error.of_groups(groups, r.value),
                 }
             )
             for order, r in enumerate(requests)
