@@ -121,12 +121,10 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
     for path in config.input_paths():
         check_exists(path)  # named as Spark's readers name it, not as a plan left to them
     plan = config.plan()
-    direct = _direct_plan(None, config, plan)
+    why_not: list[str] = []
+    direct = _direct_plan(None, config, plan, why_not)
     if direct is None:
-        raise NotDirect(
-            "an input the direct readers do not plan (its columns, their types, or a run "
-            "id column read by a Spark job)"
-        )
+        raise NotDirect(why_not[0] if why_not else "an input the direct readers do not plan")
     workers = worker_count(config.local_workers, direct.size)
     processes = f" in {workers} processes" if workers > 1 else ""
     log(f"evaluating {len(direct.run_ids)} run(s){processes}: {', '.join(direct.run_ids)}")
@@ -281,10 +279,14 @@ def _workers_may_read(config: EvaluateConfig, plan: CompatPlan) -> bool:
 
 
 def _direct_plan(
-    spark: SparkSession | None, config: EvaluateConfig, plan: CompatPlan
+    spark: SparkSession | None,
+    config: EvaluateConfig,
+    plan: CompatPlan,
+    why_not: list[str] | None = None,
 ) -> DirectPlan | None:
     """The inputs as Parquet row groups for the workers, when they all qualify (without
-    a session: None also where planning needs one, a condition or a run id column)."""
+    a session: None also where planning needs one, a condition or a run id column);
+    ``why_not`` gets the reason of a None from the inputs' plan."""
     if not _workers_may_read(config, plan) or config.reads_tables():
         return None
     if spark is not None and is_connect(spark):  # the server's workers read the files
@@ -299,6 +301,7 @@ def _direct_plan(
         config.qrels_columns,
         run_where=config.where,
         qrels_where=config.qrels_where,
+        why_not=why_not,
     )
 
 

@@ -40,8 +40,10 @@ def plan_direct_inputs(
     qrels_columns: str | Mapping[str, str] | None,
     run_where: str | None = None,
     qrels_where: str | None = None,
+    why_not: list[str] | None = None,
 ) -> DirectPlan | None:
-    """The direct plan of every input, or None when any of them is for Spark to read.
+    """The direct plan of every input, or None when any of them is for Spark to read
+    (then ``why_not``, when given, gets a line saying which input and why).
 
     The run ids of a file without a run id column come from its name (as the Spark
     readers name them); a run id column is read here
@@ -54,31 +56,40 @@ def plan_direct_inputs(
     an input whose plan needs one (a condition, a run id column whose values cannot
     be read here) gives None.
     """
+    reasons = [] if why_not is None else why_not
+
+    def refuse(reason: str) -> DirectPlan | None:
+        reasons.append(reason)
+        return None
+
     if not all_direct_formats(runs, qrels, run_format, qrels_format):
-        return None
+        return refuse("an input in a format the direct readers do not read (JSON Lines)")
     if spark is None and (run_where is not None or qrels_where is not None):
-        return None
+        return refuse("a condition on the rows (--where, --qrels-where)")
     run_plans = []
     mapping = parse_mapping(run_columns, "run")
     for path in runs:
         fmt = detect_format(path, run_format)
         found = _plan_one(path, "run", fmt, mapping, spark, run_where)
         if found is None:
-            return None
+            return refuse(f"{path}: columns the direct readers do not find or do not read")
         run_plans.append(found)
     qrels_mapping = parse_mapping(qrels_columns, "qrels")
     qrels_fmt = detect_format(qrels, qrels_format)
     qrels_plan = _plan_one(qrels, "qrels", qrels_fmt, qrels_mapping, spark, qrels_where)
     if qrels_plan is None:
-        return None
+        return refuse(f"{qrels}: columns the direct readers do not find or do not read")
     run_ids: list[str] = []
     for source in run_plans:
         if source.run_id is not None:
             ids: list[str] | None = [source.run_id]
         else:
             ids = _column_values(spark, source, run_where)
-        if ids is None or set(ids) & set(run_ids):
-            return None
+        if ids is None:
+            return refuse(f"{source.path}: run ids the direct readers do not read")
+        shared = sorted(set(ids) & set(run_ids))
+        if shared:
+            return refuse(f"{source.path}: run id {shared[0]!r} also in another run input")
         run_ids += ids
     return DirectPlan(tuple(run_plans), qrels_plan, tuple(run_ids))
 

@@ -163,3 +163,27 @@ def test_the_default_is_one_process_per_core_from_the_size_up() -> None:
     assert worker_count(0, PARALLEL_BYTES - 1) == 1
     assert worker_count(0, PARALLEL_BYTES) == cores() >= 1
     assert worker_count(5, 0) == 5
+
+
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        (["--run", "runs-1.parquet", "--run-id-column", "team"],
+         "runs-1.parquet: columns the direct readers do not find or do not read"),
+        (["--run", "runs-2.parquet", "runs-2.parquet"],
+         "runs-2.parquet: run id 'hybrid' also in another run input"),
+    ],
+    ids=["missing-run-id-column", "run-id-in-two-inputs"],
+)  # fmt: skip
+def test_engine_local_names_the_input_it_leaves_to_spark(
+    inputs: Path, options: list[str], reason: str
+) -> None:
+    argv = [*CLI, "evaluate", *options, "--qrels", "qrels.txt", "--measures", "AP", "--out",
+            "never", "--engine", "local"]  # fmt: skip
+    done = subprocess.run(argv, cwd=inputs, env=job_env(), capture_output=True, text=True)
+    assert done.returncode == EXIT_INPUT
+    assert done.stderr.splitlines() == [
+        f"sparkeval evaluate: error: --engine local: {reason}, which Spark's readers judge; "
+        "use --engine spark (or auto)"
+    ]
+    assert not (inputs / "never").exists()
