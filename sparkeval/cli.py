@@ -39,7 +39,11 @@ def load_command(module_name: str) -> Command:
 
 def add_command_parser(sub: argparse._SubParsersAction, command: Command) -> None:
     """The subparser of one command, generated from its config's options."""
-    parser = sub.add_parser(command.name, help=command.help, description=command.description)
+    # no abbreviations: evaluate's --run-id would silently be --run-id-column, where the
+    # other commands' --run-id chooses a run
+    parser = sub.add_parser(
+        command.name, help=command.help, description=command.description, allow_abbrev=False
+    )
     keys = set()
     for spec in command.config.options():
         keys.add(spec.key)
@@ -117,6 +121,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     modules = [m for m in COMMAND_MODULES if command not in known or command_name(m) == command]
     parser = argparse.ArgumentParser(
         prog="sparkeval",
+        allow_abbrev=False,
         description="Evaluate rankings and recommendations at Spark scale "
         "(trec_eval-exact measures, LSH near-duplicates, run comparison).",
     )

@@ -27,3 +27,18 @@ def test_help_is_plain_text(module) -> None:
     for markup in ("``", ":mod:", ":func:", ":class:"):
         assert markup not in text, f"{command_name(module)} --help shows {markup!r}"
     assert "--config FILE" in text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "--run", "r.txt", "--run-id", "a"],  # not --run-id-column
+        ["evaluate", "--run", "r.txt", "--meas", "AP"],  # not --measures
+        ["rating-errors", "--pred", "p.csv"],  # not --predictions
+    ],
+)
+def test_an_abbreviated_option_is_not_taken_for_a_longer_one(argv, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser(argv[0]).parse_args(argv)
+    assert exit_info.value.code == 2
+    assert f"unrecognized arguments: {argv[-2]} {argv[-1]}" in capsys.readouterr().err
