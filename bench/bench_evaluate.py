@@ -307,7 +307,8 @@ def first_run_archive(work: Path) -> tuple[dict[str, str], Path, Path]:
     env = {**base_env(), "SPARKEVAL_CACHE_DIR": str(cache)}
     env.pop("SPARKEVAL_JVM_ARCHIVE", None)  # the default: build it when missing
     run, qrels = generate(work / "warm-up", 2000, 10)
-    first_run = command("sparkeval", run, qrels, work / "first-run")
+    # the first run on Spark (inputs this small would otherwise run without a JVM)
+    first_run = [*command("sparkeval", run, qrels, work / "first-run"), "--engine", "spark"]
     subprocess.run(first_run, env=env, cwd=BENCH, check=True, capture_output=True)
     wait_for_background_archive(cache)
     return {"SPARKEVAL_CACHE_DIR": str(cache), "SPARKEVAL_JVM_ARCHIVE": "auto"}, run, qrels

@@ -11,8 +11,10 @@ its 10 measures), alternating A B C, A B C, ...:
 
 The table gives each median wall time (min–max), the median inner time (from the
 status line "evaluating ..." to "results in ...") and the ratio to the Spark path's
-median wall time. The outputs of the three are compared byte for byte (per-query
-file) and by value (summary) after the timed runs.
+median wall time. After the timed runs the outputs are compared: the local engine's
+byte for byte (one process against several), the Spark path's by its per-query rows
+and summary values (beyond one file's rows its writer cuts the per-query files at
+other boundaries).
 
 Usage::
 
@@ -107,14 +109,22 @@ def bench_size(spec: str, repeat: int, work: Path, archive_env: dict[str, str]) 
 
 
 def _same_outputs(work: Path, spec: str) -> None:
-    """The three outputs hold the same per-query bytes and summary values."""
-    outs = [work / f"out-{spec}-{name}" for name in SYSTEMS]
-    parts = [sorted((out / "per_query.parquet").glob("*.parquet")) for out in outs]
-    first = [p.read_bytes() for p in parts[0]]
-    for other in parts[1:]:
-        if [p.read_bytes() for p in other] != first:
-            raise SystemExit(f"{spec}: the per-query files differ")
-    summaries = [json.loads((out / "summary.json").read_text())["runs"] for out in outs]
+    """The local engine's outputs, one process or several, are the same bytes; the Spark
+    path's hold the same per-query rows (its writer cuts files at other boundaries
+    beyond one file's rows) and the same summary values."""
+    import pyarrow.parquet as pq
+
+    outs = {name: work / f"out-{spec}-{name}" for name in SYSTEMS}
+    parts = {
+        name: [p.read_bytes() for p in sorted((out / "per_query.parquet").glob("*.parquet"))]
+        for name, out in outs.items()
+    }
+    if parts["local"] != parts["local_one"]:
+        raise SystemExit(f"{spec}: the local engine's per-query files differ")
+    rows = {name: pq.read_table(outs[name] / "per_query.parquet") for name in ("spark", "local")}
+    if not rows["spark"].equals(rows["local"]):
+        raise SystemExit(f"{spec}: the per-query rows differ")
+    summaries = [json.loads((out / "summary.json").read_text())["runs"] for out in outs.values()]
     if any(summary != summaries[0] for summary in summaries[1:]):
         raise SystemExit(f"{spec}: the summaries differ")
 

@@ -43,7 +43,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sparkeval.engine.transport.arrow_exchange import run_and_qrels
+from sparkeval.engine.transport.arrow_exchange import buckets_for, run_and_qrels
 from sparkeval.engine.transport.local_handoff import piece_path, read_arrow_file, write_buckets
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import partition_sums
@@ -53,7 +53,8 @@ from sparkeval.io.direct_input import DirectPlan
 from sparkeval.measures.registry import Measure
 from sparkeval.scratch import HANDOFF_PREFIX, new_scratch_directory
 
-#: buckets per worker process: more, smaller buckets even out the workers' shares
+#: buckets per worker process at least: more, smaller buckets even out the workers'
+#: shares (and large inputs get more, see :func:`evaluate_in_processes`)
 BUCKETS_PER_WORKER = 4
 #: inputs of at least this many bytes are split over processes when the workers are
 #: not given (``--local-workers 0``); below it one process is faster than starting more
@@ -155,7 +156,9 @@ def evaluate_in_processes(
         InputError: a bad row (the caller names it as the single-process engine does).
     """
     directory = new_scratch_directory(HANDOFF_PREFIX)
-    buckets = workers * BUCKETS_PER_WORKER
+    # as on Spark, at most about BUCKET_BYTES of input a bucket: a worker's memory
+    # does not grow with the input
+    buckets = buckets_for(direct, workers * BUCKETS_PER_WORKER)
     job = _Job(direct, list(measures), options, list(direct.run_ids), buckets, str(directory))
     try:
         with _context().Pool(workers, initializer=_start_worker, initargs=(job,)) as pool:
