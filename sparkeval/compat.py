@@ -103,7 +103,7 @@ _SUPPORTED = {
     "rectools": (
         "Precision@k, Recall@k, HitRate@k, MRR@k, MAP@k, AP(denom=k)@k "
         "(MAP with divide_by_k=True), NDCG@k, PartialAUC@k, PAP@k "
-        "(insufficient_handling=ignore|exclude)"
+        "(insufficient_handling=ignore|exclude), Accuracy(catalog=N)@k, MCC(catalog=N)@k"
     ),
 }
 #: the parameters a RecTools AUC metric may be given under the rectools profile
@@ -225,6 +225,9 @@ def _map_one(
     elif profile == "rectools" and plain.family in ("PartialAUC", "PAP"):
         # PartialAUC(k, insufficient_handling) and PAP(k, insufficient_handling)
         target = m if {p for p, _ in m.params} <= _RECTOOLS_AUC_PARAMS else plain
+    elif profile == "rectools" and plain.family in ("Accuracy", "MCC") and m.k is not None:
+        # Accuracy(k) and MCC(k) given their catalog: its size is the one parameter
+        target = m if {p for p, _ in m.params} == {"catalog"} else None
     elif profile == "rectools" and plain.family == "nDCG":
         target = Measure("nDCG", m.k, (("ideal", "k"),))  # IDCG of a full top k
     elif plain.family in ("P", "R") and m.k is not None:

@@ -36,4 +36,5 @@ from sparkeval.measures import (  # noqa: F401  isort: skip
     near_dup,
     peer_auc,
     cwl,
+    confusion,
 )

@@ -258,3 +258,56 @@ def test_torchmetrics_functional_curve_example() -> None:
     got = _per_user(ev)
     for name in names.split(","):
         assert got[name] == pytest.approx([0.5]), name
+
+
+# --- RecTools tests/metrics/test_classification.py: TestAccuracy and TestMCC --------------
+#: RECO and INTERACTIONS of the module (k = 2, CATALOG = range(10)); the users are those of
+#: the interactions, 1, 3, 4 and 5 (user 5 has no recommendations)
+CLASSIFICATION_RECO = {
+    "user": [1, 1, 1, 2, 2, 3, 4],
+    "item": [1, 2, 3, 1, 2, 1, 1],
+    "rank": [1, 2, 3, 1, 2, 1, 1],
+}
+CLASSIFICATION_INTERACTIONS = {"user": [1, 1, 1, 3, 4, 5], "item": [4, 2, 3, 1, 2, 2]}
+
+
+def test_rectools_accuracy_and_mcc_per_user() -> None:
+    ev = _rectools(
+        CLASSIFICATION_RECO,
+        CLASSIFICATION_INTERACTIONS,
+        "Accuracy(catalog=10)@2,MCC(catalog=10)@2",
+    )
+    got = _per_user(ev)
+    # TestAccuracy.test_calc; TestMCC.test_calc (its comment: tp 1,1,0,0; tn 6,8,7,7;
+    # fp 1,1,2,2; fn 2,0,1,1)
+    _assert_values(got["Accuracy(catalog=10)@2"], [0.7, 0.9, 0.7, 0.7], "Accuracy")
+    _assert_values(got["MCC(catalog=10)@2"], [1 / 21**0.5, 2 / 3, -1 / 6, -1 / 6], "MCC")
+    [run] = ev.report["runs"].values()
+    assert run["measures"]["Accuracy(catalog=10)@2"] == pytest.approx(0.75, abs=1e-12)
+
+
+def test_mcc_is_zero_when_a_factor_is_zero_and_undefined_for_too_small_a_catalog() -> None:
+    reco = {"user": [1, 1, 2, 2], "item": [1, 2, 1, 2], "rank": [1, 2, 1, 2]}
+    interactions = {"user": [1, 1, 2], "item": [1, 2, 9]}
+    names = "MCC(catalog=10)@2,MCC(catalog=2)@2,Accuracy(catalog=2)@2"
+    got = _per_user(_rectools(reco, interactions, names))
+    # catalog 10: user 1 has TP 2, FP 0, FN 0, TN 8: 16 / sqrt(2*2*8*8) = 1; user 2 has
+    # TP 0, FP 2, FN 1, TN 7: -2 / sqrt(2*1*9*8) = -1/6
+    _assert_values(got["MCC(catalog=10)@2"], [1.0, -1 / 6], "MCC")
+    # catalog 2: user 1 has TN 0, so (TN+FP)(TN+FN) = 0 and MCC is 0, as RecTools gives
+    # for a zero denominator; accuracy (2 + 0) / 2 = 1. User 2 would have TN = 2 - 2 - 1
+    # = -1: undefined
+    _assert_values(got["MCC(catalog=2)@2"], [0.0, math.nan], "MCC")
+    _assert_values(got["Accuracy(catalog=2)@2"], [1.0, math.nan], "Accuracy")
+
+
+def test_rectools_accuracy_and_mcc_need_their_catalog() -> None:
+    with pytest.raises(MeasureError, match="catalog"):
+        parse_measure("MCC@10")
+    with pytest.raises(MeasureError, match="needs a cutoff"):
+        parse_measure("Accuracy(catalog=10)")
+    plan = plan_compat("rectools", ["MCC(catalog=500)@10", "Accuracy(catalog=500)@5"])
+    assert plan.mapping == {
+        "MCC(catalog=500)@10": "MCC(catalog=500)@10",
+        "Accuracy(catalog=500)@5": "Accuracy(catalog=500)@5",
+    }

@@ -15,6 +15,8 @@ REQUIRED = {
         f: "(max_rel=3)"
         for f in ("SDCG", "NERR8", "NERR9", "NERR10", "NERR11", "INST", "INSQ", "BPM")
     },
+    "Accuracy": "(catalog=1000)",
+    "MCC": "(catalog=1000)",
 }
 NULL_ON_EMPTY = {"AUC", "RC", "KendallTau", "SpearmanRho"}
 
@@ -48,5 +50,13 @@ def test_family_on_awkward_segments(family: str, batch: RankedBatch) -> None:
         assert np.isnan(empty).all()
     elif family == "WTA":
         assert (empty == 1).all()
+    elif family in ("Accuracy", "MCC"):
+        # a user without recommendations still has a confusion matrix (RecTools' user 5 of
+        # test_classification.py: 0.7 and -1/6). Query 0: R = 2, TP 0, FP 5, FN 2,
+        # TN = 1000 - 5 - 2 = 993; query 1: R = 0, FN 0, TN 995, so an MCC factor is 0
+        if family == "Accuracy":
+            assert empty.tolist() == pytest.approx([993 / 1000, 995 / 1000], rel=1e-15)
+        else:
+            assert empty.tolist() == pytest.approx([-10 / np.sqrt(5 * 2 * 998 * 995), 0.0])
     elif family not in ("NumRel", "Utility", "NumQ"):  # NumQ counts the query all the same
         np.testing.assert_array_equal(np.nan_to_num(empty), 0.0, err_msg=family)
