@@ -30,8 +30,9 @@ Task faults are read in the Python worker: the variable must be in the environme
 the executors (inherited in local mode; on a cluster pass
 ``--conf spark.executorEnv.SPARKEVAL_FAULT=...``).  ``fail-write`` is read by the driver.
 An evaluation without Spark (``evaluate``'s local engine) applies ``slow-task`` and
-``fail-task`` once, in its own process; the ``kill-*-once`` faults test Spark's task
-retry and do not apply there.
+``fail-task`` once, in its own process; ``kill-worker-once`` ends the first of its worker
+processes to evaluate a bucket (``--local-workers`` above 1), which nothing retries: the
+run must fail with a clear message and write nothing.
 
 Example:
     SPARKEVAL_FAULT=kill-worker-once:/tmp/marks sparkeval evaluate --master 'local[2,4]' ...
@@ -105,6 +106,14 @@ def in_local_evaluation() -> None:
     fault = _fault()
     if fault is not None and fault[0] in ("slow-task", "fail-task"):
         in_task()
+
+
+def in_local_worker() -> None:
+    """Apply ``kill-worker-once`` in a worker process of the local engine, at the start
+    of a bucket's evaluation."""
+    fault = _fault()
+    if fault is not None and fault[0] == "kill-worker-once":
+        _die_once(Path(fault[1]) / "killed")
 
 
 def in_write_task() -> None:

@@ -38,6 +38,8 @@ import shutil
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +50,8 @@ from sparkeval.engine.transport.local_handoff import piece_path, read_arrow_file
 from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
 from sparkeval.engine.worker.exact_summary import partition_sums
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
+from sparkeval.errors import SparkevalError
+from sparkeval.faults import in_local_worker
 from sparkeval.io.direct import read_unit
 from sparkeval.io.direct_input import DirectPlan
 from sparkeval.measures.registry import Measure
@@ -120,6 +124,7 @@ def _split_unit(index: int) -> tuple[int, bool, list[int]]:
 def _evaluate_bucket(bucket_units: tuple[int, list[tuple[int, bool]]]) -> tuple[pa.Table, pa.Table]:
     """Step 2 in a worker: the wide rows and partial sums of one bucket."""
     assert _JOB is not None
+    in_local_worker()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
     bucket, units = bucket_units
     run_table, qrels_table = run_and_qrels(
         (is_run, read_arrow_file(piece_path(_JOB.directory, unit, bucket)))
@@ -160,16 +165,25 @@ def evaluate_in_processes(
     # does not grow with the input
     buckets = buckets_for(direct, workers * BUCKETS_PER_WORKER)
     job = _Job(direct, list(measures), options, list(direct.run_ids), buckets, str(directory))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=_context(), initializer=_start_worker, initargs=(job,)
+    )
     try:
-        with _context().Pool(workers, initializer=_start_worker, initargs=(job,)) as pool:
-            pieces: dict[int, list[tuple[int, bool]]] = defaultdict(list)
-            # in unit order, so that the first failing unit's error is the one raised
-            for unit, is_run, written in pool.imap(_split_unit, range(len(direct.row_groups))):
-                for bucket in written:
-                    pieces[bucket].append((unit, is_run))
-            tasks = [(bucket, pieces[bucket]) for bucket in sorted(pieces)]
-            results = pool.map(_evaluate_bucket, tasks, chunksize=1)
+        pieces: dict[int, list[tuple[int, bool]]] = defaultdict(list)
+        # in unit order, so that the first failing unit's error is the one raised
+        for unit, is_run, written in pool.map(_split_unit, range(len(direct.row_groups))):
+            for bucket in written:
+                pieces[bucket].append((unit, is_run))
+        tasks = [(bucket, pieces[bucket]) for bucket in sorted(pieces)]
+        results = list(pool.map(_evaluate_bucket, tasks))
+    except BrokenProcessPool:
+        raise SparkevalError(
+            "a worker process of the local engine ended without finishing its part (killed, "
+            "or out of memory?); nothing was written: try fewer --local-workers, or "
+            "--engine spark"
+        ) from None
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         shutil.rmtree(directory, ignore_errors=True)
     if not results:  # inputs without a row
         _start_worker(job)

@@ -188,3 +188,29 @@ def test_engine_local_names_the_input_it_leaves_to_spark(
         "use --engine spark (or auto)"
     ]
     assert not (inputs / "never").exists()
+
+
+def test_a_killed_worker_fails_the_run_at_once_and_writes_nothing(
+    inputs: Path, tmp_path: Path
+) -> None:
+    marks, scratch = tmp_path / "marks", tmp_path / "tmp"
+    marks.mkdir()
+    scratch.mkdir()
+    argv = [*CLI, "evaluate", "--run", "runs-1.parquet", "--qrels", "qrels.txt", "--measures",
+            "AP", "--out", str(tmp_path / "out"), "--engine", "local"]  # fmt: skip
+    env = job_env(TMPDIR=str(scratch), SPARKEVAL_FAULT=f"kill-worker-once:{marks}")
+    done = subprocess.run(
+        [*argv, "--local-workers", "2"], cwd=inputs, env=env, capture_output=True, text=True,
+        timeout=120,  # a lost worker must not leave the run waiting for its part
+    )  # fmt: skip
+    assert (marks / "killed").is_file()  # the fault fired
+    assert done.returncode == 1, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if ": error: " in line]
+    assert errors == [
+        "sparkeval evaluate: error: a worker process of the local engine ended without "
+        "finishing its part (killed, or out of memory?); nothing was written: try fewer "
+        "--local-workers, or --engine spark"
+    ]
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+    assert list(scratch.iterdir()) == []
