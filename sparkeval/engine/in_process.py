@@ -47,8 +47,7 @@ from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.min_score import keep_held_rows
 from sparkeval.engine.worker.assemble import (
     EvalOptions,
-    evaluate_tables,
-    undefined_as_null,
+    evaluated_wide,
 )
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.errors import ConfigError
@@ -158,10 +157,7 @@ def evaluate_held(
     ``empty_runs`` evaluates a run without rows instead of raising
     :class:`~sparkeval.errors.EmptyRunError`."""
     measure_list = as_measures(measures)
-    wide = evaluate_tables(
-        run_table, qrels_table, measure_list, options, run_ids=list(run_ids), in_worker=in_worker
-    )
-    wide = undefined_as_null(wide, len(measure_list))
+    wide = evaluated_wide(run_table, qrels_table, measure_list, options, list(run_ids), in_worker)
     partials = partition_sums(wide, measure_list).to_pylist()
     return evaluation_of_wide(
         wide, partials, measures, options, names, run_ids,

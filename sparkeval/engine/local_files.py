@@ -31,9 +31,9 @@ from typing import Any
 from sparkeval.compat import CompatPlan
 from sparkeval.engine.evaluation_report import as_measures
 from sparkeval.engine.in_process import LocalEvaluation, evaluate_held, evaluation_of_wide
-from sparkeval.engine.local_processes import evaluate_in_processes, plain_ids
+from sparkeval.engine.local_processes import evaluate_in_processes
 from sparkeval.engine.long_rows import per_query_rows
-from sparkeval.engine.transport.arrow_exchange import run_and_qrels
+from sparkeval.engine.transport.arrow_exchange import decoded_columns, run_and_qrels
 from sparkeval.engine.transport.per_query_writer import write_held_per_query
 from sparkeval.engine.worker.assemble import EvalOptions
 from sparkeval.errors import InputError, clean_message
@@ -79,14 +79,13 @@ def evaluate_direct(
     if names == "requested":
         names = plan.labels()
     options = EvalOptions(queries=plan.queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
-    check_flags_available(as_measures(plan.measures))
+    measures = as_measures(plan.measures)
+    check_flags_available(measures)
     in_local_evaluation()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
     evaluation = None
     if workers > 1:
         try:
-            wide, partials = evaluate_in_processes(
-                direct, as_measures(plan.measures), options, workers=workers
-            )
+            wide, partials = evaluate_in_processes(direct, measures, options, workers=workers)
             evaluation = evaluation_of_wide(
                 wide, partials, plan.measures, options, names, direct.run_ids,
                 result=LocalFileEvaluation, reader=LOCAL,
@@ -108,7 +107,7 @@ def _evaluate_here(
 ) -> LocalEvaluation:
     """The evaluation of :func:`evaluate_direct` in this process alone."""
     pieces = (
-        (source.kind == "run", plain_ids(read_unit(source, unit, direct.run_ids)))
+        (source.kind == "run", decoded_columns(read_unit(source, unit, direct.run_ids)))
         for source, unit in direct.row_groups
     )
     run_table, qrels_table = run_and_qrels(pieces)

@@ -47,7 +47,7 @@ import pyarrow as pa
 
 from sparkeval.engine.transport.arrow_exchange import buckets_for, run_and_qrels
 from sparkeval.engine.transport.local_handoff import piece_path, read_arrow_file, write_buckets
-from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
+from sparkeval.engine.worker.assemble import EvalOptions, evaluated_wide
 from sparkeval.engine.worker.exact_summary import partition_sums
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import SparkevalError
@@ -96,7 +96,6 @@ class _Job:
     direct: DirectPlan
     measures: list[Measure]
     options: EvalOptions
-    run_ids: list[str]
     buckets: int
     directory: str
 
@@ -116,26 +115,31 @@ def _split_unit(index: int) -> tuple[int, bool, list[int]]:
     ``(unit, is run, buckets written)``."""
     assert _JOB is not None
     source, unit = _JOB.direct.row_groups[index]
-    table = plain_ids(read_unit(source, unit, _JOB.direct.run_ids))
+    table = read_unit(source, unit, _JOB.direct.run_ids)  # its slices come decoded
     written = write_buckets(table, index, _JOB.buckets, _JOB.directory, attempt=os.getpid())
     return index, source.kind == "run", written
 
 
-def _evaluate_bucket(bucket_units: tuple[int, list[tuple[int, bool]]]) -> tuple[pa.Table, pa.Table]:
-    """Step 2 in a worker: the wide rows and partial sums of one bucket."""
+#: a bucket and the ``(unit, is run)`` pieces written for it, in unit order
+_BucketTask = tuple[int, list[tuple[int, bool]]]
+
+
+def _evaluate_bucket(task: _BucketTask) -> tuple[pa.Table, pa.Table]:
+    """Step 2 in a worker: :func:`_bucket_result` of this worker's job."""
     assert _JOB is not None
     in_local_worker()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
-    bucket, units = bucket_units
+    return _bucket_result(_JOB, task)
+
+
+def _bucket_result(job: _Job, task: _BucketTask) -> tuple[pa.Table, pa.Table]:
+    """The wide rows and partial sums of one bucket of ``job``."""
+    bucket, units = task
     run_table, qrels_table = run_and_qrels(
-        (is_run, read_arrow_file(piece_path(_JOB.directory, unit, bucket)))
-        for unit, is_run in units
+        (is_run, read_arrow_file(piece_path(job.directory, unit, bucket))) for unit, is_run in units
     )
-    wide = evaluate_tables(
-        run_table, qrels_table, _JOB.measures, _JOB.options, run_ids=_JOB.run_ids,
-        in_worker=True,
-    )  # fmt: skip
-    wide = undefined_as_null(wide, len(_JOB.measures))
-    return wide, pa.Table.from_batches([partition_sums(wide, _JOB.measures)])
+    run_ids = list(job.direct.run_ids)
+    wide = evaluated_wide(run_table, qrels_table, job.measures, job.options, run_ids, True)
+    return wide, pa.Table.from_batches([partition_sums(wide, job.measures)])
 
 
 def _context() -> Any:
@@ -164,7 +168,7 @@ def evaluate_in_processes(
     # as on Spark, at most about BUCKET_BYTES of input a bucket: a worker's memory
     # does not grow with the input
     buckets = buckets_for(direct, workers * BUCKETS_PER_WORKER)
-    job = _Job(direct, list(measures), options, list(direct.run_ids), buckets, str(directory))
+    job = _Job(direct, list(measures), options, buckets, str(directory))
     pool = ProcessPoolExecutor(
         workers, mp_context=_context(), initializer=_start_worker, initargs=(job,)
     )
@@ -186,18 +190,7 @@ def evaluate_in_processes(
         pool.shutdown(wait=True, cancel_futures=True)
         shutil.rmtree(directory, ignore_errors=True)
     if not results:  # inputs without a row
-        _start_worker(job)
-        results = [_evaluate_bucket((0, []))]
+        results = [_bucket_result(job, (0, []))]
     wide = pa.concat_tables([table for table, _ in results])
     partials = [row for _, sums in results for row in sums.to_pylist()]
     return wide, partials
-
-
-def plain_ids(table: pa.Table) -> pa.Table:
-    """``table`` with a dictionary-encoded ``query_id`` (a Parquet row group's, read as
-    it is stored) decoded, so that the row groups of every file concatenate."""
-    index = table.schema.get_field_index("query_id")
-    kind = table.schema.field(index).type
-    if not pa.types.is_dictionary(kind):
-        return table
-    return table.set_column(index, "query_id", table.column(index).cast(kind.value_type))

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from sparkeval.engine.transport import result_blobs
 from sparkeval.engine.transport.result_files import ResultFiles, wide_file_path
-from sparkeval.engine.worker.assemble import evaluate_tables, undefined_as_null
+from sparkeval.engine.worker.assemble import evaluated_wide
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.faults import in_task
@@ -67,10 +67,7 @@ def evaluated_blobs(
     to the file ``wide_file``), then its partial sums
     (:func:`~sparkeval.engine.worker.exact_summary.partition_sums`)."""
     measure_list, options, run_ids = task
-    result = evaluate_tables(
-        run_table, qrels_table, measure_list, options, run_ids=run_ids, in_worker=True
-    )
-    result = undefined_as_null(result, len(measure_list))
+    result = evaluated_wide(run_table, qrels_table, measure_list, options, run_ids, True)
     if wide_file is None:
         yield from result_blobs.wide_blobs(result)
     else:

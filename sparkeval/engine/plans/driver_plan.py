@@ -33,7 +33,7 @@ from sparkeval.engine.plans.local_rows import (
 )
 from sparkeval.engine.plans.python_rows import TooManyRows, plain_parallelized
 from sparkeval.engine.transport import result_blobs
-from sparkeval.engine.worker.assemble import EvalOptions, evaluate_tables, undefined_as_null
+from sparkeval.engine.worker.assemble import EvalOptions, evaluated_wide
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
 from sparkeval.formats import (
     BAD,
@@ -381,8 +381,7 @@ def _evaluate_collected(
     if run_ids is None:
         run_ids = found_run_ids(pc.unique(run_table.column("run_id")).to_pylist())
     run_ids = list(run_ids)
-    wide = evaluate_tables(run_table, qrels_table, measure_list, options, run_ids=run_ids)
-    wide = undefined_as_null(wide, len(measure_list))
+    wide = evaluated_wide(run_table, qrels_table, measure_list, options, run_ids)
     partials = partition_sums(wide, measure_list)
     stats = combine(partials.to_pylist(), measure_list)
     return DeferredBlobs(spark, wide, partials), stats, run_ids

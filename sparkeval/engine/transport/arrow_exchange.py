@@ -135,19 +135,21 @@ def bucket_slices(table: pa.Table, buckets: int) -> Iterator[tuple[int, pa.Table
         for b in range(buckets):
             kept = bucket == b
             if kept.any():
-                yield b, _decoded(table.filter(pa.array(kept)))
+                yield b, decoded_columns(table.filter(pa.array(kept)))
         return
     order = np.argsort(bucket, kind="stable")
     bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
-    grouped = _decoded(table.take(pa.array(order)))
+    grouped = decoded_columns(table.take(pa.array(order)))
     for b in range(buckets):
         start, stop = int(bounds[b]), int(bounds[b + 1])
         if stop > start:
             yield b, grouped.slice(start, stop - start)
 
 
-def _decoded(table: pa.Table) -> pa.Table:
-    """``table`` with its dictionary-encoded columns decoded to their values' type."""
+def decoded_columns(table: pa.Table) -> pa.Table:
+    """``table`` with its dictionary-encoded columns (a Parquet row group's query ids,
+    read as stored) decoded to their values' type, so that tables of every file
+    concatenate."""
     for index, field in enumerate(table.schema):
         if pa.types.is_dictionary(field.type):
             column = table.column(index).cast(field.type.value_type)

@@ -419,6 +419,20 @@ def evaluate_tables(
     return pa.table(columns)
 
 
+def evaluated_wide(
+    run: pa.Table,
+    qrels: pa.Table,
+    measures: Sequence[Measure],
+    options: EvalOptions,
+    run_ids: Sequence[str] | None,
+    in_worker: bool = False,
+) -> pa.Table:
+    """:func:`evaluate_tables` with the values of unevaluated queries and undefined
+    values null (:func:`undefined_as_null`): the wide rows every engine writes and sums."""
+    wide = evaluate_tables(run, qrels, measures, options, run_ids=run_ids, in_worker=in_worker)
+    return undefined_as_null(wide, len(measures))
+
+
 def undefined_as_null(result: pa.Table, n_measures: int) -> pa.Table:
     """Measure values of unevaluated queries and undefined (NaN) values become null."""
     evaluated = result.column("evaluated")
