@@ -356,15 +356,32 @@ def atomic_output_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
 @contextmanager
 def _staged_for_store(out: str) -> Iterator[Path]:
     """A local staging directory (:func:`sparkeval.storage.targets.local_staging_root`)
-    whose files are committed to the remote ``out`` when the job succeeds."""
+    whose files are committed to the remote ``out`` when the job succeeds; where the
+    executors cannot see it, they write their tables' parts into the remote staging
+    prefix instead (:mod:`sparkeval.storage.executor_parts`)."""
     from sparkeval.scratch import OUTPUTS_PREFIX, new_scratch_directory
-    from sparkeval.storage.object_commit import commit_directory
+    from sparkeval.storage import files
+    from sparkeval.storage.executor_parts import executor_staging
+    from sparkeval.storage.object_commit import commit_directory, new_generation, staging_prefix
+    from sparkeval.storage.stores import current_settings
     from sparkeval.storage.targets import local_staging_root
 
-    staging = new_scratch_directory(OUTPUTS_PREFIX, local_staging_root())
+    root, executors_see_it = local_staging_root()
+    token = new_generation()
+    staging = new_scratch_directory(OUTPUTS_PREFIX, root)
     try:
-        yield staging
-        commit_directory(staging, out)
+        if executors_see_it:
+            yield staging
+            commit_directory(staging, out, token)
+            return
+        prefix = staging_prefix(out, token)
+        try:
+            with executor_staging(staging, prefix, current_settings()) as parts:
+                yield staging
+                commit_directory(staging, out, token, parts.parts)
+        except BaseException:
+            files.delete_tree(prefix)  # the executors' parts of a job that failed
+            raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -445,8 +462,17 @@ def write_parquet(frame: DataFrame, directory: Path) -> list[Path]:
 
     The same rows in the same partitions give the same files (``part-00000.parquet``,
     ...; no ``.crc`` or ``_SUCCESS`` inside: see :func:`tidy_spark_output`). Returns the
-    part files.
+    part files; none for a remote output on a cluster, whose executors write the parts
+    into its staging prefix with pyarrow
+    (:func:`sparkeval.storage.executor_parts.write_frame_parts`: the same rows, another
+    Parquet writer than Spark's).
     """
+    from sparkeval.storage.executor_parts import remote_table, write_frame_parts
+
+    remote = remote_table(directory)
+    if remote is not None:  # a remote output on a cluster: the executors upload their parts
+        write_frame_parts(frame, *remote)
+        return []
     frame.write.parquet(str(directory))
     return tidy_spark_output(directory)
 

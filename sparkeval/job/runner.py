@@ -150,22 +150,14 @@ def _path_values(config: JobConfig) -> list[str]:
 
 
 def _stores_of_session(spark: SparkSession, config: JobConfig) -> None:
-    """The session's ``spark.hadoop.fs.*`` settings too (``spark-submit --conf``), and a
-    remote ``--out`` checked for a staging place every executor sees
-    (:func:`sparkeval.storage.targets.local_staging_root`), before any work."""
+    """The session's ``spark.hadoop.fs.*`` settings too (``spark-submit --conf``)."""
     from sparkeval.storage.stores import StoreSettings, configure
-    from sparkeval.storage.uris import is_remote
 
     try:
         session = dict(spark.sparkContext.getConf().getAll())
     except Exception:  # Spark Connect: no SparkContext; the config's settings stand
         session = {}
     configure(StoreSettings.from_spark({**session, **(getattr(config, "spark", None) or {})}))
-    out = getattr(config, "out", None)
-    if isinstance(out, str) and is_remote(out) and session:
-        from sparkeval.storage.targets import local_staging_root
-
-        local_staging_root()
 
 
 def _command_settings(spark: SparkSession | None, config: JobConfig) -> AbstractContextManager:

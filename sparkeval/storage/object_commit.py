@@ -14,9 +14,13 @@ s3://b/eval``:
    :data:`LEASE_S` (a killed writer's), or one of a dead process of this host, is
    removed by the next writer.
 2. **Stage.** The job writes its files into a local staging directory (every executor
-   of a local master sees it; on a cluster it lies in the shared handoff directory),
-   and the driver uploads them to ``s3://b/.eval.staging-TOKEN/``, then a manifest
-   ``_SUCCESS`` there (the generation token and every file with its size). An
+   of a local master sees it; on a cluster with a shared handoff directory it lies
+   there), and the driver uploads them to ``s3://b/.eval.staging-TOKEN/``. On a
+   cluster without one, the executors write their parts of a table straight into
+   that prefix, each under its partition's name
+   (:mod:`sparkeval.storage.executor_parts`). Then the driver writes a manifest
+   ``_SUCCESS`` there: the generation token, every file with its size, and the staged
+   name of each part that the swap copies under its final name (``sources``). An
    interrupted job or upload leaves the previous output untouched.
 3. **Swap.** An intent ``s3://b/.eval.swap`` names the staged generation; then the old
    ``_SUCCESS`` is deleted, each staged file is copied into place (server-side), the
@@ -41,7 +45,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -224,11 +228,36 @@ def recover(out: str) -> list[str]:
     return removed
 
 
-def commit_directory(local: Path, out: str) -> None:
+def new_generation() -> str:
+    """A token naming an output's new generation (its staging prefix and manifest)."""
+    return uuid.uuid4().hex
+
+
+def staging_prefix(out: str, token: str) -> str:
+    """Where the generation ``token`` of ``out`` is staged before the swap."""
+    return _staging(out, token)
+
+
+def commit_directory(
+    local: Path,
+    out: str,
+    token: str | None = None,
+    staged: Mapping[str, tuple[str, int]] | None = None,
+) -> None:
     """Upload a complete local staging directory and put it in place of ``out``
-    (module docstring, steps 2 and 3). The caller holds the lock."""
-    token = uuid.uuid4().hex
+    (module docstring, steps 2 and 3). The caller holds the lock.
+
+    Args:
+        local: the driver's staging directory.
+        out: the remote output.
+        token: the generation (:func:`new_generation`) whose staging prefix
+            (:func:`staging_prefix`) the executors may already have written into.
+        staged: files already in that prefix: final name -> (staged name, size)
+            (:class:`sparkeval.storage.executor_parts.ExecutorStaging`'s parts).
+    """
+    token = token or new_generation()
     staging = _staging(out, token)
+    staged = dict(staged or {})
     local_files = sorted(p for p in local.rglob("*") if p.is_file() and p.name != SUCCESS_MARKER)
     relative = [p.relative_to(local).as_posix() for p in local_files]
     try:
@@ -239,10 +268,12 @@ def commit_directory(local: Path, out: str) -> None:
                     zip(local_files, relative, strict=True),
                 )
             )
-        manifest = {
-            "generation": token,
-            "files": {r: p.stat().st_size for r, p in zip(relative, local_files, strict=True)},
-        }
+        sizes = {r: p.stat().st_size for r, p in zip(relative, local_files, strict=True)}
+        sizes.update({final: size for final, (_, size) in staged.items()})
+        manifest: dict = {"generation": token, "files": sizes}
+        sources = {final: name for final, (name, _) in staged.items() if final != name}
+        if sources:
+            manifest["sources"] = sources
         files.write_bytes(join(staging, SUCCESS_MARKER), _encode(manifest))
     except BaseException:
         files.delete_tree(staging)
@@ -263,8 +294,13 @@ def _swap(staging: str, out: str, manifest: dict) -> None:
     files.delete_file(join(out, SUCCESS_MARKER))
     faults.at_swap("retired")
     listed = manifest["files"]
+    sources = manifest.get("sources", {})  # parts staged under their task's name
+
+    def place(relative: str) -> None:
+        files.copy_file(join(staging, sources.get(relative, relative)), join(out, relative))
+
     with ThreadPoolExecutor(TRANSFERS) as pool:
-        list(pool.map(lambda r: files.copy_file(join(staging, r), join(out, r)), sorted(listed)))
+        list(pool.map(place, sorted(listed)))
     base = out.rstrip("/") + "/"
     for path in files.list_files(out, recursive=True) if files.kind(out) else []:
         if path[len(base) :] not in listed and name(path) != SUCCESS_MARKER:

@@ -66,15 +66,13 @@ def check_remote_output(out: str, inputs: list[str], overwrite: bool) -> str:
     return out
 
 
-def local_staging_root() -> str | None:
-    """Where a remote output is staged before its upload: the system's temporary
-    directory when every executor runs on this host (a local master, or no session),
-    else the shared handoff directory (``spark.sparkeval.handoffDirectory``), which
-    every executor sees.
-
-    Raises:
-        ConfigError: a master whose executors would not see a local staging directory,
-            and no shared handoff directory.
+def local_staging_root() -> tuple[str | None, bool]:
+    """Where a remote output is staged before its upload, and whether the executors
+    write their parts there: the system's temporary directory when every executor
+    runs on this host (a local master, or no session), the shared handoff directory
+    (``spark.sparkeval.handoffDirectory``) on a cluster that has one; otherwise the
+    driver's temporary directory, and the executors write their parts into the
+    output's remote staging prefix (:mod:`sparkeval.storage.executor_parts`).
     """
     from pyspark.sql import SparkSession
 
@@ -82,15 +80,11 @@ def local_staging_root() -> str | None:
 
     session = SparkSession.getActiveSession()
     if session is None:
-        return None
+        return None, True
     master = session.conf.get("spark.master", "local") or "local"
     if master.startswith("local"):
-        return None
+        return None, True
     shared = session.conf.get(SHARED_DIRECTORY_KEY, None)
     if shared:
-        return shared
-    raise ConfigError(
-        f"a remote --out on the master {master}: the executors write the output's files "
-        f"into a staging directory before the driver uploads them; set {SHARED_DIRECTORY_KEY} "
-        "to a directory every executor and the driver share"
-    )
+        return shared, True
+    return None, False

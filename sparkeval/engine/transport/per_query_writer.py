@@ -68,6 +68,8 @@ from sparkeval.formats import measure_column
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from sparkeval.storage.stores import StoreSettings
+
 #: long rows per output file at most, about (a writing task holds its file's rows)
 ROWS_PER_FILE = 16_000_000
 #: wide rows (queries) per output file at most: the task writing one file sorts them
@@ -113,12 +115,17 @@ def write_per_query(
         session_settings,
     )
     from sparkeval.spark import parallelism as default_parallelism
+    from sparkeval.storage.executor_parts import remote_table
+    from sparkeval.storage.uris import join
 
     chosen = per_query_indexes(measures)
     columns = [measure_column(i) for i in chosen]
     out_names = [names[i] for i in chosen]
     directory.mkdir(parents=True)
-    target = str(directory)
+    remote = remote_table(directory)
+    # a remote output on a cluster: the tasks write into its staging prefix
+    target = str(directory) if remote is None else join(remote[0].prefix, remote[1])
+    store = None if remote is None else remote[0].settings
     kept = ["run_id", "query_id", *columns]
     parallelism = default_parallelism(spark)
     files = _file_count(queries * len(chosen), parallelism, wide_rows=queries)
@@ -138,7 +145,7 @@ def write_per_query(
             rows.take(order.slice(first, min(WIDE_ROWS_PER_GROUP, stop - first)))
             for first in range(start, stop, WIDE_ROWS_PER_GROUP)
         )
-        yield from _write_file(target, chunks, columns, out_names)
+        yield from _write_file(target, chunks, columns, out_names, store)
 
     def write_blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield from write_wide(list(result_blobs.tables(batches, result_blobs.WIDE)))
@@ -146,7 +153,7 @@ def write_per_query(
     def write_sorted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         # batch by batch, as Spark sorts and sends them: one row group per batch
         chunks = (pa.Table.from_batches([b]) for b in batches if b.num_rows)
-        yield from _write_file(target, chunks, columns, out_names)
+        yield from _write_file(target, chunks, columns, out_names, store)
 
     if files == 1 and wide_files is not None:
         written = _write_shares(spark, wide_files, shares, write_wide)
@@ -170,6 +177,9 @@ def write_per_query(
         raise RuntimeError(
             f"per_query.parquet: {shares} writing tasks expected, partitions {written} wrote"
         )
+    if remote is not None and written:
+        remote[0].place(remote[1], written)  # final names in the commit's manifest
+        return
     for path in directory.iterdir():
         if path.name.startswith("."):
             path.unlink()  # what a failed attempt left
@@ -221,18 +231,27 @@ def _partition_id() -> int:
 
 
 def _write_file(
-    target: str, chunks: Iterator[pa.Table], columns: Sequence[str], names: Sequence[str]
+    target: str,
+    chunks: Iterator[pa.Table],
+    columns: Sequence[str],
+    names: Sequence[str],
+    store: StoreSettings | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Write the task's sorted wide ``chunks`` as long rows, one row group per chunk, to
     the task's partition file; yields the partition number when a file was written.
 
-    The file is written under the attempt's own name and renamed when complete.
+    A local file is written under the attempt's own name and renamed when complete; a
+    remote one (``target`` a staging prefix, opened with ``store``) is one upload.
     """
     from pyspark import TaskContext
 
     context = TaskContext.get()
     partition = context.partitionId() if context else 0
     attempt = context.taskAttemptId() if context else 0
+    if store is not None:
+        if _write_remote_part(target, chunks, columns, names, partition, store):
+            yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
+        return
     if write_part_file(target, chunks, columns, names, partition, attempt):
         yield pa.record_batch({"partition": pa.array([partition], pa.int32())})
 
@@ -263,6 +282,27 @@ def write_part_file(
     in_write_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
     os.replace(partial, final)
     return True
+
+
+def _write_remote_part(
+    target: str,
+    chunks: Iterable[pa.Table],
+    columns: Sequence[str],
+    names: Sequence[str],
+    partition: int,
+    store: StoreSettings,
+) -> bool:
+    """:func:`write_part_file`'s file, uploaded to ``target`` (a remote staging prefix)
+    as one object, visible when complete: the same bytes."""
+    from sparkeval.faults import in_write_task
+    from sparkeval.storage.executor_parts import part_name, write_batches
+
+    tables = (long_rows(chunk, columns, names) for chunk in chunks)
+    written = write_batches(
+        target, part_name(partition), tables, store, WRITTEN_SCHEMA, **_WRITE_OPTIONS
+    )
+    in_write_task()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
+    return written
 
 
 def write_held_per_query(
