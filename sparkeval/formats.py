@@ -11,8 +11,8 @@ is made here once.
   :data:`SHIPPED_VALUE` (score of a run row or grade of a qrels row, in the one frame
   that ships both) and :data:`IS_QRELS` (whether a row of that frame is a qrels row).
 * Results: :func:`measure_column` names the wide rows' per-query value of measure i;
-  :func:`value_sum_key` and :func:`undefined_count_key` the per-run partial sums and
-  undefined counts of measure i.
+  :func:`value_sum_key`, :func:`square_sum_key` and :func:`undefined_count_key` the
+  per-run partial sums, sums of squares and undefined counts of measure i.
 
 Example:
     >>> measure_column(3), value_sum_key(3), undefined_count_key(3)
@@ -58,6 +58,17 @@ def measure_column(i: int) -> str:
 def value_sum_key(i: int) -> str:
     """The partial-sum key of measure ``i``'s defined values."""
     return f"v{i}"
+
+
+def square_sum_key(i: int) -> str:
+    """The partial-sum key of the squares of measure ``i``'s defined values (for the
+    confidence interval of its mean)."""
+    return f"s{i}"
+
+
+def interval_key(i: int) -> str:
+    """The key of measure ``i``'s confidence interval of the mean in combined statistics."""
+    return f"ci{i}"
 
 
 def undefined_count_key(i: int) -> str:

@@ -45,6 +45,7 @@ from sparkeval.compare.stats import (
     wins_ties_losses,
 )
 from sparkeval.engine.plans.exact import ExactTotal, exact_totals
+from sparkeval.engine.worker.exact_summary import mean_interval
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.formats import BAD
 from sparkeval.information import spark_plogp, spark_plogratio
@@ -562,27 +563,6 @@ def run_summaries(
         for m in measures:
             out[run]["measures"].setdefault(m, {**empty, "n_defined": 0, "n_undefined": 0})
     return out
-
-
-def mean_interval(total: float, squares: float, n: int, alpha: float) -> tuple[float, float]:
-    """Student's t interval of a mean from the sum and the sum of squares of ``n`` values:
-    ``mean ± t(1 - alpha/2, n - 1) · s / sqrt(n)``, ``s² = (Σx² - (Σx)²/n) / (n - 1)``
-    (NaN bounds below two values).
-
-    Example: 0.2, 0.4 and 0.9 (sum 1.5, squares 1.01) at alpha 0.05 give
-    0.5 ± 4.303 · 0.3606 / 1.732, about (-0.396, 1.396)::
-
-        >>> [round(b, 3) for b in mean_interval(1.5, 1.01, 3, 0.05)]
-        [-0.396, 1.396]
-    """
-    if n < 2 or not (math.isfinite(total) and math.isfinite(squares)):
-        return math.nan, math.nan
-    from scipy.stats import t
-
-    mean = total / n
-    variance = max(0.0, (squares - total * total / n) / (n - 1))
-    half = float(t.ppf(1 - alpha / 2, n - 1)) * math.sqrt(variance / n)
-    return mean - half, mean + half
 
 
 # ----------------------------------------------------------------------------- runs

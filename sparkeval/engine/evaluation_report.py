@@ -7,7 +7,7 @@ from typing import Any
 
 from sparkeval.engine.worker.assemble import EvalOptions
 from sparkeval.errors import ConfigError, EmptyRunError
-from sparkeval.formats import undefined_count_key, value_sum_key
+from sparkeval.formats import interval_key, undefined_count_key, value_sum_key
 from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
 
@@ -86,6 +86,11 @@ def build_report(
             "measures": {out_names[i]: s[value_sum_key(i)] for i in range(len(measures))},
             "undefined": {
                 out_names[i]: int(s[undefined_count_key(i)]) for i in range(len(measures))
+            },
+            # Student's t 95% interval of each mean over its defined queries
+            "ci95": {
+                out_names[i]: (list(s[interval_key(i)]) if s.get(interval_key(i)) else None)
+                for i in range(len(measures))
             },
             "queries": {
                 "evaluated": int(s["evaluated"]),

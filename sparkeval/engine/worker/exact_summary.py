@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.formats import undefined_count_key, value_sum_key
+from sparkeval.formats import interval_key, square_sum_key, undefined_count_key, value_sum_key
 from sparkeval.measures import GMEAN_FLOOR, Measure
 
 #: the per-run counts of the report, from the flag and count columns of the wide rows
@@ -129,7 +129,9 @@ def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBat
 
     Rows ``run_id, key, count, total``: a count key of :data:`COUNT_KEYS`; ``v{i}``
     with the number of defined values of measure i and their exact sum (of logs for
-    a geometric mean); ``u{i}``, the evaluated queries where measure i is undefined.
+    a geometric mean); ``s{i}``, the exact sum of their squares (each square rounded
+    once), for a measure averaged by its mean; ``u{i}``, the evaluated queries where
+    measure i is undefined.
     """
     from sparkeval.formats import measure_column
 
@@ -170,6 +172,9 @@ def partition_sums(table: pa.Table, measures: Sequence[Measure]) -> pa.RecordBat
             if m.spec.aggregate == "gmean":
                 defined = np.log(np.maximum(defined, GMEAN_FLOOR))
             emit(run, value_sum_key(i), len(defined), encode_partial(defined))
+            if m.spec.aggregate == "mean":  # for the confidence interval of the mean
+                with np.errstate(over="ignore"):
+                    emit(run, square_sum_key(i), len(defined), encode_partial(defined * defined))
             emit(
                 run,
                 undefined_count_key(i),
@@ -210,6 +215,12 @@ def combine(rows: Sequence[Any], measures: Sequence[Measure]) -> dict[str, dict[
                 if defined
                 else None
             )
+            squares = totals.get(run, {}).get(square_sum_key(i))
+            stat[interval_key(i)] = (
+                _interval(totals[run][value_sum_key(i)], squares, defined)
+                if squares is not None and defined >= 2
+                else None
+            )
         stats[run] = stat
     return stats
 
@@ -222,6 +233,41 @@ def sum_partials(partials: Sequence[str]) -> Fraction | float:
         return sum((_fraction(_parse(p)) for p in partials), Fraction(0))
     signs = {math.copysign(1.0, v) for v in non_finite if not math.isnan(v)}
     return math.nan if any(map(math.isnan, non_finite)) or len(signs) > 1 else non_finite[0]
+
+
+#: the confidence level of the intervals of the runs' means
+CONFIDENCE = 0.95
+
+
+def _interval(values: list[str], squares: list[str], n: int) -> tuple[float, float] | None:
+    """Student's t interval (:data:`CONFIDENCE`) of the mean of ``n >= 2`` values from
+    the partial sums of the values and of their squares (:func:`mean_interval` of the
+    sums, each rounded once); None when a value or square is not finite."""
+    total, square_total = sum_partials(values), sum_partials(squares)
+    if isinstance(total, float) or isinstance(square_total, float):
+        return None
+    return mean_interval(float(total), float(square_total), n, 1.0 - CONFIDENCE)
+
+
+def mean_interval(total: float, squares: float, n: int, alpha: float) -> tuple[float, float]:
+    """Student's t interval of a mean from the sum and the sum of squares of ``n`` values:
+    ``mean ± t(1 - alpha/2, n - 1) · s / sqrt(n)``, ``s² = (Σx² - (Σx)²/n) / (n - 1)``
+    (NaN bounds below two values).
+
+    Example: 0.2, 0.4 and 0.9 (sum 1.5, squares 1.01) at alpha 0.05 give
+    0.5 ± 4.303 · 0.3606 / 1.732, about (-0.396, 1.396)::
+
+        >>> [round(b, 3) for b in mean_interval(1.5, 1.01, 3, 0.05)]
+        [-0.396, 1.396]
+    """
+    if n < 2 or not (math.isfinite(total) and math.isfinite(squares)):
+        return math.nan, math.nan
+    from scipy.stats import t
+
+    mean = total / n
+    variance = max(0.0, (squares - total * total / n) / (n - 1))
+    half = float(t.ppf(1 - alpha / 2, n - 1)) * math.sqrt(variance / n)
+    return mean - half, mean + half
 
 
 def _value(partials: list[str], defined: int, aggregate: str) -> float:
