@@ -114,6 +114,7 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
         InputError: an input path that is missing or cannot be read.
         NotDirect: a value (or an input's plan) needs Spark's readers; nothing was written.
     """
+    from sparkeval.engine.held_near_dups import read_local_pairs
     from sparkeval.engine.local_files import evaluate_direct
     from sparkeval.engine.local_processes import worker_count
 
@@ -122,16 +123,19 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
         check_exists(path)  # named as Spark's readers name it, not as a plan left to them
     plan = config.plan()
     why_not: list[str] = []
-    direct = _direct_plan(None, config, plan, why_not)
+    direct = _direct_plan(None, config, plan, why_not, flags_here=True)
     if direct is None:
         raise NotDirect(why_not[0] if why_not else "an input the direct readers do not plan")
-    workers = worker_count(config.local_workers, direct.size)
+    pairs = None
+    if config.near_duplicates:  # flagged in one process
+        pairs = read_local_pairs(config.near_duplicates, config.near_duplicates_format)
+    workers = 1 if pairs is not None else worker_count(config.local_workers, direct.size)
     processes = f" in {workers} processes" if workers > 1 else ""
     log(f"evaluating {len(direct.run_ids)} run(s){processes}: {', '.join(direct.run_ids)}")
     try:
         evaluation = evaluate_direct(
             direct, plan, rel_level=config.rel_level, depth=config.depth, names=config.names,
-            workers=workers,
+            workers=workers, pairs=pairs,
         )  # fmt: skip
     except EmptyRunError as exc:
         raise _no_rows(exc, config) from None
@@ -269,10 +273,12 @@ def jvm_profile(config: EvaluateConfig) -> str:
     return "workers" if readable and _workers_may_read(config, config.plan()) else "spark"
 
 
-def _workers_may_read(config: EvaluateConfig, plan: CompatPlan) -> bool:
+def _workers_may_read(config: EvaluateConfig, plan: CompatPlan, flags_here: bool = False) -> bool:
+    """Whether the inputs may be read by the direct readers: near-duplicate pairs only
+    when this process flags the rows (the local engine; Spark flags its frames)."""
     return (
         config.reader == "auto"
-        and not config.near_duplicates
+        and (flags_here or not config.near_duplicates)
         and plan.relevance == RelevanceRule("grade")
         and plan.min_score is None
     )
@@ -283,11 +289,13 @@ def _direct_plan(
     config: EvaluateConfig,
     plan: CompatPlan,
     why_not: list[str] | None = None,
+    flags_here: bool = False,
 ) -> DirectPlan | None:
     """The inputs as Parquet row groups for the workers, when they all qualify (without
     a session: None also where planning needs one, a condition or a run id column);
-    ``why_not`` gets the reason of a None from the inputs' plan."""
-    if not _workers_may_read(config, plan) or config.reads_tables():
+    ``why_not`` gets the reason of a None from the inputs' plan; ``flags_here``: this
+    process flags near-duplicates (:func:`_workers_may_read`)."""
+    if not _workers_may_read(config, plan, flags_here) or config.reads_tables():
         return None
     if spark is not None and is_connect(spark):  # the server's workers read the files
         return None

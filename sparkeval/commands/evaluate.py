@@ -56,8 +56,6 @@ def needs_spark(config: EvaluateConfig) -> str | None:
         return "catalog tables are read through Spark"
     if config.where or config.qrels_where:
         return "--where and --qrels-where are applied by Spark"
-    if config.near_duplicates:
-        return "--near-duplicates is evaluated on Spark"
     if config.reader == "spark":
         return "--reader spark reads with Spark's readers"
     if config.plan().relevance != RelevanceRule("grade"):

@@ -90,8 +90,9 @@ def evaluate(
             alias (``{"user_id": "u"}``).
         qrels_columns: explicit qrels columns, as ``run_columns``.
         buckets: Spark's hash buckets (a tuning knob; no meaning in process).
-        near_duplicates: ``doc_a, doc_b`` pairs (a Spark DataFrame; Spark only): a doc
-            that near-duplicates a higher-ranked doc gains nothing.
+        near_duplicates: ``doc_a, doc_b`` pairs (a Spark DataFrame on Spark, a pandas
+            DataFrame or Arrow table in process): a doc that near-duplicates a
+            higher-ranked doc gains nothing.
 
     Raises:
         sparkeval.errors.SparkevalError: bad input, option or measure name; also a

@@ -96,6 +96,40 @@ def held_qrels(
     return result
 
 
+#: the columns of a table of near-duplicate pairs
+PAIR_COLUMNS = ("doc_a", "doc_b")
+
+
+def held_pairs(pairs: Any, source: str = "near_duplicates DataFrame") -> pa.Table:
+    """``doc_a, doc_b`` (strings) of near-duplicate pairs held in memory, read as Spark
+    reads a pairs DataFrame (:func:`sparkeval.io.pairs.pairs_frame`).
+
+    Raises:
+        InputError: a column is missing, an id column has another type than text or
+            integers, or a row lacks a doc id (of several such rows, the message that
+            sorts first, as on Spark).
+    """
+    table = as_arrow(pairs, "near_duplicates")
+    missing = [c for c in PAIR_COLUMNS if c not in table.column_names]
+    if missing:
+        raise InputError(
+            f"{source}: missing column(s) {', '.join(repr(c) for c in missing)}; "
+            f"columns are: {', '.join(table.column_names)}"
+        )
+    a, b = (_ids(table.column(c), source, c) for c in PAIR_COLUMNS)
+    firsts = a.to_pylist()
+    seconds = b.to_pylist()
+    bad = [
+        f"{source}: pair row with a missing or empty {'doc_a' if not x else 'doc_b'} "
+        f"(doc_a '{x or ''}', doc_b '{y or ''}'); both doc ids are required"
+        for x, y in zip(firsts, seconds, strict=True)
+        if not x or not y
+    ]
+    if bad:
+        raise InputError(min(bad))
+    return pa.table({"doc_a": a, "doc_b": b})
+
+
 def as_arrow(data: Any, kind: str) -> pa.Table:
     """``data`` (a pandas DataFrame or an Arrow table) as an Arrow table."""
     if isinstance(data, pd.DataFrame):

@@ -11,7 +11,8 @@ The keywords are those of the Spark path, with the same meaning
 mappings), and the tables are read as on Spark (:mod:`sparkeval.engine.held_inputs`:
 columns by name or alias, rank-only runs, ids as text). A run without a run id
 column is one run, ``run``; a run without rows scores its queries as retrieving
-nothing. ``near_duplicates`` needs Spark.
+nothing. ``near_duplicates`` pairs flag the rows as on Spark
+(:mod:`sparkeval.engine.held_near_dups`).
 
 Example:
     >>> import pandas as pd
@@ -42,7 +43,8 @@ from sparkeval.engine.evaluation_report import (
     output_names,
     summary_rows,
 )
-from sparkeval.engine.held_inputs import as_arrow, held_qrels, held_run
+from sparkeval.engine.held_inputs import as_arrow, held_pairs, held_qrels, held_run
+from sparkeval.engine.held_near_dups import near_duplicate_flags
 from sparkeval.engine.long_rows import per_query_rows
 from sparkeval.engine.min_score import keep_held_rows
 from sparkeval.engine.worker.assemble import (
@@ -50,7 +52,6 @@ from sparkeval.engine.worker.assemble import (
     evaluated_wide,
 )
 from sparkeval.engine.worker.exact_summary import combine, partition_sums
-from sparkeval.errors import ConfigError
 from sparkeval.formats import found_run_ids
 from sparkeval.io.readers import rank_only
 from sparkeval.measures.registry import Measure
@@ -114,10 +115,6 @@ def evaluate_held_request(
     """Evaluate a checked request of the API (:mod:`sparkeval.engine.api_request`) on
     tables held in memory; a run without rows is evaluated (its queries retrieved
     nothing)."""
-    if request.near_duplicates is not None:
-        raise ConfigError(
-            "near_duplicates: near-duplicate flags are computed on Spark; pass a SparkSession"
-        )
     plan = request.plan
     columns = as_arrow(run, "run").column_names
     ranks = plan.ranks(rank_only(columns, request.run_columns))
@@ -128,12 +125,18 @@ def evaluate_held_request(
     run_ids = request.run_ids
     if run_ids is None:
         run_ids = found_run_ids(pc.unique(run_table.column("run_id")).to_pylist())
+    flags = None
+    if request.near_duplicates is not None:
+        pairs = held_pairs(request.near_duplicates)
+        run_table, flags = near_duplicate_flags(run_table, pairs, run_ids)
     evaluation = evaluate_held(
         run_table, qrels_table, plan.measures, options, request.names, run_ids,
         empty_runs=True,
     )  # fmt: skip
     below = None if plan.min_score is None else every_row.num_rows - run_table.num_rows
     evaluation.report["compat"] = plan.describe(below, options.rel_level)
+    if flags is not None:
+        evaluation.report["near_duplicates"] = flags
     return evaluation
 
 

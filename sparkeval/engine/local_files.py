@@ -28,8 +28,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from sparkeval.compat import CompatPlan
 from sparkeval.engine.evaluation_report import as_measures
+from sparkeval.engine.held_near_dups import near_duplicate_flags
 from sparkeval.engine.in_process import LocalEvaluation, evaluate_held, evaluation_of_wide
 from sparkeval.engine.local_processes import evaluate_in_processes
 from sparkeval.engine.long_rows import per_query_rows
@@ -68,9 +71,12 @@ def evaluate_direct(
     depth: int | None = None,
     names: str | Mapping[str, str] = "canonical",
     workers: int = 1,
+    pairs: pa.Table | None = None,
 ) -> LocalFileEvaluation:
     """Evaluate the inputs of ``direct`` under ``plan`` (measures, query policy) here,
-    in ``workers`` processes (:mod:`sparkeval.engine.local_processes`) when above 1.
+    in ``workers`` processes (:mod:`sparkeval.engine.local_processes`) when above 1;
+    with near-duplicate ``pairs`` (``doc_a, doc_b``), in this process, the run rows
+    flagged as on Spark (:mod:`sparkeval.engine.held_near_dups`).
 
     Raises:
         NotDirect: a value for Spark's readers to judge.
@@ -80,10 +86,11 @@ def evaluate_direct(
         names = plan.labels()
     options = EvalOptions(queries=plan.queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
     measures = as_measures(plan.measures)
-    check_flags_available(measures)
+    if pairs is None:
+        check_flags_available(measures)
     in_local_evaluation()  # fault injection for reliability tests; off unless SPARKEVAL_FAULT
     evaluation = None
-    if workers > 1:
+    if workers > 1 and pairs is None:
         try:
             wide, partials = evaluate_in_processes(direct, measures, options, workers=workers)
             evaluation = evaluation_of_wide(
@@ -94,7 +101,7 @@ def evaluate_direct(
             pass  # a bad row: named below as one process names it
     try:
         if evaluation is None:
-            evaluation = _evaluate_here(direct, plan, options, names)
+            evaluation = _evaluate_here(direct, plan, options, names, pairs)
     except InputError as exc:
         raise InputError(with_line_number(clean_message(exc))) from None
     evaluation.report["compat"] = plan.describe(rel_level=rel_level)
@@ -103,7 +110,11 @@ def evaluate_direct(
 
 
 def _evaluate_here(
-    direct: DirectPlan, plan: CompatPlan, options: EvalOptions, names: str | Mapping[str, str]
+    direct: DirectPlan,
+    plan: CompatPlan,
+    options: EvalOptions,
+    names: str | Mapping[str, str],
+    pairs: pa.Table | None = None,
 ) -> LocalEvaluation:
     """The evaluation of :func:`evaluate_direct` in this process alone."""
     pieces = (
@@ -111,7 +122,13 @@ def _evaluate_here(
         for source, unit in direct.row_groups
     )
     run_table, qrels_table = run_and_qrels(pieces)
-    return evaluate_held(
+    flags = None
+    if pairs is not None:
+        run_table, flags = near_duplicate_flags(run_table, pairs, direct.run_ids)
+    evaluation = evaluate_held(
         run_table, qrels_table, plan.measures, options, names, direct.run_ids,
         in_worker=True, result=LocalFileEvaluation, reader=LOCAL,
     )  # fmt: skip
+    if flags is not None:
+        evaluation.report["near_duplicates"] = flags
+    return evaluation

@@ -7,6 +7,7 @@ compared by its rows without ``evaluated_at`` (the time of the run).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -37,7 +38,32 @@ def inputs(tmp_path_factory) -> Path:
     )
     run[["query_id", "doc_id", "score"]].to_parquet(directory / "strong.parquet")
     run[["query_id", "doc_id", "score"]].to_csv(directory / "strong.csv", index=False)
+    _near_duplicate_pairs(run, directory)
     return directory
+
+
+def _near_duplicate_pairs(run: pd.DataFrame, directory: Path) -> None:
+    """Pairs of the strong run's docs at ranks 1 and 3 and at ranks 4 and 2 of 20
+    queries (one flagged row each), repeated reversed, and a self pair: as text
+    (``pairs.txt``, with a comment and a blank line) and as a Parquet directory of two
+    parts (``pairs.parquet``)."""
+    ranked = run.sort_values(["query_id", "rank"])
+    firsts = ranked.groupby("query_id").nth(0).head(20)["doc_id"].tolist()
+    thirds = ranked.groupby("query_id").nth(2).head(20)["doc_id"].tolist()
+    fourths = ranked.groupby("query_id").nth(3).head(20)["doc_id"].tolist()
+    seconds = ranked.groupby("query_id").nth(1).head(20)["doc_id"].tolist()
+    pairs = pd.DataFrame(
+        {
+            "doc_a": [*firsts, *fourths, thirds[0], firsts[0]],
+            "doc_b": [*thirds, *seconds, firsts[0], firsts[0]],
+        }
+    )
+    lines = ["# doc_a doc_b", "", *(f"{a}\t{b}" for a, b in pairs.itertuples(index=False))]
+    (directory / "pairs.txt").write_text("\n".join(lines) + "\n")
+    parts = directory / "pairs.parquet"
+    parts.mkdir()
+    pairs.iloc[:20].to_parquet(parts / "part-00000.parquet", index=False)
+    pairs.iloc[20:].to_parquet(parts / "part-00001.parquet", index=False)
 
 
 def _evaluate(
@@ -70,6 +96,42 @@ def test_local_and_spark_engines_write_the_same_bytes(inputs: Path, case: str) -
     assert "inputs read by this process" not in spark.stderr
     assert local.stdout == spark.stdout
     assert tree(inputs / f"local-{case}") == tree(inputs / f"spark-{case}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pairs", ["pairs.txt", "pairs.parquet"])
+@pytest.mark.spark
+def test_near_duplicate_pairs_give_the_same_bytes_on_both_engines(inputs: Path, pairs: str) -> None:
+    """The local engine flags the rows as Spark does: the same files and table."""
+    options = ["--run", "run_strong.txt", "run_weak.txt", "--qrels", "qrels.txt"]
+    options += ["--near-duplicates", pairs, "--measures", f"{MEASURES},NearDup@10"]
+    spark = _evaluate(inputs, f"spark-{pairs}", "spark", *options)
+    local = _evaluate(inputs, f"local-{pairs}", "auto", *options)
+    assert spark.returncode == local.returncode == 0, spark.stderr + local.stderr
+    assert "inputs read by this process, without Spark" in local.stderr
+    assert local.stdout == spark.stdout
+    assert tree(inputs / f"local-{pairs}") == tree(inputs / f"spark-{pairs}")
+    summary = json.loads((inputs / f"local-{pairs}" / "summary.json").read_text())
+    counts = summary["near_duplicates"]
+    assert (counts["pairs_read"], counts["self_pairs_ignored"], counts["repeated_pairs"]) == (
+        42,
+        1,
+        1,
+    )
+    assert counts["rows_flagged"]["strong"] >= 40  # the 40 pairs' lower-ranked docs at least
+
+
+def test_a_pairs_line_for_sparks_readers_is_named_by_engine_local(
+    inputs: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "bad_pairs.txt").write_text("d1 d2\nd3\n")
+    argv = [*CLI, "evaluate", "--run", "strong.parquet", "--qrels", "qrels.txt", "--measures",
+            "AP", "--out", str(tmp_path / "never"), "--engine", "local",
+            "--near-duplicates", str(tmp_path / "bad_pairs.txt")]  # fmt: skip
+    result = subprocess.run(argv, cwd=inputs, env=job_env(), capture_output=True, text=True)
+    assert result.returncode == EXIT_INPUT, result.stderr
+    assert "a pairs line without two doc ids" in result.stderr
+    assert not (tmp_path / "never").exists()
 
 
 def _without_java(home: Path) -> dict[str, str]:

@@ -303,7 +303,51 @@ def test_a_bad_measure_or_option_is_a_sparkeval_error_and_a_value_error() -> Non
         sparkeval.evaluate(None, RUN, TRUTH, "Unexpectedness@10", compat="replay")
 
 
-def test_near_duplicates_need_spark() -> None:
-    pairs = pd.DataFrame({"doc_a": ["i1"], "doc_b": ["i2"]})
-    with pytest.raises(ConfigError, match="SparkSession"):
-        sparkeval.evaluate(None, RUN, TRUTH, "AP", near_duplicates=pairs)
+#: near-duplicate pairs over RUN's docs: i3 ~ i1 (twice, in both orientations), a self
+#: pair, i4 ~ i2 (never in one ranking) and i5 ~ i9 (i9 is in no run)
+PAIRS = pd.DataFrame(
+    {
+        "doc_a": ["i3", "i1", "i2", "i4", "i5"],
+        "doc_b": ["i1", "i3", "i2", "i2", "i9"],
+    }
+)
+
+
+def test_near_duplicate_flags_in_process_by_hand() -> None:
+    """Run a ranks u1's i1 (3.0) above i3 (1.0), run b i3 (2.0) above i1 (1.0): one
+    flagged row each. Run a's AP on u1 (relevant i1 and i3 of R = 2) falls from
+    (1/1 + 2/3) / 2 to 1/2, as i3 gains nothing."""
+    ev = sparkeval.evaluate(None, RUN, TRUTH, ["AP", "NearDup@3"], near_duplicates=PAIRS)
+    assert ev.report["near_duplicates"] == {
+        "pairs_read": 5,
+        "self_pairs_ignored": 1,
+        "repeated_pairs": 1,
+        "distinct_pairs": 3,
+        "rows_flagged": {"a": 1, "b": 1},
+    }
+    rows = ev.per_query.set_index(["run_id", "query_id", "measure"])["value"]
+    assert rows[("a", "u1", "AP")] == 0.5
+    assert rows[("a", "u1", "NearDup@3")] == pytest.approx(1 / 3)
+    plain = sparkeval.evaluate(None, RUN, TRUTH, ["AP"])
+    assert plain.per_query.set_index(["run_id", "query_id"])["value"][("a", "u1")] == (
+        pytest.approx((1 + 2 / 3) / 2)
+    )
+
+
+@pytest.mark.spark
+def test_near_duplicates_are_the_same_in_process_and_on_spark(spark) -> None:
+    measures = [*TREC, "NearDup@2"]
+    local = sparkeval.evaluate(None, RUN, TRUTH, measures, near_duplicates=PAIRS)
+    frames = _spark_frame(spark, RUN), _spark_frame(spark, TRUTH)
+    pairs = spark.createDataFrame(PAIRS)
+    _assert_same(local, sparkeval.evaluate(spark, *frames, measures, near_duplicates=pairs))
+
+
+def test_bad_near_duplicate_pairs_are_named_in_process() -> None:
+    with pytest.raises(InputError, match="missing column\\(s\\) 'doc_b'"):
+        sparkeval.evaluate(None, RUN, TRUTH, "AP", near_duplicates=PAIRS[["doc_a"]])
+    empty = PAIRS.assign(doc_b=["i1", "", "i2", None, "i9"])
+    with pytest.raises(InputError, match="pair row with a missing or empty doc_b"):
+        sparkeval.evaluate(None, RUN, TRUTH, "AP", near_duplicates=empty)
+    with pytest.raises(InputError, match="id column doc_a has type double"):
+        sparkeval.evaluate(None, RUN, TRUTH, "AP", near_duplicates=PAIRS.assign(doc_a=1.5))
