@@ -273,15 +273,25 @@ def jvm_profile(config: EvaluateConfig) -> str:
     return "workers" if readable and _workers_may_read(config, config.plan()) else "spark"
 
 
+def direct_read_refusal(
+    config: EvaluateConfig, plan: CompatPlan, flags_here: bool = False
+) -> str | None:
+    """Why the direct readers may not read the inputs, or None when they may: near-
+    duplicate pairs only when this process flags the rows (``flags_here``, the local
+    engine; Spark flags its frames)."""
+    if config.reader != "auto":
+        return "--reader spark reads with Spark's readers"
+    if config.near_duplicates and not flags_here:
+        return "--near-duplicates pairs are flagged by Spark"
+    if plan.relevance != RelevanceRule("grade"):
+        return "a relevance rule other than the grades (--relevance, --compat) is applied by Spark"
+    if plan.min_score is not None:
+        return "a minimum score of the recommendations (--relevance-threshold) is applied by Spark"
+    return None
+
+
 def _workers_may_read(config: EvaluateConfig, plan: CompatPlan, flags_here: bool = False) -> bool:
-    """Whether the inputs may be read by the direct readers: near-duplicate pairs only
-    when this process flags the rows (the local engine; Spark flags its frames)."""
-    return (
-        config.reader == "auto"
-        and (flags_here or not config.near_duplicates)
-        and plan.relevance == RelevanceRule("grade")
-        and plan.min_score is None
-    )
+    return direct_read_refusal(config, plan, flags_here) is None
 
 
 def _direct_plan(

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 # the command's config, imported from here in Python (docs/python-api.md)
 from sparkeval.evaluate_config import EvaluateConfig
-from sparkeval.io.truth import RelevanceRule
 from sparkeval.job.command import Command, LocalEngine, spark_job
 from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
 
@@ -50,16 +49,16 @@ def show(
 def needs_spark(config: EvaluateConfig) -> str | None:
     """Why ``config`` needs Spark whatever the size of its inputs, or None: what the
     local engine (:mod:`sparkeval.engine.local_files`) does not do."""
+    from sparkeval.evaluate_job import direct_read_refusal
     from sparkeval.io.direct import all_direct_formats
 
     if config.reads_tables():
         return "catalog tables are read through Spark"
     if config.where or config.qrels_where:
         return "--where and --qrels-where are applied by Spark"
-    if config.reader == "spark":
-        return "--reader spark reads with Spark's readers"
-    if config.plan().relevance != RelevanceRule("grade"):
-        return "a relevance rule other than the grades (--relevance, --compat) is applied by Spark"
+    refusal = direct_read_refusal(config, config.plan(), flags_here=True)
+    if refusal is not None:
+        return refusal
     run_format = config.run_format or config.format
     if not all_direct_formats(
         config.run, config.qrels_input(), run_format, config.qrels_format or config.format
