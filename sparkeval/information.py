@@ -18,9 +18,10 @@ base 2 (bits) unless ``base`` says otherwise.
 * :func:`mutual_information` ``I(X; Y) = H(X) + H(Y) - H(X, Y)``
 * :func:`dunning_llr` Dunning's log-likelihood ratio of a 2×2 co-occurrence table
 * :func:`exposure_distribution` share of slots per item, from item ids
-* :func:`spark_plogp` and :func:`spark_plogratio`: the ``p log2 p`` terms of entropy and
-  the ``p log2(p / q)`` terms of KL and JS as Spark expressions (their callers add the
-  terms exactly, :mod:`sparkeval.exact_means`)
+* :func:`plogp_terms` and :func:`plogratio_terms`: the ``p log2 p`` terms of entropy
+  and the ``p log2(p / q)`` terms of KL and JS with numpy, the same bits in Spark's
+  Python workers and in process (their callers add the terms exactly);
+  :func:`spark_plogp`, the entropy's terms as a Spark expression
 
 Example:
     >>> round(entropy([1, 1, 2]), 4)  # p = (1/4, 1/4, 1/2)
@@ -231,6 +232,30 @@ def _pair(
     return pp.ravel(), qq.ravel()
 
 
+def plogp_terms(p: np.ndarray) -> np.ndarray:
+    """``p log2 p`` of each share ``p > 0`` (numpy's ``log2``): the terms of the entropy
+    in bits, computed alike in Spark's Python workers and in this process.
+
+    Example:
+        >>> plogp_terms(np.array([0.5, 0.25])).tolist()
+        [-0.5, -0.5]
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return p * np.log2(p)
+
+
+def plogratio_terms(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``p log2(p / q)`` where ``p > 0`` and ``q > 0``, else 0: the terms of KL and JS
+    (numpy's ``log2``, as :func:`plogp_terms`).
+
+    Example:
+        >>> plogratio_terms(np.array([0.5, 0.5, 0.0]), np.array([0.25, 0.0, 0.5])).tolist()
+        [0.5, 0.0, 0.0]
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((p > 0) & (q > 0), p * np.log2(p / q), 0.0)
+
+
 def spark_plogp(p: Column) -> Column:
     """Spark expression ``p log2 p``: one term of the entropy ``H = -sum p log2 p`` (bits)
     over rows whose shares ``p`` sum to 1.
@@ -242,14 +267,3 @@ def spark_plogp(p: Column) -> Column:
     from pyspark.sql import functions as F
 
     return p * F.log2(p)
-
-
-def spark_plogratio(p: Column, q: Column) -> Column:
-    """Spark expression ``p log2(p / q)``, 0 where p or q is 0: one term of KL and JS.
-
-    ``D(P || Q)`` is the sum of these terms over items where q > 0 (a term with p > 0
-    and q = 0 makes it infinite: callers count those items separately).
-    """
-    from pyspark.sql import functions as F
-
-    return F.when((p > 0) & (q > 0), p * F.log2(p / q)).otherwise(0.0)

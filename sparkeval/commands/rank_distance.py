@@ -13,8 +13,33 @@ exposure entropy and JS/KL against the baseline) atomically into ``--out``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sparkeval.compare.options import RankDistanceConfig
-from sparkeval.job.command import Command, spark_job
+from sparkeval.job.command import Command, LocalEngine, spark_job
+from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
+
+
+def needs_spark(config: RankDistanceConfig) -> str | None:
+    """Why ``config`` needs Spark whatever the size of its inputs, or None: what the
+    local engine (:mod:`sparkeval.compare.local_rank_distance`) does not do."""
+    from sparkeval.io.direct import DIRECT_FORMATS
+    from sparkeval.io.readers import detect_format, is_catalog_table
+
+    if any(is_catalog_table(path) for path in config.runs):
+        return "catalog tables are read through Spark"
+    if any(detect_format(path, None) not in DIRECT_FORMATS for path in config.runs):
+        return "only Parquet, TREC, CSV and TSV inputs are read without Spark"
+    return None
+
+
+def run_locally(config: RankDistanceConfig) -> dict[str, Any] | None:
+    """The job in this process (:func:`sparkeval.compare.job.run_rank_distance_locally`);
+    None sends an ``auto`` run to Spark when an input needs Spark's readers."""
+    from sparkeval.compare.job import run_rank_distance_locally
+
+    return run_here_or_on_spark(config, run_rank_distance_locally)
+
 
 COMMAND = Command(
     name="rank-distance",
@@ -24,4 +49,5 @@ COMMAND = Command(
     "Rankings: score descending, ties by doc_id descending; cut at --depth.",
     config=RankDistanceConfig,
     run=spark_job("sparkeval.compare.job:run_rank_distance"),
+    local=LocalEngine(lambda config: runs_locally(config, needs_spark), run_locally),
 )

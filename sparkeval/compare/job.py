@@ -6,7 +6,9 @@ The commands are :mod:`sparkeval.commands.compare` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparkeval.compare.options import compared_runs
@@ -17,6 +19,8 @@ from sparkeval.compare.outputs import (
     write_outputs,
 )
 from sparkeval.compare.pipeline import (
+    DRIVER_WRITE_ROWS,
+    RD_ARROW_SCHEMA,
     CompareOptions,
     compare,
     exposure_divergence,
@@ -26,7 +30,13 @@ from sparkeval.compare.pipeline import (
     read_runs,
 )
 from sparkeval.compare.progress import stage
-from sparkeval.output import atomic_output_dir, shown_path, write_parquet, write_summary
+from sparkeval.output import (
+    atomic_output_dir,
+    shown_path,
+    write_arrow_parquet,
+    write_parquet,
+    write_summary,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -80,11 +90,56 @@ def run_rank_distance(spark: SparkSession, config: RankDistanceConfig) -> dict[s
     stage("rank-distance", f"{len(runs)} run(s) against {config.baseline}")
     summary["exposure"] = exposure_divergence(spark, runs_df, options, runs)
     stage("exposure", f"top-{config.k} exposure entropy, JS and KL")
+    rows = sum(sum(run["queries"].values()) for run in summary["rank_distance"]["runs"].values())
+    ordered = table.orderBy("run_id", "query_id")
+
+    def write_table(directory: Path) -> object:
+        if rows > DRIVER_WRITE_ROWS:
+            return write_parquet(ordered, directory)
+        # the local engine's bytes
+        return write_arrow_parquet(ordered.toArrow().cast(RD_ARROW_SCHEMA), directory)
+
     try:
-        with atomic_output_dir(config.out) as staging:
-            write_parquet(table.orderBy("run_id", "query_id"), staging / "rank_distance.parquet")
-            write_summary(staging, summary, "rank-distance", config.input_paths())
+        _write_rank_distance(config, summary, write_table)
     finally:
         table.unpersist()
-    stage("write", f"{shown_path(config.out)}/rank_distance.parquet and summary.json")
     return summary
+
+
+def run_rank_distance_locally(config: RankDistanceConfig) -> dict[str, Any]:
+    """``run_rank_distance`` in this process, without Spark
+    (:mod:`sparkeval.compare.local_rank_distance`): the same files and lines.
+
+    Raises:
+        NotDirect: an input for Spark's readers; nothing was written.
+    """
+    from sparkeval.compare.local_rank_distance import rank_distance_locally
+    from sparkeval.io.readers import check_exists
+
+    config.preflight()
+    for path in config.input_paths():
+        check_exists(path)
+    options = CompareOptions(
+        baseline=config.baseline, k=config.k, rbo_p=config.rbo_p, depth=config.depth
+    )
+    result = rank_distance_locally(config.runs, options, config.compared)
+    stage("read", f"{len(result.present)} run(s) in {', '.join(config.runs)}")
+    stage("rank-distance", f"{len(result.runs)} run(s) against {config.baseline}")
+    stage("exposure", f"top-{config.k} exposure entropy, JS and KL")
+
+    def write_table(directory: Path) -> object:
+        return write_arrow_parquet(result.table, directory)
+
+    _write_rank_distance(config, result.summary, write_table)
+    return result.summary
+
+
+def _write_rank_distance(
+    config: RankDistanceConfig, summary: dict[str, Any], write_table: Callable[[Path], object]
+) -> None:
+    """``rank_distance.parquet`` (written by ``write_table``) and ``summary.json`` into
+    ``--out``, all or nothing."""
+    with atomic_output_dir(config.out) as staging:
+        write_table(staging / "rank_distance.parquet")
+        write_summary(staging, summary, "rank-distance", config.input_paths())
+    stage("write", f"{shown_path(config.out)}/rank_distance.parquet and summary.json")

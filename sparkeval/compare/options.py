@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self
 
 from sparkeval.errors import ConfigError
+from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig
 
@@ -117,6 +118,7 @@ class RankDistanceConfig(BaselineComparisonConfig):
     runs: tuple[str, ...] = input_path(
         "run table(s) run_id, query_id, doc_id, score (Parquet or CSV)"
     )
+    engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
 
     def input_paths(self) -> list[str]:
         return list(self.runs)

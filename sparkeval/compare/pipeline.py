@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sparkeval.compare.rank_distance import DISTANCE_FIELDS, rank_distances
 from sparkeval.compare.stats import (
@@ -48,7 +49,7 @@ from sparkeval.engine.plans.exact import ExactTotal, exact_totals
 from sparkeval.engine.worker.exact_summary import mean_interval
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.formats import BAD
-from sparkeval.information import spark_plogp, spark_plogratio
+from sparkeval.information import plogp_terms, plogratio_terms
 from sparkeval.spark import spark_type, to_pandas
 from sparkeval.spark_order import with_rank
 from sparkeval.storage import files
@@ -624,36 +625,60 @@ def rank_distance_table(
     k, p = options.k, options.rbo_p
 
     def per_bucket(pdf: pd.DataFrame) -> pd.DataFrame:
-        pdf = pdf.sort_values(["query_id", "side", "rank"], kind="stable")
-        rows = []
-        run_id = str(pdf["run_id"].iloc[0])
-        for qid, group in pdf.groupby("query_id", sort=True):
-            mine = group.loc[group["side"] == "r", "doc_id"].tolist()
-            theirs = group.loc[group["side"] == "b", "doc_id"].tolist()
-            row: dict[str, Any] = {
-                "run_id": run_id,
-                "baseline": baseline,
-                "query_id": qid,
-                "n_run": len(mine),
-                "n_baseline": len(theirs),
-            }
-            if mine and theirs:
-                row["status"] = PAIRED
-                row.update(rank_distances(mine, theirs, k=k, p=p))
-            else:
-                row["status"] = RUN_ONLY if mine else BASELINE_ONLY
-                row.update({name: None for name in DISTANCE_FIELDS})
-            rows.append(row)
-        out = pd.DataFrame(rows, columns=list(_RD_COLUMNS))
-        out["overlap"] = out["overlap"].astype("Int64")
-        for name in DISTANCE_FIELDS[1:]:
-            out[name] = out[name].astype("float64")
-        return out
+        return distance_rows(pdf, baseline, k, p)
 
     return both.groupBy("run_id", "_bucket").applyInPandas(per_bucket, _RD_SCHEMA)
 
 
+def distance_rows(pdf: pd.DataFrame, baseline: str, k: int, p: float) -> pd.DataFrame:
+    """The rows of :func:`rank_distance_table` of one run's queries: ``pdf`` holds the
+    run's rows (``side`` ``r``) and the baseline's (``b``) with ``run_id, query_id,
+    doc_id, rank, side``; one row per query, sorted by query id."""
+    pdf = pdf.sort_values(["query_id", "side", "rank"], kind="stable")
+    rows = []
+    run_id = str(pdf["run_id"].iloc[0])
+    for qid, group in pdf.groupby("query_id", sort=True):
+        mine = group.loc[group["side"] == "r", "doc_id"].tolist()
+        theirs = group.loc[group["side"] == "b", "doc_id"].tolist()
+        row: dict[str, Any] = {
+            "run_id": run_id,
+            "baseline": baseline,
+            "query_id": qid,
+            "n_run": len(mine),
+            "n_baseline": len(theirs),
+        }
+        if mine and theirs:
+            row["status"] = PAIRED
+            row.update(rank_distances(mine, theirs, k=k, p=p))
+        else:
+            row["status"] = RUN_ONLY if mine else BASELINE_ONLY
+            row.update({name: None for name in DISTANCE_FIELDS})
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=list(_RD_COLUMNS))
+    out["overlap"] = out["overlap"].astype("Int64")
+    for name in DISTANCE_FIELDS[1:]:
+        out[name] = out[name].astype("float64")
+    return out
+
+
+#: a rank-distance table of at most this many rows is collected and written by the
+#: driver as the local engine writes it (the same bytes); larger ones by Spark's writer
+DRIVER_WRITE_ROWS = 4_000_000
+
 _RD_COLUMNS = ("run_id", "baseline", "query_id", "status", "n_run", "n_baseline", *DISTANCE_FIELDS)
+#: the rank-distance table's columns, as Arrow types
+RD_ARROW_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("baseline", pa.string()),
+        ("query_id", pa.string()),
+        ("status", pa.string()),
+        ("n_run", pa.int64()),
+        ("n_baseline", pa.int64()),
+        ("overlap", pa.int64()),
+        *((name, pa.float64()) for name in DISTANCE_FIELDS[1:]),
+    ]
+)
 _RD_SCHEMA = (
     "run_id string, baseline string, query_id string, status string, n_run long, "
     "n_baseline long, overlap long, " + ", ".join(f"{name} double" for name in DISTANCE_FIELDS[1:])
@@ -666,6 +691,36 @@ def _by_run(
     """:func:`~sparkeval.engine.plans.exact.exact_totals` keyed by ``run_id`` alone, as
     ``(run, totals)`` pairs in run order."""
     return sorted(((str(run), found) for (run,), found in totals.items()), key=lambda p: p[0])
+
+
+def with_numpy_terms(
+    frame: DataFrame, terms: Callable[[pa.RecordBatch], Mapping[str, np.ndarray]]
+) -> DataFrame:
+    """``frame`` with double columns that ``terms`` computes from each Arrow batch with
+    numpy, in the Python workers (so that a logarithm has the bits it has in process)."""
+    from pyspark.sql import types as T
+
+    sample = terms(pa.RecordBatch.from_pylist([], _arrow_schema(frame)))
+    fields = [*frame.schema.fields, *(T.StructField(n, T.DoubleType()) for n in sample)]
+
+    def add(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            extra = terms(batch)
+            arrays = [*batch.columns, *(pa.array(v, pa.float64()) for v in extra.values())]
+            yield pa.RecordBatch.from_arrays(arrays, [*batch.schema.names, *extra])
+
+    return frame.mapInArrow(add, T.StructType(fields))
+
+
+def _arrow_schema(frame: DataFrame) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(frame.schema)
+
+
+def _doubles(batch: pa.RecordBatch, name: str) -> np.ndarray:
+    """A column of a batch as float64 values (nulls as NaN)."""
+    return batch.column(name).cast(pa.float64()).to_numpy(zero_copy_only=False)
 
 
 def _flag(condition: Any) -> Any:
@@ -691,14 +746,23 @@ def rank_distance_summary(table: Any, options: CompareOptions) -> dict[str, Any]
     )
     flags = [f"_is_{s}" for s in statuses]
     totals = exact_totals(flagged, [*DISTANCE_FIELDS, *flags, "_tau_undefined"], ["run_id"])
+    return distance_summary(_by_run(totals), options)
+
+
+def distance_summary(
+    found: list[tuple[str, dict[str, ExactTotal]]], options: CompareOptions
+) -> dict[str, Any]:
+    """The ``rank_distance`` block from each run's exact totals of the distances and of
+    the status flags (``_is_<status>``, ``_tau_undefined``), in run order."""
+    statuses = (PAIRED, RUN_ONLY, BASELINE_ONLY)
     runs: dict[str, Any] = {}
-    for run, found in _by_run(totals):
+    for run, totals in found:
         runs[run] = {
             "mean": {
-                name: found[name].mean if found[name].count else None for name in DISTANCE_FIELDS
+                name: totals[name].mean if totals[name].count else None for name in DISTANCE_FIELDS
             },
-            "queries": {s: found[f"_is_{s}"].count for s in statuses},
-            "tau_rho_undefined": found["_tau_undefined"].count,
+            "queries": {s: totals[f"_is_{s}"].count for s in statuses},
+            "tau_rho_undefined": totals["_tau_undefined"].count,
         }
     return {
         "baseline": options.baseline,
@@ -734,45 +798,75 @@ def exposure_divergence(
     # one job: the sums of the terms, exact (the same bits for every partitioning), and
     # each run's slots (the sum of its whole counts, exact below 2**53) and items (rows)
     entropy_terms = exact_totals(
-        shares.select("run_id", spark_plogp(F.col("p")).alias("plogp"), "c"),
+        with_numpy_terms(
+            shares.select("run_id", "p", "c"),
+            lambda b: {"plogp": plogp_terms(_doubles(b, "p"))},
+        ),
         ["plogp", "c"],
         ["run_id"],
     )
-    per_run = {
-        run: {
-            "entropy": -found["plogp"].total,
-            "slots": int(found["c"].total),
-            "items": found["c"].rows,
-        }
-        for run, found in _by_run(entropy_terms)
-    }
+    per_run = exposure_entropy(_by_run(entropy_terms))
     run_ids = spark.createDataFrame([(r,) for r in runs], "run_id string")
     q = shares.filter(F.col("run_id") == baseline).select("doc_id", F.col("p").alias("q"))
     qx = q.crossJoin(F.broadcast(run_ids))
     pp = shares.filter(F.col("run_id").isin(list(runs))).select("run_id", "doc_id", "p")
     j = pp.join(qx, ["run_id", "doc_id"], "full_outer").fillna(0.0, subset=["p", "q"])
     p, q = F.col("p"), F.col("q")
-    m = (p + q) / 2.0
 
     # one job: the terms' sums, exact (the same bits for every partitioning), and the
     # item counts as the counts of columns that are null on the other rows
-    terms = j.select(
+    terms = with_numpy_terms(
+        j.select("run_id", "p", "q"),
+        lambda b: divergence_terms(_doubles(b, "p"), _doubles(b, "q")),
+    ).select(
         "run_id",
-        spark_plogratio(p, m).alias("p_m"),
-        spark_plogratio(q, m).alias("q_m"),
-        spark_plogratio(p, q).alias("p_q"),
-        spark_plogratio(q, p).alias("q_p"),
+        *DIVERGENCE_TERMS,
         _flag((p > 0) & (q == 0)).alias("only_run"),
         _flag((q > 0) & (p == 0)).alias("only_base"),
         _flag((p > 0) & (q > 0)).alias("shared"),
     )
-    names = ["p_m", "q_m", "p_q", "q_p", "only_run", "only_base", "shared"]
-    sums = exact_totals(terms, names, ["run_id"])
+    sums = exact_totals(terms, [*DIVERGENCE_TERMS, *DIVERGENCE_COUNTS], ["run_id"])
     shares.unpersist()
+    return {"k": options.k, "base": 2, "runs": per_run, "vs_baseline": divergences(_by_run(sums))}
+
+
+#: the divergence terms of :func:`divergence_terms`, and the item counts beside them
+DIVERGENCE_TERMS = ("p_m", "q_m", "p_q", "q_p")
+DIVERGENCE_COUNTS = ("only_run", "only_base", "shared")
+
+
+def divergence_terms(p: np.ndarray, q: np.ndarray) -> dict[str, np.ndarray]:
+    """The per-item terms of JS (``p_m``, ``q_m``, m the mean of p and q) and of both
+    KLs (``p_q``, ``q_p``), from the item's shares ``p`` (run) and ``q`` (baseline)."""
+    m = (p + q) / 2.0
+    return {
+        "p_m": plogratio_terms(p, m),
+        "q_m": plogratio_terms(q, m),
+        "p_q": plogratio_terms(p, q),
+        "q_p": plogratio_terms(q, p),
+    }
+
+
+def exposure_entropy(found: list[tuple[str, dict[str, ExactTotal]]]) -> dict[str, Any]:
+    """Each run's exposure entropy, slots and items from the exact totals of its
+    ``plogp`` terms and ``c`` counts (one row per item)."""
+    return {
+        run: {
+            "entropy": -totals["plogp"].total,
+            "slots": int(totals["c"].total),
+            "items": totals["c"].rows,
+        }
+        for run, totals in found
+    }
+
+
+def divergences(found: list[tuple[str, dict[str, ExactTotal]]]) -> dict[str, Any]:
+    """JS and both KLs of each run against the baseline from the exact totals of the
+    :data:`DIVERGENCE_TERMS` and the counts of :data:`DIVERGENCE_COUNTS`."""
     vs: dict[str, Any] = {}
-    for run, found in _by_run(sums):
-        total = {name: found[name].total for name in names[:4]}
-        only_run, only_base = found["only_run"].count, found["only_base"].count
+    for run, totals in found:
+        total = {name: totals[name].total for name in DIVERGENCE_TERMS}
+        only_run, only_base = totals["only_run"].count, totals["only_base"].count
         js = 0.5 * total["p_m"] + 0.5 * total["q_m"]
         vs[run] = {
             "js": min(1.0, max(0.0, js)),
@@ -780,11 +874,11 @@ def exposure_divergence(
             "kl_run_baseline_infinite": bool(only_run),
             "kl_baseline_run": math.inf if only_base else max(0.0, total["q_p"]),
             "kl_baseline_run_infinite": bool(only_base),
-            "items_shared": found["shared"].count,
+            "items_shared": totals["shared"].count,
             "items_run_only": only_run,
             "items_baseline_only": only_base,
         }
-    return {"k": options.k, "base": 2, "runs": per_run, "vs_baseline": vs}
+    return vs
 
 
 # ----------------------------------------------------------------------------- plots data

@@ -66,19 +66,70 @@ def plan_direct_inputs(
         return refuse("an input in a format the direct readers do not read (JSON Lines)")
     if spark is None and (run_where is not None or qrels_where is not None):
         return refuse("a condition on the rows (--where, --qrels-where)")
+    run_plans = _run_plans(spark, runs, run_format, run_columns, run_where, reasons)
+    if run_plans is None:
+        return None
+    qrels_mapping = parse_mapping(qrels_columns, "qrels")
+    qrels_fmt = detect_format(qrels, qrels_format)
+    qrels_plan = _plan_one(qrels, "qrels", qrels_fmt, qrels_mapping, spark, qrels_where)
+    if qrels_plan is None:
+        return refuse(f"{qrels}: columns the direct readers do not find or do not read")
+    run_ids = _run_ids(spark, run_plans, run_where, reasons)
+    if run_ids is None:
+        return None
+    return DirectPlan(run_plans, qrels_plan, run_ids)
+
+
+def plan_direct_runs(
+    spark: SparkSession | None,
+    runs: Sequence[str],
+    run_format: str | None,
+    run_columns: str | Mapping[str, str] | None,
+    why_not: list[str] | None = None,
+) -> tuple[tuple[DirectInput, ...], tuple[str, ...]] | None:
+    """The direct plans of run inputs alone and their run ids, or None (the reason in
+    ``why_not``) when one of them is for Spark's readers: :func:`plan_direct_inputs`
+    without qrels."""
+    reasons = [] if why_not is None else why_not
+    if not all_direct_formats(runs, runs[0], run_format, run_format):
+        reasons.append("an input in a format the direct readers do not read (JSON Lines)")
+        return None
+    run_plans = _run_plans(spark, runs, run_format, run_columns, None, reasons)
+    if run_plans is None:
+        return None
+    run_ids = _run_ids(spark, run_plans, None, reasons)
+    return None if run_ids is None else (run_plans, run_ids)
+
+
+def _run_plans(
+    spark: SparkSession | None,
+    runs: Sequence[str],
+    run_format: str | None,
+    run_columns: str | Mapping[str, str] | None,
+    run_where: str | None,
+    reasons: list[str],
+) -> tuple[DirectInput, ...] | None:
+    """The direct plan of each run input, or None (a reason added)."""
     run_plans = []
     mapping = parse_mapping(run_columns, "run")
     for path in runs:
         fmt = detect_format(path, run_format)
         found = _plan_one(path, "run", fmt, mapping, spark, run_where)
         if found is None:
-            return refuse(f"{path}: columns the direct readers do not find or do not read")
+            reasons.append(f"{path}: columns the direct readers do not find or do not read")
+            return None
         run_plans.append(found)
-    qrels_mapping = parse_mapping(qrels_columns, "qrels")
-    qrels_fmt = detect_format(qrels, qrels_format)
-    qrels_plan = _plan_one(qrels, "qrels", qrels_fmt, qrels_mapping, spark, qrels_where)
-    if qrels_plan is None:
-        return refuse(f"{qrels}: columns the direct readers do not find or do not read")
+    return tuple(run_plans)
+
+
+def _run_ids(
+    spark: SparkSession | None,
+    run_plans: Sequence[DirectInput],
+    run_where: str | None,
+    reasons: list[str],
+) -> tuple[str, ...] | None:
+    """The run ids of the planned run inputs, in input order, or None (a reason added):
+    ids a plan cannot read, or one held by two inputs."""
     run_ids: list[str] = []
     for source in run_plans:
         if source.run_id is not None:
@@ -86,12 +137,14 @@ def plan_direct_inputs(
         else:
             ids = _column_values(spark, source, run_where)
         if ids is None:
-            return refuse(f"{source.path}: run ids the direct readers do not read")
+            reasons.append(f"{source.path}: run ids the direct readers do not read")
+            return None
         shared = sorted(set(ids) & set(run_ids))
         if shared:
-            return refuse(f"{source.path}: run id {shared[0]!r} also in another run input")
+            reasons.append(f"{source.path}: run id {shared[0]!r} also in another run input")
+            return None
         run_ids += ids
-    return DirectPlan(tuple(run_plans), qrels_plan, tuple(run_ids))
+    return tuple(run_ids)
 
 
 def _plan_one(
