@@ -136,3 +136,14 @@ def assert_same_results(out: Path, expected: Path) -> None:
 def leftovers(out: Path) -> list[str]:
     """Hidden staging or retired directories of ``out`` beside it."""
     return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+
+
+def without_java(home: Path) -> dict[str, str]:
+    """The job environment with no Java to find (``JAVA_HOME`` below ``home``, and no
+    ``java`` on the path): Spark could not start."""
+    import shutil
+
+    java = shutil.which("java")
+    hidden = {str(Path(java).resolve().parent), str(Path(java).parent)} if java else set()
+    path = [p for p in os.environ["PATH"].split(os.pathsep) if p not in hidden]
+    return job_env(JAVA_HOME=str(home / "no-java"), PATH=os.pathsep.join(path))

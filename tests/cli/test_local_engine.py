@@ -8,8 +8,6 @@ compared by its rows without ``evaluated_at`` (the time of the run).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +17,7 @@ import pytest
 
 from sparkeval.demo_data import generate
 from sparkeval.errors import EXIT_INPUT
-from tests.jobs import CLI, job_env, tree
+from tests.jobs import CLI, job_env, tree, without_java
 
 MEASURES = "official,nDCG@10,P@5,RR,Rprec,bpref,ERR@20"
 
@@ -134,16 +132,8 @@ def test_a_pairs_line_for_sparks_readers_is_named_by_engine_local(
     assert not (tmp_path / "never").exists()
 
 
-def _without_java(home: Path) -> dict[str, str]:
-    """The job environment with no Java to find: Spark could not start."""
-    java = shutil.which("java")
-    hidden = {str(Path(java).resolve().parent), str(Path(java).parent)} if java else set()
-    path = [p for p in os.environ["PATH"].split(os.pathsep) if p not in hidden]
-    return job_env(JAVA_HOME=str(home / "no-java"), PATH=os.pathsep.join(path))
-
-
 def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
-    env = _without_java(tmp_path)
+    env = without_java(tmp_path)
     # the command reports whether pyspark was imported once it has run
     probe = (
         "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "

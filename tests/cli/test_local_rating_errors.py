@@ -23,8 +23,7 @@ import pytest
 
 from sparkeval.cli import main
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
-from tests.cli.test_local_engine import _without_java
-from tests.jobs import tree
+from tests.jobs import tree, without_java
 
 MEASURES = "RMSE,MAE,R2,ExpVar,MaxAE,TopL_AE(L=3),Lp(p=inf)"
 
@@ -118,7 +117,7 @@ def test_a_small_rating_job_starts_no_jvm_and_imports_no_pyspark(
         sys.executable, "-c", probe, "rating-errors", "--predictions", "pred.csv", "--truth",
         "truth.tsv", "--out", str(tmp_path / "out"),
     ]  # fmt: skip
-    env = _without_java(tmp_path)  # Spark could not start here
+    env = without_java(tmp_path)  # Spark could not start here
     result = subprocess.run(argv, cwd=inputs, env=env, capture_output=True, text=True)
     assert result.returncode == EXIT_OK, result.stderr
     assert result.stderr.splitlines()[-1] == "no pyspark"

@@ -7,8 +7,6 @@ rows without ``evaluated_at``. The local engine must not import pyspark.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +19,7 @@ import pytest
 
 from sparkeval.demo_data import generate
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
-from tests.jobs import CLI, job_env, tree
+from tests.jobs import CLI, job_env, tree, without_java
 
 
 @pytest.fixture(scope="module")
@@ -117,14 +115,6 @@ def test_a_missing_score_gets_the_same_message_on_both_engines(inputs: Path) -> 
     assert not left
 
 
-def _without_java(home: Path) -> dict[str, str]:
-    """The job environment with no Java to find: Spark could not start."""
-    java = shutil.which("java")
-    hidden = {str(Path(java).resolve().parent), str(Path(java).parent)} if java else set()
-    path = [p for p in os.environ["PATH"].split(os.pathsep) if p not in hidden]
-    return job_env(JAVA_HOME=str(home / "no-java"), PATH=os.pathsep.join(path))
-
-
 def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
     probe = (
         "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
@@ -135,7 +125,7 @@ def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path
     result = subprocess.run(
         [*argv, "--out", str(tmp_path / "out")],
         cwd=inputs,
-        env=_without_java(tmp_path),
+        env=without_java(tmp_path),
         capture_output=True,
         text=True,
     )
