@@ -4,8 +4,10 @@ Kubernetes: no ``spark.sparkeval.handoffDirectory`` is set, so each task uploads
 part of a table straight into the output's staging prefix on the S3 server (moto's,
 on 127.0.0.1), and the driver commits them under their final names.
 
-The jobs are submitted with ``spark-submit`` as the user guide says; the results equal
-those of the same command in local mode on local disk. The executors' Python workers
+The jobs (``evaluate``, whose Python tasks write its table, and ``diversity``, whose
+table Spark's DataFrame writer writes on local disk) are submitted with
+``spark-submit`` as the user guide says; the results equal those of the same command
+in local mode on local disk. The executors' Python workers
 get no AWS variables of their own (the cluster's daemons were started without them):
 they open the store with the driver's settings.
 """
@@ -95,15 +97,14 @@ def test_evaluate_on_a_cluster_writes_its_parts_into_the_store(
 def test_a_table_of_spark_rows_is_written_by_the_executors_too(
     standalone_cluster, s3, job, spark, tmp_path
 ) -> None:
-    """``rank-distance`` writes its table through Spark's DataFrame writer locally; on the
-    cluster each task uploads its sorted partition, and the parts, read in name order,
-    hold the local run's rows in its order."""
+    """``diversity`` writes its per-user table through Spark's DataFrame writer locally;
+    on the cluster each task uploads its sorted partition, and the parts, read in name
+    order, hold the local run's rows in its order."""
     data = job["config"].parent
-    out = f"s3://{s3.bucket()}/distance"
-    runs = [str(data / f"run_{name}.txt") for name in ("strong", "medium", "weak")]
-    args = ["--runs", *runs, "--baseline", "strong", "--k", "5", "--depth", "10"]
+    out = f"s3://{s3.bucket()}/diversity"
+    args = ["--run", str(data / "run_strong.txt"), "--k", "5"]
     settings = ["--conf", "spark.sql.shuffle.partitions=4"]
-    command = [*settings, str(ROOT / "jobs" / "rank_distance.py"), *args, "--out", out]
+    command = [*settings, str(ROOT / "jobs" / "diversity.py"), *args, "--out", out]
     proc = subprocess.run(
         [*spark_submit(standalone_cluster.url, job["zip"]), *command],
         cwd=tmp_path,
@@ -114,14 +115,14 @@ def test_a_table_of_spark_rows_is_written_by_the_executors_too(
     )
     assert proc.returncode == EXIT_OK, proc.stderr[-4000:]
     local = tmp_path / "local"
-    assert main(["rank-distance", *args, "--out", str(local)]) == EXIT_OK
+    assert main(["diversity", *args, "--out", str(local)]) == EXIT_OK
     files = committed(s3, out)
-    parts = sorted(n for n in files if n.startswith("rank_distance.parquet/"))
-    assert parts and parts[0] == "rank_distance.parquet/part-00000.parquet"
+    parts = sorted(n for n in files if n.startswith("per_user.parquet/"))
+    assert parts and parts[0] == "per_user.parquet/part-00000.parquet"
     remote = s3.download(out, tmp_path / "remote")
 
     def rows(directory: Path) -> pd.DataFrame:
-        table = directory / "rank_distance.parquet"
+        table = directory / "per_user.parquet"
         frames = [pd.read_parquet(p) for p in sorted(table.glob("part-*.parquet"))]
         return pd.concat(frames, ignore_index=True)
 
