@@ -22,15 +22,13 @@ system's median and min and its ratio to the Spark engine's median.
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from alternating import alternating_times, both_engines, print_table
 
 QUERIES, DEPTH, POOL = 1_000, 100, 300
 RUNS = ("base", "near", "far")
@@ -75,26 +73,11 @@ def write_runs(path: Path, seed: int = 3) -> None:
 
 
 def commands(directory: Path, runs: Path) -> dict[str, list[str]]:
-    program = str(Path(sys.executable).parent / "sparkeval")
-    cli = [program, "rank-distance", "--runs", str(runs), "--baseline", "base"]
-    cli += ["--k", "10", "--overwrite"]
+    args = ["rank-distance", "--runs", str(runs), "--baseline", "base", "--k", "10"]
     return {
-        "sparkeval CLI": [*cli, "--out", str(directory / "local")],
-        "sparkeval CLI --engine spark": [
-            *cli,
-            "--out",
-            str(directory / "spark"),
-            "--engine",
-            "spark",
-        ],
+        **both_engines(args, directory),
         "scipy (tau and rho only)": [sys.executable, "-c", SCIPY, str(runs)],
     }
-
-
-def timed(argv: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True)
-    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -106,23 +89,13 @@ def main() -> None:
         runs = directory / "runs.parquet"
         write_runs(runs)
         systems = commands(directory, runs)
-        for argv in systems.values():  # warm-up round
-            timed(argv)
-        times: dict[str, list[float]] = {name: [] for name in systems}
-        for _ in range(args.repeat):
-            for name, argv in systems.items():
-                times[name].append(timed(argv))
+        times = alternating_times(systems, args.repeat)
         local = (directory / "local" / "summary.json").read_bytes()
         same = local == (directory / "spark" / "summary.json").read_bytes()
-    baseline = statistics.median(times["sparkeval CLI --engine spark"])
     rows = QUERIES * DEPTH * len(RUNS)
     print(f"{rows:,} run rows ({len(RUNS)} runs), two against a baseline; {args.repeat} rounds")
     print()
-    print("| system | median s | min s | / --engine spark |")
-    print("|---|---:|---:|---:|")
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"| {name} | {median:.2f} | {min(values):.2f} | {median / baseline:.2f} |")
+    print_table(times, baseline="sparkeval CLI --engine spark")
     print()
     print(f"summary.json of the two engines byte for byte equal: {same}")
 

@@ -21,15 +21,13 @@ system's median and min and its ratio to the peer's median.
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from alternating import alternating_times, both_engines, print_table
 
 USERS, ITEMS, RATINGS = 943, 1682, 100_000
 MEASURES = "RMSE,MAE,R2"
@@ -60,26 +58,11 @@ def write_inputs(directory: Path, seed: int = 5) -> tuple[Path, Path]:
 
 
 def commands(directory: Path, pred: Path, truth: Path) -> dict[str, list[str]]:
-    program = str(Path(sys.executable).parent / "sparkeval")
-    cli = [program, "rating-errors", "--predictions", str(pred), "--truth", str(truth)]
-    cli += ["--measures", MEASURES, "--overwrite"]
+    args = ["rating-errors", "--predictions", str(pred), "--truth", str(truth)]
     return {
-        "sparkeval CLI": [*cli, "--out", str(directory / "local")],
-        "sparkeval CLI --engine spark": [
-            *cli,
-            "--out",
-            str(directory / "spark"),
-            "--engine",
-            "spark",
-        ],
+        **both_engines([*args, "--measures", MEASURES], directory),
         "scikit-learn": [sys.executable, "-c", SKLEARN, str(pred), str(truth)],
     }
-
-
-def timed(argv: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True)
-    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -90,20 +73,10 @@ def main() -> None:
         directory = Path(tmp)
         pred, truth = write_inputs(directory)
         systems = commands(directory, pred, truth)
-        for argv in systems.values():  # warm-up round
-            timed(argv)
-        times: dict[str, list[float]] = {name: [] for name in systems}
-        for _ in range(args.repeat):
-            for name, argv in systems.items():
-                times[name].append(timed(argv))
-    peer = statistics.median(times["scikit-learn"])
+        times = alternating_times(systems, args.repeat)
     print(f"{RATINGS:,} ratings of {USERS} users, {MEASURES}; {args.repeat} alternating rounds")
     print()
-    print("| system | median s | min s | / scikit-learn |")
-    print("|---|---:|---:|---:|")
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"| {name} | {median:.2f} | {min(values):.2f} | {median / peer:.2f} |")
+    print_table(times, baseline="scikit-learn")
 
 
 if __name__ == "__main__":
