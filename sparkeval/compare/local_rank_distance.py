@@ -92,17 +92,21 @@ def read_runs_locally(paths: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
     return frame, sorted(run_ids)
 
 
-def ranked(rows: pd.DataFrame, depth: int | None) -> pd.DataFrame:
+def ranked(rows: pd.DataFrame) -> pd.DataFrame:
     """``rows`` with ``rank`` (1-based) per run and query: score descending, tied scores
-    by doc id descending (Spark's :func:`~sparkeval.spark_order.with_rank`), the first
-    ``depth`` of each kept."""
+    by doc id descending (Spark's :func:`~sparkeval.spark_order.with_rank`)."""
     order = rows.sort_values(
         ["run_id", "query_id", "score", "doc_id"],
         ascending=[True, True, False, False],
         kind="stable",
     )
     order["rank"] = order.groupby(["run_id", "query_id"], sort=False).cumcount() + 1
-    return order if depth is None else order[order["rank"] <= depth]
+    return order
+
+
+def _cut(ranks: pd.DataFrame, depth: int | None) -> pd.DataFrame:
+    """The rows of :func:`ranked` ``ranks`` within the first ``depth`` of their ranking."""
+    return ranks if depth is None else ranks[ranks["rank"] <= depth]
 
 
 @dataclass
@@ -129,10 +133,10 @@ def rank_distance_locally(
     ``options.baseline`` (every other run, or ``wanted``'s); see the module text."""
     rows, present = read_runs_locally(paths)
     runs = compared_runs(present, options.baseline, wanted)
-    kept = rows[rows["run_id"].isin([options.baseline, *runs])]
-    table = _distance_table(ranked(kept, options.depth), runs, options)
+    ranks = ranked(rows[rows["run_id"].isin([options.baseline, *runs])])
+    table = _distance_table(_cut(ranks, options.depth), runs, options)
     summary = {"rank_distance": distance_summary(_run_totals(table), options)}
-    summary["exposure"] = _exposure(ranked(kept, options.k), runs, options)
+    summary["exposure"] = _exposure(_cut(ranks, options.k), runs, options)
     return LocalRankDistance(table, summary, present, runs)
 
 
