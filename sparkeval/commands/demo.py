@@ -41,8 +41,8 @@ def run(spark: SparkSession | None, config: DemoConfig) -> Any:
     """Write the data to OUT/data; unless ``data_only``, evaluate it into OUT/results."""
     from sparkeval.commands.evaluate import COMMAND as EVALUATE
     from sparkeval.demo_data import generate
-    from sparkeval.evaluate_config import EvaluateConfig
-    from sparkeval.evaluate_job import run_evaluate
+    from sparkeval.evaluation.job import run_evaluate
+    from sparkeval.evaluation.options import EvaluateConfig
     from sparkeval.job.runner import start_spark
 
     out = Path(config.out)

@@ -1,8 +1,8 @@
 """``sparkeval evaluate``: ranking measures of one or more runs against qrels.
 
-The config (:class:`~sparkeval.evaluate_config.EvaluateConfig`) is checked before Spark
+The config (:class:`~sparkeval.evaluation.options.EvaluateConfig`) is checked before Spark
 starts; the job itself
-(reading, evaluating, writing) is :func:`sparkeval.evaluate_job.run_evaluate`.
+(reading, evaluating, writing) is :func:`sparkeval.evaluation.job.run_evaluate`.
 
 Example ``conf/demo.yaml`` (relative paths are relative to the file)::
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TextIO
 
 # the command's config, imported from here in Python (docs/python-api.md)
-from sparkeval.evaluate_config import EvaluateConfig
+from sparkeval.evaluation.options import EvaluateConfig
 from sparkeval.job.command import Command, LocalEngine, spark_job
 from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
 
@@ -49,7 +49,7 @@ def show(
 def needs_spark(config: EvaluateConfig) -> str | None:
     """Why ``config`` needs Spark whatever the size of its inputs, or None: what the
     local engine (:mod:`sparkeval.engine.local_files`) does not do."""
-    from sparkeval.evaluate_job import direct_read_refusal
+    from sparkeval.evaluation.job import direct_read_refusal
     from sparkeval.io.direct import all_direct_formats
 
     if config.reads_tables():
@@ -73,23 +73,24 @@ def needs_spark(config: EvaluateConfig) -> str | None:
 
 
 def run_locally(config: EvaluateConfig) -> LocalFileEvaluation | None:
-    """The evaluation in this process (:func:`sparkeval.evaluate_job.run_evaluate_locally`);
+    """The evaluation in this process (:func:`sparkeval.evaluation.job.run_evaluate_locally`);
     None sends an ``auto`` run to Spark when a value needs Spark's readers."""
-    from sparkeval.evaluate_job import run_evaluate_locally
+    from sparkeval.evaluation.job import run_evaluate_locally
 
     return run_here_or_on_spark(config, run_evaluate_locally)
 
 
 def jvm_profile(config: EvaluateConfig) -> str:
-    """The driver JVM profile of who does the heavy work (see `evaluate_job.jvm_profile`)."""
-    from sparkeval.evaluate_job import jvm_profile as profile
+    """The driver JVM profile of who does the heavy work
+    (see :func:`sparkeval.evaluation.job.jvm_profile`)."""
+    from sparkeval.evaluation.job import jvm_profile as profile
 
     return profile(config)
 
 
 def early_read(config: EvaluateConfig) -> Any:
-    """The inputs' read started before Spark (see `evaluate_job.start_early_read`)."""
-    from sparkeval.evaluate_job import start_early_read
+    """The inputs' read started before Spark (see `sparkeval.evaluation.job.start_early_read`)."""
+    from sparkeval.evaluation.job import start_early_read
 
     return start_early_read(config)
 
@@ -100,7 +101,7 @@ COMMAND = Command(
     description="Evaluate runs against qrels on Spark. Writes OUT/per_query.parquet and "
     "OUT/summary.json and prints a trec_eval-style table.",
     config=EvaluateConfig,
-    run=spark_job("sparkeval.evaluate_job:run_evaluate"),
+    run=spark_job("sparkeval.evaluation.job:run_evaluate"),
     show=show,
     jvm_profile=jvm_profile,
     early=early_read,

@@ -211,8 +211,8 @@ def _command_line(
     """``sparkeval evaluate`` of ``runs`` against ``qrels`` into ``out``, its table
     printed to nowhere."""
     from sparkeval.commands.evaluate import show as show_evaluation
-    from sparkeval.evaluate_config import EvaluateConfig
-    from sparkeval.evaluate_job import run_evaluate
+    from sparkeval.evaluation.job import run_evaluate
+    from sparkeval.evaluation.options import EvaluateConfig
 
     config = EvaluateConfig.load(
         run=runs, qrels=qrels, measures=list(_MEASURES), out=str(out), reader=reader

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from sparkeval.job.command import Command, LocalEngine, spark_job
 from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
-from sparkeval.rating_config import RatingErrorsConfig
+from sparkeval.rating.options import RatingErrorsConfig
 
 if TYPE_CHECKING:
     from sparkeval.engine.local_ratings import LocalRatingEvaluation
@@ -52,9 +52,9 @@ def needs_spark(config: RatingErrorsConfig) -> str | None:
 
 
 def run_locally(config: RatingErrorsConfig) -> LocalRatingEvaluation | None:
-    """The evaluation in this process (:func:`sparkeval.rating_job.run_rating_errors_locally`);
+    """The evaluation in this process (:func:`sparkeval.rating.job.run_rating_errors_locally`);
     None sends an ``auto`` run to Spark when an input or value needs Spark's readers."""
-    from sparkeval.rating_job import run_rating_errors_locally
+    from sparkeval.rating.job import run_rating_errors_locally
 
     return run_here_or_on_spark(config, run_rating_errors_locally)
 
@@ -67,7 +67,7 @@ COMMAND = Command(
     "of per-user values. Writes OUT/per_user.parquet (user_id, measure, value) and "
     "OUT/summary.json.",
     config=RatingErrorsConfig,
-    run=spark_job("sparkeval.rating_job:run_rating_errors"),
+    run=spark_job("sparkeval.rating.job:run_rating_errors"),
     show=show,
     local=LocalEngine(lambda config: runs_locally(config, needs_spark), run_locally),
 )

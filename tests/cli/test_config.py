@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sparkeval.errors import ConfigError
-from sparkeval.evaluate_config import EvaluateConfig
+from sparkeval.evaluation.options import EvaluateConfig
 from sparkeval.job.config import read_config_file
 
 BASE = "run: a\nqrels: q\nmeasures: AP\nout: o\n"

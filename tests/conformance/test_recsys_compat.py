@@ -285,7 +285,7 @@ def test_profile_errors() -> None:
 
 
 def test_config_keys_are_checked_before_spark_starts() -> None:
-    from sparkeval.evaluate_config import EvaluateConfig
+    from sparkeval.evaluation.options import EvaluateConfig
 
     base = {"run": ["r.parquet"], "qrels": "t.parquet", "out": "o", "measures": ["MAP@10"]}
     config = EvaluateConfig.load(cli=base, **{"compat": "mllib", "relevance_threshold": 4})

@@ -23,7 +23,7 @@ from sparkeval.engine.transport.arrow_exchange import (
     spark_int_hash,
 )
 from sparkeval.errors import EXIT_INPUT, EXIT_OK, ConfigError
-from sparkeval.evaluate_config import EvaluateConfig
+from sparkeval.evaluation.options import EvaluateConfig
 from sparkeval.io.direct import plan_direct
 from sparkeval.io.direct_plan import plan_direct_inputs
 from tests.random_collection import random_collection

@@ -107,8 +107,8 @@ def test_local_driver_jvm_profiles(monkeypatch):
     ],
 )
 def test_evaluate_jobs_pick_the_jvm_profile_of_who_reads(inputs, expected):
-    from sparkeval.evaluate_config import EvaluateConfig
-    from sparkeval.evaluate_job import jvm_profile
+    from sparkeval.evaluation.job import jvm_profile
+    from sparkeval.evaluation.options import EvaluateConfig
 
     config = EvaluateConfig.load(measures=["AP"], out="out", **inputs)
     assert jvm_profile(config) == expected

@@ -124,7 +124,7 @@ def test_the_archive_holds_sparkeval_and_the_installed_versions_of_its_dependenc
             names.append(member.name)
             if member.isfile() and member.name.startswith(("pyvenv.cfg", "bin/", dist_info)):
                 texts[member.name] = archive.extractfile(member).read()  # type: ignore[union-attr]
-    assert f"{SITE}/sparkeval/evaluate_job.py" in names
+    assert f"{SITE}/sparkeval/evaluation/job.py" in names
     assert f"{SITE}/sparkeval/log4j2.properties" in names  # package data
     for dependency in ("numpy", "pandas", "pyarrow", "datasketch", "scipy", "isal", "matplotlib"):
         assert f"{SITE}/{dependency}-{metadata.version(dependency)}.dist-info/METADATA" in names

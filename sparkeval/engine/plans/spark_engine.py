@@ -620,7 +620,7 @@ def local_default_buckets(settings: Mapping[str, str], cores: int) -> int | None
     """The default bucket count (before the input's size) of the local session that
     :func:`~sparkeval.spark.build_session` starts with the config's ``settings`` on
     ``cores`` cores: what :func:`default_buckets` will find there (the driver's early
-    read, :func:`sparkeval.evaluate_job.start_early_read`, splits the rows by it);
+    read, :func:`sparkeval.evaluation.job.start_early_read`, splits the rows by it);
     None when a setting is not a whole number.
 
     Example: ``local_default_buckets({"spark.default.parallelism": "1"}, 2)`` is 4.

@@ -1,7 +1,7 @@
 """The config of ``sparkeval evaluate`` (:class:`EvaluateConfig`), checked before Spark starts.
 
 The command (:mod:`sparkeval.commands.evaluate`) declares it; the job body
-(:func:`sparkeval.evaluate_job.run_evaluate`) and the local engine read it.
+(:func:`sparkeval.evaluation.job.run_evaluate`) and the local engine read it.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.engine.transport.early_pieces import EarlyPieces, ReadyPieces
-    from sparkeval.evaluate_config import EvaluateConfig
+    from sparkeval.evaluation.options import EvaluateConfig
 
 READ_BY = {
     "local": "this process, without Spark (Parquet row groups or text ranges, as Arrow)",

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from sparkeval.engine.plans.rating_engine import RatingEvaluation
-    from sparkeval.rating_config import RatingErrorsConfig
+    from sparkeval.rating.options import RatingErrorsConfig
 
 #: ``per_user.parquet`` of at most this many rows is collected and written in the driver
 #: as the local engine writes it (the same bytes); larger ones by Spark's writer

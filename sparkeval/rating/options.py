@@ -1,5 +1,5 @@
 """The config of ``sparkeval rating-errors`` (:class:`RatingErrorsConfig`), checked before
-Spark starts; read by the job body (:func:`sparkeval.rating_job.run_rating_errors`)."""
+Spark starts; read by the job body (:func:`sparkeval.rating.job.run_rating_errors`)."""
 
 from __future__ import annotations
 
