@@ -63,9 +63,15 @@ ALIASES = {
     "pAUC": "PartialAUC",  # RecTools' PartialAUC (pAUC@k)
     "ndcg_score": "nDCG",  # scikit-learn's sklearn.metrics.ndcg_score
     "dcg_score": "DCG",  # scikit-learn's sklearn.metrics.dcg_score
+    "ndcg_burges": "nDCG",  # ranx's ndcg_burges@k: the exponential gain 2^g - 1
+    "dcg_burges": "DCG",  # ranx's dcg_burges@k
 }
 #: parameters an alias fixes (any case of the alias); giving one of them is refused
-ALIAS_PARAMS: dict[str, dict[str, str]] = {"f1": {"beta": "1"}}
+ALIAS_PARAMS: dict[str, dict[str, str]] = {
+    "f1": {"beta": "1"},
+    "ndcg_burges": {"gain": "exp"},
+    "dcg_burges": {"gain": "exp"},
+}
 #: parameters an alias sets unless they are given (any case of the alias): scikit-learn's
 #: defaults, ignore_ties=False (tied scores share their mean gain) and, for ndcg_score,
 #: the ideal DCG of the ranked docs' own gains
