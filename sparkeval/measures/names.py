@@ -58,6 +58,7 @@ ALIASES = {
     "HitRatio": "Success",
     "Hit": "Success",  # RecBole's hit@k
     "F1": "F",  # ranx's f1@k: 2 P@k R@k / (P@k + R@k), F with beta = 1
+    "F1Beta": "F",  # RecTools' F1Beta(k, beta): the classic F_beta at k
     "iP": "IPrec",
     "Fallout": "FallOut",  # torchmetrics' RetrievalFallOut
     "pAUC": "PartialAUC",  # RecTools' PartialAUC (pAUC@k)
