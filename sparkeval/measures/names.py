@@ -7,7 +7,7 @@ Accepted forms, all parsed with regular expressions (nothing is evaluated):
 * trec_eval style: ``ndcg_cut_10``, ``map``, ``P_5``, ``recip_rank``, ``map_cut_100``;
 * scikit-learn style: ``ndcg_score@10``, ``dcg_score(log_base=10,k=5)``,
   ``ndcg_score(ignore_ties=True)``;
-* sets: ``official`` and ``all_trec`` (trec_eval's sets, restricted to the members
+* sets: ``official``, ``set`` and ``all_trec`` (trec_eval's sets, restricted to the members
   this version implements).
 
 Example:
@@ -250,7 +250,20 @@ ALL_TREC: tuple[str, ...] = (
     "unj_20",
 )
 
-SETS: dict[str, tuple[str, ...]] = {"official": OFFICIAL, "all_trec": ALL_TREC}
+#: trec_eval's ``set`` set: the measures of the retrieved set as a whole
+SET: tuple[str, ...] = (
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "utility",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+)
+
+SETS: dict[str, tuple[str, ...]] = {"official": OFFICIAL, "set": SET, "all_trec": ALL_TREC}
 
 
 class UnknownMeasureError(MeasureError):
