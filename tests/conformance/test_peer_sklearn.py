@@ -289,3 +289,38 @@ def test_lrap_of_a_sample_without_relevant_labels() -> None:
         assert _mean(np.ones((1, n_labels)), y_score, "AP") == 1.0
         assert _mean(np.ones((1, n_labels)), np.zeros((1, n_labels)), "AP") == 1.0
     assert not math.isnan(got[2])
+
+
+# --- test_roc_curve_toydata: roc_auc_score, sparkeval's AUC (tied scores count 1/2) ----
+ROC_AUC = [
+    ([0, 1], [0, 1], 1.0),
+    ([0, 1], [1, 0], 0.0),
+    ([1, 0], [1, 1], 0.5),
+    ([1, 0], [1, 0], 1.0),
+    ([1, 0], [0.5, 0.5], 0.5),
+]
+ROC_AUC_SAMPLES = [  # multilabel, average="samples"
+    ([[0, 1], [0, 1]], [[0, 1], [0, 1]], 1.0),
+    ([[0, 1], [0, 1]], [[0, 1], [1, 0]], 0.5),
+    ([[1, 0], [0, 1]], [[0, 1], [1, 0]], 0.0),
+    ([[1, 0], [0, 1]], [[0.5, 0.5], [0.5, 0.5]], 0.5),
+]
+
+
+@pytest.mark.parametrize("naming", NAMINGS)
+@pytest.mark.parametrize(
+    ("y_true", "y_score", "want"),
+    [pytest.param(*c, id=f"binary {c[0]} {c[1]}") for c in ROC_AUC]
+    + [pytest.param(*c, id=f"samples {c[0]} {c[1]}") for c in ROC_AUC_SAMPLES],
+)
+def test_roc_auc_toydata(y_true, y_score, want: float, naming: str) -> None:
+    assert _mean(y_true, y_score, "AUC", naming) == pytest.approx(want, abs=1e-7)
+
+
+@pytest.mark.parametrize("y_true", [[0, 0], [1, 1]], ids=["no positive", "no negative"])
+def test_roc_auc_of_one_class(y_true) -> None:
+    # roc_auc_score raises ValueError on one class (test_roc_curve_toydata); sparkeval's
+    # AUC is undefined there: null, left out of the mean and counted
+    per_query, means = values(*_samples(y_true, [0.25, 0.75], "as_given"), ["AUC"])
+    assert math.isnan(per_query["AUC"]["s0"])
+    assert math.isnan(means["AUC"])
