@@ -67,6 +67,14 @@ ALIASES = {
     "ndcg_burges": "nDCG",  # ranx's ndcg_burges@k: the exponential gain 2^g - 1
     "dcg_burges": "DCG",  # ranx's dcg_burges@k
 }
+#: families whose name a peer gives another measure, which sparkeval does not offer: said
+#: when the name is written the peer's way (without the family's cutoff)
+OTHER_MEASURES_OF_THE_NAME = {
+    "Accuracy": "sparkeval's Accuracy is RecTools' accuracy of the top k as a "
+    "classification of the catalog, Accuracy(catalog=N)@k; ir_measures' Accuracy(rel=l), "
+    "the share of the ranking's (relevant, non-relevant) pairs in order, is AUC(rel=l) "
+    "where no scores tie",
+}
 #: parameters an alias fixes (any case of the alias); giving one of them is refused
 ALIAS_PARAMS: dict[str, dict[str, str]] = {
     "f1": {"beta": "1"},
@@ -435,7 +443,11 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
     if fam.cutoff == "none" and k is not None:
         raise MeasureError(f"measure {name!r}: {family} takes no @k cutoff")
     if fam.cutoff == "required" and k is None:
-        raise MeasureError(f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10")
+        other = OTHER_MEASURES_OF_THE_NAME.get(family)
+        raise MeasureError(
+            f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10"
+            + (f" ({other})" if other else "")
+        )
     if k is None:
         k = fam.default_cutoff
     kept: set[str] = set()

@@ -3,10 +3,11 @@ through the same ir_measures names in sparkeval (trec profile).
 
 Sources, named in each case: tests/test_pytrec_eval.py (its pytrec_eval provider),
 tests/test_ranx.py (its ranx provider), tests/test_gdeval.py (gdeval: nDCG with the
-exponential gain, which sparkeval spells ``nDCG(dcg=exp-log2)``, and ERR) and
-tests/test_judged.py. Tolerances are the peer's: ``assertEqual`` (compared within
-1e-12), ``places=4`` (5e-5), ``delta=0.0001``; gdeval prints 5 decimals, which its test
-compares exactly (compared within half a unit of the 5th decimal).
+exponential gain, which sparkeval spells ``nDCG(dcg=exp-log2)``, and ERR),
+tests/test_judged.py and tests/test_accuracy.py (its Accuracy is sparkeval's AUC).
+Tolerances are the peer's: ``assertEqual`` (compared within 1e-12), ``places=4``
+(5e-5), ``delta=0.0001``; gdeval prints 5 decimals, which its test compares exactly
+(compared within half a unit of the 5th decimal).
 
 Not transcribed: tests/test_compat.py (``Compat``, which sparkeval does not compute; its
 data are files of the repository), tests/test_measures.py (no expected values) and the
@@ -15,6 +16,8 @@ test_judged_only.py).
 """
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
@@ -178,25 +181,36 @@ def test_set_measures_with_a_cutoff_are_refused() -> None:
             parse_measures([name])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ir_measures' Accuracy (its accuracy provider) has no sparkeval measure; "
-    "sparkeval's Accuracy is RecTools' classification accuracy, Accuracy(catalog=N)@k",
-)
+ACCURACY_QRELS = ("0 0 C0_1 0\n0 0 B0_1 1\n0 0 A0_1 2\n1 0 A1_1 2\n1 0 A1_2 2\n"
+                  "1 0 B1_1 1\n1 0 C1_2 0\n2 0 B1_1 1")  # fmt: skip
+ACCURACY_RUN = ("0 0 C0_1 1 0.4 run\n0 0 A0_1 2 0.3 run\n0 0 C0_2 3 0.2 run\n"
+                "0 0 C0_3 4 0.1 run\n1 0 C1_1 1 0.8 run\n1 0 A1_1 2 0.7 run\n"
+                "1 0 C1_2 3 0.6 run\n1 0 B1_1 4 0.5 run\n1 0 C1_3 5 0.4 run\n"
+                "2 0 B1_1 2 0.2 run\n2 0 C1_1 3 0.1 run")  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    ("name", "expected"),
+    ("rel", "expected"),
     [
-        ("Accuracy(rel=1)", {"0": 2 / 3, "1": 0.5 * (2 / 3 + 1 / 3), "2": 1.0}),
-        ("Accuracy(rel=2)", {"0": 2 / 3, "1": 0.75}),
+        (1, {"0": 2 / 3, "1": 0.5 * (2 / 3 + 1 / 3), "2": 1.0}),
+        # query 2 retrieves no doc of grade 2: ir_measures reports no value, AUC is undefined
+        (2, {"0": 2 / 3, "1": 0.75, "2": None}),
     ],
     ids=["test_accuracy.py[Accuracy(rel=1)]", "test_accuracy.py[Accuracy(rel=2)]"],
 )
-def test_accuracy(name: str, expected: dict[str, float]) -> None:
-    qrels = ("0 0 C0_1 0\n0 0 B0_1 1\n0 0 A0_1 2\n1 0 A1_1 2\n1 0 A1_2 2\n1 0 B1_1 1\n"
-             "1 0 C1_2 0\n2 0 B1_1 1")  # fmt: skip
-    run = ("0 0 C0_1 1 0.4 run\n0 0 A0_1 2 0.3 run\n0 0 C0_2 3 0.2 run\n0 0 C0_3 4 0.1 run\n"
-           "1 0 C1_1 1 0.8 run\n1 0 A1_1 2 0.7 run\n1 0 C1_2 3 0.6 run\n1 0 B1_1 4 0.5 run\n"
-           "1 0 C1_3 5 0.4 run\n2 0 B1_1 2 0.2 run\n2 0 C1_1 3 0.1 run")  # fmt: skip
-    per_query, _ = values(*trec_text(qrels, run), [name])
+def test_accuracy_is_auc(rel: int, expected: dict[str, float | None]) -> None:
+    # ir_measures' Accuracy: 1 - (non-relevant docs above each relevant retrieved doc) /
+    # (relevant x non-relevant retrieved), over the ranking (its own test_accuracy.py), which
+    # is the share of (relevant, non-relevant) pairs in order: sparkeval's AUC where no
+    # scores tie. The spelling is refused (sparkeval's Accuracy is RecTools'), naming AUC.
+    name = f"AUC(rel={rel})"
+    per_query, means = values(*trec_text(ACCURACY_QRELS, ACCURACY_RUN), [name])
     for q, want in expected.items():
-        close(per_query[name][q], want, 1e-9)
+        if want is None:
+            assert math.isnan(per_query[name][q])
+        else:
+            close(per_query[name][q], want, 1e-9)
+    defined = [v for v in expected.values() if v is not None]
+    close(means[name], sum(defined) / len(defined), 1e-9)
+    with pytest.raises(MeasureError, match=r"is AUC\(rel=l\)"):
+        parse_measures([f"Accuracy(rel={rel})"])
