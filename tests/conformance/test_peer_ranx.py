@@ -13,8 +13,9 @@ sparkeval's: ``hit_rate@k`` = ``Success@k``, ``precision@k`` = ``P@k``, ``recall
 = ``AP@k`` (divided by the relevant docs), ``ndcg@k`` / ``dcg@k`` = ``nDCG@k`` /
 ``DCG@k`` (linear gain, which ranx calls Järvelin's), ``ndcg_burges@k`` /
 ``dcg_burges@k`` = ``nDCG(gain=exp)@k`` / ``DCG(gain=exp)@k``, ``bpref`` = ``Bpref``,
-``rbp.p`` = ``RBP(p=0.p)``; ranx's ``precision``, ``recall`` and ``f1`` without a cutoff
-read the whole list: ``SetP``, ``SetR``, ``SetF``.
+``rbp.p`` = ``RBP(p=0.p)`` (binary grades here: ranx's gain is the grade itself,
+sparkeval's the grade over the query's largest); ranx's ``precision``, ``recall`` and
+``f1`` without a cutoff read the whole list: ``SetP``, ``SetR``, ``SetF``.
 """
 
 from __future__ import annotations
@@ -39,56 +40,56 @@ HITS_TRUTH = {"q1": [1, 4, 5, 6], "q2": [1, 4, 6]}
 R_RUN = [2, 4, 3, 1, 5, 6, 7]
 
 BINARY = [
-    # (source, run, truth, sparkeval measure, per-query values or None, mean)
+    # (source, run, truth, ranx's name, mean)
     # hand-derived: ranx asserts the mean equals the mean of its own per-query values;
     # top 5 of SEVEN hold 2, 3 and 0 relevant docs
     ("metrics_test.py::test_precision", {q: SEVEN for q in THREE_TRUTHS}, THREE_TRUTHS,
-     "precision@5", None, (2 / 5 + 3 / 5 + 0) / 3),
+     "precision@5", (2 / 5 + 3 / 5 + 0) / 3),
     ("evaluate_test.py::test_precision_parallel", {q: SEVEN for q in THREE_TRUTHS},
-     THREE_TRUTHS, "precision@5", None, (2 / 5 + 3 / 5 + 0) / 3),
+     THREE_TRUTHS, "precision@5", (2 / 5 + 3 / 5 + 0) / 3),
     ("evaluate_test.py::test_precision_single", {"q1": HITS_RUN["q1"]},
-     {"q1": HITS_TRUTH["q1"]}, "precision@5", None, 3 / 5),
+     {"q1": HITS_TRUTH["q1"]}, "precision@5", 3 / 5),
     # hand-derived as above: q1's hits at ranks 4, 5, 7; q2's at 1, 2, 3, 6; / R
     ("metrics_test.py::test_average_precision", {q: SEVEN for q in THREE_TRUTHS},
-     THREE_TRUTHS, "map@7", None,
+     THREE_TRUTHS, "map@7",
      ((1 / 4 + 2 / 5 + 3 / 7) / 3 + (1 + 1 + 1 + 4 / 6) / 4 + 0) / 3),
     ("evaluate_test.py::test_average_precision_parallel", {q: SEVEN for q in THREE_TRUTHS},
-     THREE_TRUTHS, "map@7", None,
+     THREE_TRUTHS, "map@7",
      ((1 / 4 + 2 / 5 + 3 / 7) / 3 + (1 + 1 + 1 + 4 / 6) / 4 + 0) / 3),
     ("evaluate_test.py::test_average_precision", {"q1": HITS_RUN["q1"]},
-     {"q1": HITS_TRUTH["q1"]}, "map@6", None, 0.525),
+     {"q1": HITS_TRUTH["q1"]}, "map@6", 0.525),
     ("metrics_test.py::test_hit_rate", HITS_RUN,
      # q1's truth lists item 6 twice in ranx's test; sparkeval refuses a doc judged
      # twice, so it is given once (ranx's sets do the same)
-     {"q1": [9, 6, 8], "q2": [1, 2, 4]}, "hit_rate@5", None, 0.5),
+     {"q1": [9, 6, 8], "q2": [1, 2, 4]}, "hit_rate@5", 0.5),
     ("evaluate_test.py::test_hit_rate_parallel", HITS_RUN,
-     {"q1": [9, 6, 8], "q2": [1, 2, 4]}, "hit_rate@5", None, 0.5),
+     {"q1": [9, 6, 8], "q2": [1, 2, 4]}, "hit_rate@5", 0.5),
     ("evaluate_test.py::test_hit_rate_single", {"q1": HITS_RUN["q2"]}, {"q1": [1, 2, 4]},
-     "hit_rate@5", None, 1.0),
+     "hit_rate@5", 1.0),
     ("metrics_test.py::test_reciprocal_rank_single", {"q1": [2, 3, 1, 4, 5]}, {"q1": [3]},
-     "mrr@5", None, 0.5),
+     "mrr@5", 0.5),
     ("metrics_test.py::test_reciprocal_rank_single_no_match", {"q1": [2, 1, 4, 5]},
-     {"q1": [3]}, "mrr@5", None, 0.0),
+     {"q1": [3]}, "mrr@5", 0.0),
     # q3's ranking repeats item 1 three times in ranx's test; given once (no hit either way)
     ("metrics_test.py::test_reciprocal_rank",
      {"q1": [2, 3, 1, 4, 5], "q2": [1, 2, 3, 4, 5], "q3": [1, 4, 5]},
-     {"q1": [3], "q2": [1], "q3": [3]}, "mrr@5", None, 0.5),
+     {"q1": [3], "q2": [1], "q3": [3]}, "mrr@5", 0.5),
     ("metrics_test.py::test_r_precision_single", {"q1": R_RUN}, {"q1": [1, 2, 3]},
-     "Rprec", None, 2 / 3),
+     "Rprec", 2 / 3),
     ("metrics_test.py::test_r_precision", {"q1": R_RUN, "q2": R_RUN},
-     {"q1": [1, 2, 3], "q2": [1, 2]}, "Rprec", None, (2 / 3 + 1 / 2) / 2),
+     {"q1": [1, 2, 3], "q2": [1, 2]}, "Rprec", (2 / 3 + 1 / 2) / 2),
     ("metrics_test.py::test_recall_single", {"q1": R_RUN}, {"q1": [1, 2, 3]},
-     "recall@2", None, 1 / 3),
+     "recall@2", 1 / 3),
     ("metrics_test.py::test_recall", {"q1": R_RUN, "q2": R_RUN},
-     {"q1": [1, 2, 3], "q2": [1, 2]}, "recall@2", None, (1 / 3 + 1 / 2) / 2),
+     {"q1": [1, 2, 3], "q2": [1, 2]}, "recall@2", (1 / 3 + 1 / 2) / 2),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("run", "truth", "name", "per_query", "mean"),
+    ("run", "truth", "name", "mean"),
     [pytest.param(*case[1:], id=case[0]) for case in BINARY],
 )
-def test_binary_relevance(run, truth, name, per_query, mean) -> None:
+def test_binary_relevance(run, truth, name, mean) -> None:
     _, means = values(ranking(run), relevant(truth), [name])
     close(means[name], mean)
 
