@@ -83,9 +83,7 @@ def test_ndcg_toy_examples(ignore_ties: bool, naming: str) -> None:
     assert per(Y_TRUE_EYE, Y_SCORE, dcg, naming) == pytest.approx(3 / DISCOUNTS)
     assert per(Y_TRUE_EYE, Y_SCORE_NOISY, dcg, naming) == pytest.approx(3 / DISCOUNTS)
     assert per(Y_TRUE_EYE, Y_SCORE, ndcg, naming) == pytest.approx(1 / DISCOUNTS)
-    assert per(Y_TRUE_EYE, Y_SCORE, dcg10, naming) == pytest.approx(
-        3 / np.log10(np.arange(2, 7))
-    )
+    assert per(Y_TRUE_EYE, Y_SCORE, dcg10, naming) == pytest.approx(3 / np.log10(np.arange(2, 7)))
     assert _mean(Y_TRUE_EYE, Y_SCORE, ndcg, naming) == pytest.approx((1 / DISCOUNTS).mean())
     assert _mean(Y_TRUE_EYE, Y_SCORE, dcg, naming) == pytest.approx((3 / DISCOUNTS).mean())
     expected_dcg = (3 / np.log2(np.arange(2, 9))).sum()
