@@ -4,7 +4,9 @@ through the same ir_measures names in sparkeval (trec profile).
 Sources, named in each case: tests/test_pytrec_eval.py (its pytrec_eval provider),
 tests/test_ranx.py (its ranx provider), tests/test_gdeval.py (gdeval: nDCG with the
 exponential gain, which sparkeval spells ``nDCG(dcg=exp-log2)``, and ERR),
-tests/test_judged.py and tests/test_accuracy.py (its Accuracy is sparkeval's AUC).
+tests/test_judged.py, tests/test_accuracy.py (its Accuracy is sparkeval's AUC) and
+tests/test_cwl_eval.py (the C/W/L measures of its cwl_eval provider, on its cwl.qrels and
+cwl.run).
 Tolerances are the peer's: ``assertEqual`` (compared within 1e-12), ``places=4``
 (5e-5), ``delta=0.0001``; gdeval prints 5 decimals, which its test compares exactly
 (compared within half a unit of the 5th decimal).
@@ -214,3 +216,65 @@ def test_accuracy_is_auc(rel: int, expected: dict[str, float | None]) -> None:
     close(means[name], sum(defined) / len(defined), 1e-9)
     with pytest.raises(MeasureError, match=r"is AUC\(rel=l\)"):
         parse_measures([f"Accuracy(rel={rel})"])
+
+
+# --- tests/test_cwl_eval.py::test_measures: its cwl.qrels and cwl.run -----------------
+CWL_QRELS = """
+T1 00 D1 1
+T1 00 D2 0
+T1 00 D3 1
+T1 00 D4 1
+T1 00 D7 1
+T1 00 D8 0
+T1 00 D9 1
+T1 00 D10 0
+T2 00 D1 1
+T2 00 D2 1
+T2 00 D5 1
+T2 00 D6 0
+T2 00 D7 1
+T2 00 D8 1
+T2 00 D9 1
+T2 00 D10 0
+T3 00 D4 0
+T3 00 D5 0
+T3 00 D6 1
+T3 00 D7 1
+T3 00 D8 1
+T3 00 D9 0
+T3 00 D10 1
+"""
+#: every query ranks D1..D10 with the scores 4.3, 4.2, 4.1, 3.9, ..., 3.3 (cwl.run; its
+#: second column, which trec_eval's format ignores, varies from E1 to E3)
+CWL_RUN = "\n".join(
+    f"{q} E0 D{i} {i} {score} R1"
+    for q in ("T1", "T2", "T3")
+    for i, score in enumerate([4.3, 4.2, 4.1, 3.9, 3.8, 3.7, 3.6, 3.5, 3.4, 3.3], start=1)
+)
+CWL = {  # ir_measures name: T1, T2, T3 ("based on a manual execution of cwl-eval")
+    "AP": (0.7087, 0.7438, 0.3068),
+    "BPM(T=1.0, max_rel=1)@20": (1.0000, 1.0000, 0.1667),
+    "BPM(T=2.0, max_rel=1)@10": (0.6667, 1.0000, 0.2857),
+    "INSQ(T=1.0, max_rel=1)": (0.5872, 0.6629, 0.0880),
+    "INSQ(T=2.0, max_rel=1)": (0.4513, 0.5068, 0.1292),
+    "INST(T=1.0, max_rel=1)": (0.7934, 0.9226, 0.0888),
+    "INST(T=2.0, max_rel=1)": (0.5994, 0.6924, 0.1397),
+    "SDCG(max_rel=1)@10": (0.5645, 0.6531, 0.2848),
+    "NERR8(max_rel=1)@10": (1.0000, 1.0000, 0.1667),
+    "NERR9(max_rel=1)@10": (1.0000, 1.0000, 0.0680),
+    "NERR10(p=0.8, max_rel=1)": (1.0000, 1.0000, 0.0888),
+    "NERR11(T=2.0, max_rel=1)": (1.0000, 1.0000, 0.0691),
+    "P@1": (1.0000, 1.0000, 0.0000),
+    "P@10": (0.5000, 0.6000, 0.4000),
+    "P@20": (0.2500, 0.3000, 0.2000),
+    "P@5": (0.6000, 0.6000, 0.0000),
+    "RBP(p=0.9, rel=1)": (0.3501, 0.3996, 0.1988),
+    "RR": (1.0000, 1.0000, 0.1667),
+}
+
+
+@pytest.mark.parametrize("name", list(CWL), ids=[f"test_cwl_eval.py[{n}]" for n in CWL])
+def test_cwl_eval(name: str) -> None:
+    per_query, _ = values(*trec_text(CWL_QRELS, CWL_RUN), [name])
+    for q, want in zip(("T1", "T2", "T3"), CWL[name], strict=True):
+        close(per_query[name][q], want, 1e-4)  # the peer's delta
