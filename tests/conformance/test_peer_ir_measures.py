@@ -51,10 +51,10 @@ RUN_B = """
 1 0 D3 3 0.3 run
 1 0 D2 4 0.4 run
 """
+FIXTURES_A_QRELS = "0 0 D0 0\n0 0 D1 1\n0 0 D2 1\n0 0 D3 2\n0 0 D4 0\n1 0 D0 1\n1 0 D3 2\n1 0 D5 2"
 FIXTURES = {
     # test_pytrec_eval.py::test_NumRet, test_NumQ; test_gdeval.py; test_judged.py
-    "A": ("0 0 D0 0\n0 0 D1 1\n0 0 D2 1\n0 0 D3 2\n0 0 D4 0\n"
-          "1 0 D0 1\n1 0 D3 2\n1 0 D5 2", RUN_A),
+    "A": (FIXTURES_A_QRELS, RUN_A),
     # test_pytrec_eval.py::test_NumRel
     "NumRel": ("0 0 D0 0\n0 0 D1 1\n0 0 D2 1\n0 0 D3 2\n0 0 D4 0\n"
                "1 0 D0 1\n1 0 D3 2\n1 0 D5 0", RUN_A),
@@ -70,6 +70,8 @@ FIXTURES = {
     # test_pytrec_eval.py::test_P
     "P": ("0 0 D0 -1\n0 0 D1 1\n0 0 D3 2\n0 0 D4 1\n1 0 D0 1\n1 0 D3 0\n1 0 D4 -1",
           RUN_B.replace("1 0 D4 2 0.7", "1 0 D0 2 0.7")),
+    # test_aggregate.py::test_P: fixture A, query 1 also ranking D0 last
+    "aggregate": (FIXTURES_A_QRELS, RUN_A + "1 0 D0 5 0.1 run\n"),
     # test_ranx.py::test_P: query 0 of fixture A
     "ranx": ("0 0 D0 0\n0 0 D1 1\n0 0 D2 1\n0 0 D3 2\n0 0 D4 0",
              "\n".join(RUN_A.strip().splitlines()[:5])),
@@ -137,6 +139,9 @@ CASES = [
     ("test_gdeval.py::test_nDCG", "A", "nDCG(dcg=exp-log2)@2", 0.17377, 0.38685, 0.28031, 5e-6),
     ("test_gdeval.py::test_ERR", "A", "ERR@20", 0.10175, 0.09375, 0.09775, 5e-6),
     ("test_gdeval.py::test_ERR", "A", "ERR@2", 0.03125, 0.09375, 0.0625, 5e-6),
+    # test_aggregate.py::test_P asserts only the aggregate (and two per-query values);
+    # by hand: query 0 ranks D1, D2, D3 in its top 5, query 1 D3 and D0
+    ("test_aggregate.py::test_P", "aggregate", "P@5", 3 / 5, 2 / 5, 0.5, EXACT),
 ] + [
     ("test_ranx.py::test_P", "ranx", name, value, None, None, EXACT)
     for name, value in [

@@ -1,7 +1,7 @@
 """scikit-learn (scikit-learn/scikit-learn): the fixed expectations of
 sklearn/metrics/tests/test_ranking.py for ``dcg_score``, ``ndcg_score``,
-``average_precision_score`` and ``label_ranking_average_precision_score`` (LRAP),
-through sparkeval's names (trec profile).
+``average_precision_score``, ``label_ranking_average_precision_score`` (LRAP),
+``roc_auc_score`` and ``top_k_accuracy_score``, through sparkeval's names (trec profile).
 
 A scikit-learn sample is a query whose items are its docs, every one judged (``y_true``
 the grade, ``y_score`` the score). ``dcg_score`` / ``ndcg_score`` are sparkeval's
@@ -322,3 +322,49 @@ def test_roc_auc_of_one_class(y_true) -> None:
     per_query, means = values(*_samples(y_true, [0.25, 0.75], "as_given"), ["AUC"])
     assert math.isnan(per_query["AUC"]["s0"])
     assert math.isnan(means["AUC"])
+
+
+# --- test_top_k_accuracy_score*: top_k_accuracy_score is Success@k, the true class the
+# one relevant item of its sample --------------------------------------------------------
+def _one_hot(labels: list[int], n: int) -> np.ndarray:
+    return np.eye(n, dtype=int)[labels]
+
+
+TOP_K_SCORES = np.array(
+    [[0.4, 0.3, 0.2, 0.1], [0.1, 0.3, 0.4, 0.2], [0.4, 0.1, 0.2, 0.3], [0.3, 0.2, 0.4, 0.1]]
+)
+
+
+@pytest.mark.parametrize("naming", NAMINGS)
+@pytest.mark.parametrize(
+    ("k", "want"),
+    [
+        pytest.param(1, 0.25, id="test_top_k_accuracy_score k=1"),
+        pytest.param(2, 0.5, id="test_top_k_accuracy_score k=2"),
+        pytest.param(3, 0.75, id="test_top_k_accuracy_score k=3"),
+    ],
+)
+def test_top_k_accuracy_score(k: int, want: float, naming: str) -> None:
+    got = _mean(_one_hot([0, 1, 2, 3], 4), TOP_K_SCORES, f"Success@{k}", naming)
+    assert got == pytest.approx(want)
+
+
+@pytest.mark.parametrize("k", [4, 5], ids=["k=4", "k=5"])
+def test_top_k_accuracy_score_warning(k: int) -> None:
+    # k at least the number of classes: a perfect score (scikit-learn warns)
+    y_score = np.array(
+        [[0.4, 0.3, 0.2, 0.1], [0.1, 0.4, 0.3, 0.2], [0.2, 0.1, 0.4, 0.3], [0.3, 0.2, 0.1, 0.4]]
+    )
+    for naming in NAMINGS:
+        assert _mean(_one_hot([0, 1, 2, 3], 4), y_score, f"Success@{k}", naming) == 1
+
+
+def test_top_k_accuracy_score_ties() -> None:
+    # A pinned difference: scikit-learn takes the highest class index first among tied
+    # scores; sparkeval takes the highest doc id first, so the two agree when the items
+    # are named by their class index (and not when named the other way round)
+    y_score = np.array([[5, 5, 7, 0], [1, 5, 5, 5], [0, 0, 3, 3], [1, 1, 1, 1]])
+    y_true = _one_hot([0, 1, 2, 3], 4)
+    for k, want in [(1, 0.25), (2, 0.5), (3, 1.0)]:
+        assert _mean(y_true, y_score, f"Success@{k}", "as_given") == pytest.approx(want)
+    assert _mean(y_true, y_score, "Success@1", "reversed") != pytest.approx(0.25)
