@@ -57,9 +57,13 @@ truth), and fixes the query policy and the relevance rule:
     * ``Precision@k`` → ``P@k``; ``Recall@k`` → ``R@k``; ``HitRate@k`` → ``Success@k``;
       ``MRR@k`` → ``RR@k``; ``MAP@k`` → ``AP@k`` (/ the user's relevant items,
       ``divide_by_k=False``); ``NDCG@k`` → ``nDCG(ideal=k)@k`` (IDCG of a full top k,
-      ``divide_by_achievable=False``); ``PartialAUC@k`` and ``PAP@k`` as they are, with
-      ``insufficient_handling`` ``ignore`` (default) or ``exclude`` (an excluded user is
-      undefined, left out of the mean; ``raise`` is not offered); Serendipity,
+      ``divide_by_achievable=False``; ``nDCG(ideal=qrels)@k`` is its
+      ``divide_by_achievable=True``, the ideal of the user's interactions);
+      ``F1Beta(beta=b)@k`` → ``F(beta=b)@k``; ``RelP@k`` is ``Precision(k,
+      r_precision=True)`` (hits / min(k, interactions)); ``PartialAUC@k`` and
+      ``PAP@k`` as they are, with ``insufficient_handling`` ``ignore`` (default) or
+      ``exclude`` (an excluded user is undefined, left out of the mean; ``raise`` is
+      not offered); Serendipity,
       CatalogCoverage and the other beyond-accuracy metrics are refused, naming the
       value of ``sparkeval diversity`` that reports each (MeanInvUserFreq,
       AvgRecPopularity and Intersection: none);
@@ -78,6 +82,7 @@ item id descending).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -101,11 +106,15 @@ _SUPPORTED = {
     "recommenders": "P@k, R@k, nDCG@k, MAP, MAP@k",
     "replay": "HitRate@k, MRR@k, Precision@k, Recall@k, MAP@k, NDCG@k",
     "rectools": (
-        "Precision@k, Recall@k, HitRate@k, MRR@k, MAP@k, AP(denom=k)@k "
-        "(MAP with divide_by_k=True), NDCG@k, PartialAUC@k, PAP@k "
+        "Precision@k, RelP@k (Precision with r_precision=True), Recall@k, "
+        "F1Beta(beta=b)@k, HitRate@k, MRR@k, MAP@k, AP(denom=k)@k "
+        "(MAP with divide_by_k=True), NDCG@k, nDCG(ideal=qrels)@k (NDCG with "
+        "divide_by_achievable=True), PartialAUC@k, PAP@k "
         "(insufficient_handling=ignore|exclude), Accuracy(catalog=N)@k, MCC(catalog=N)@k"
     ),
 }
+#: an explicit ``ideal=qrels`` in a requested nDCG (RecTools' divide_by_achievable=True)
+_IDEAL_QRELS = re.compile(r"[(,]\s*ideal\s*=\s*['\"]?qrels['\"]?\s*[,)]", re.IGNORECASE)
 #: the parameters a RecTools AUC metric may be given under the rectools profile
 _RECTOOLS_AUC_PARAMS = frozenset({"insufficient_handling"})
 
@@ -229,7 +238,15 @@ def _map_one(
         # Accuracy(k) and MCC(k) given their catalog: its size is the one parameter
         target = m if {p for p, _ in m.params} == {"catalog"} else None
     elif profile == "rectools" and plain.family == "nDCG":
-        target = Measure("nDCG", m.k, (("ideal", "k"),))  # IDCG of a full top k
+        # NDCG(k) divides by the DCG of a full top k (divide_by_achievable=False); its
+        # divide_by_achievable=True divides by the ideal of the user's own interactions,
+        # asked for as nDCG(ideal=qrels)@k (a default the parsed measure no longer shows)
+        achievable = m.k is not None and _IDEAL_QRELS.search(text) is not None
+        target = plain if achievable else Measure("nDCG", m.k, (("ideal", "k"),))
+    elif profile == "rectools" and plain.family == "F" and m.k is not None:
+        target = m  # F1Beta(k, beta): (1 + beta^2) P R / (beta^2 P + R)
+    elif profile == "rectools" and plain.family == "RelP" and m.k is not None:
+        target = plain  # Precision(k, r_precision=True): hits / min(k, interactions)
     elif plain.family in ("P", "R") and m.k is not None:
         target = _with_rel(plain, level)
     elif plain.family == "AP" and m.k is not None:

@@ -7,7 +7,7 @@ Accepted forms, all parsed with regular expressions (nothing is evaluated):
 * trec_eval style: ``ndcg_cut_10``, ``map``, ``P_5``, ``recip_rank``, ``map_cut_100``;
 * scikit-learn style: ``ndcg_score@10``, ``dcg_score(log_base=10,k=5)``,
   ``ndcg_score(ignore_ties=True)``;
-* sets: ``official`` and ``all_trec`` (trec_eval's sets, restricted to the members
+* sets: ``official``, ``set`` and ``all_trec`` (trec_eval's sets, restricted to the members
   this version implements).
 
 Example:
@@ -58,14 +58,29 @@ ALIASES = {
     "HitRatio": "Success",
     "Hit": "Success",  # RecBole's hit@k
     "F1": "F",  # ranx's f1@k: 2 P@k R@k / (P@k + R@k), F with beta = 1
+    "F1Beta": "F",  # RecTools' F1Beta(k, beta): the classic F_beta at k
     "iP": "IPrec",
     "Fallout": "FallOut",  # torchmetrics' RetrievalFallOut
     "pAUC": "PartialAUC",  # RecTools' PartialAUC (pAUC@k)
     "ndcg_score": "nDCG",  # scikit-learn's sklearn.metrics.ndcg_score
     "dcg_score": "DCG",  # scikit-learn's sklearn.metrics.dcg_score
+    "ndcg_burges": "nDCG",  # ranx's ndcg_burges@k: the exponential gain 2^g - 1
+    "dcg_burges": "DCG",  # ranx's dcg_burges@k
+}
+#: families whose name a peer gives another measure, which sparkeval does not offer: said
+#: when the name is written the peer's way (without the family's cutoff)
+OTHER_MEASURES_OF_THE_NAME = {
+    "Accuracy": "sparkeval's Accuracy is RecTools' accuracy of the top k as a "
+    "classification of the catalog, Accuracy(catalog=N)@k; ir_measures' Accuracy(rel=l), "
+    "the share of the ranking's (relevant, non-relevant) pairs in order, is AUC(rel=l) "
+    "where no scores tie",
 }
 #: parameters an alias fixes (any case of the alias); giving one of them is refused
-ALIAS_PARAMS: dict[str, dict[str, str]] = {"f1": {"beta": "1"}}
+ALIAS_PARAMS: dict[str, dict[str, str]] = {
+    "f1": {"beta": "1"},
+    "ndcg_burges": {"gain": "exp"},
+    "dcg_burges": {"gain": "exp"},
+}
 #: parameters an alias sets unless they are given (any case of the alias): scikit-learn's
 #: defaults, ignore_ties=False (tied scores share their mean gain) and, for ndcg_score,
 #: the ideal DCG of the ranked docs' own gains
@@ -243,7 +258,20 @@ ALL_TREC: tuple[str, ...] = (
     "unj_20",
 )
 
-SETS: dict[str, tuple[str, ...]] = {"official": OFFICIAL, "all_trec": ALL_TREC}
+#: trec_eval's ``set`` set: the measures of the retrieved set as a whole
+SET: tuple[str, ...] = (
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "utility",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+)
+
+SETS: dict[str, tuple[str, ...]] = {"official": OFFICIAL, "set": SET, "all_trec": ALL_TREC}
 
 
 class UnknownMeasureError(MeasureError):
@@ -415,7 +443,11 @@ def _build(name: str, family: str, k: int | None, raw_params: dict[str, str]) ->
     if fam.cutoff == "none" and k is not None:
         raise MeasureError(f"measure {name!r}: {family} takes no @k cutoff")
     if fam.cutoff == "required" and k is None:
-        raise MeasureError(f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10")
+        other = OTHER_MEASURES_OF_THE_NAME.get(family)
+        raise MeasureError(
+            f"measure {name!r}: {family} needs a cutoff, e.g. {family}@10"
+            + (f" ({other})" if other else "")
+        )
     if k is None:
         k = fam.default_cutoff
     kept: set[str] = set()
