@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.errors import ConfigError, InputError
+from sparkeval.errors import InputError
 from sparkeval.formats import BAD
 from sparkeval.io.columns import DOC_NAMES, QUERY_NAMES, RUN_ALIASES, RUN_NAMES, match_columns
 from sparkeval.io.locate import with_line_number
@@ -34,6 +34,7 @@ from sparkeval.io.readers import (
     read_trec_run,
     strict_text_ids,
 )
+from sparkeval.io.run_choice import check_k as check_k  # the cutoff check, re-exported
 from sparkeval.io.run_choice import chosen_runs, repeated_item_error
 from sparkeval.spark import spark_type
 from sparkeval.spark_order import with_rank
@@ -263,12 +264,3 @@ def top_k(run: DataFrame, k: int | None) -> DataFrame:
         "score", F.when(unscored, F.raise_error(marked_message(message))).otherwise(F.col("score"))
     )
     return with_rank(checked, ["query_id"], k, column="_rank").drop("_rank")
-
-
-def check_k(k: int | None) -> int | None:
-    """Validate a list cutoff: ``None`` or an integer >= 1."""
-    if k is None:
-        return None
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k must be a positive integer (list cutoff), got {k!r}")
-    return k

@@ -68,3 +68,12 @@ def repeated_item_error(
         f"{path}: item {item} appears {count} times in the list of "
         f"user {user}{of_run}; each item may appear once per user"
     )
+
+
+def check_k(k: int | None) -> int | None:
+    """Validate a list cutoff: ``None`` or an integer >= 1."""
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k must be a positive integer (list cutoff), got {k!r}")
+    return k

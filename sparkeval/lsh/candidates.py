@@ -30,6 +30,7 @@ from sparkeval.lsh.buckets import DEFAULT_MAX_BUCKET, bucket_report, check_max_b
 
 __all__ = ["DEFAULT_MAX_BUCKET", "bucket_report", "check_max_bucket"]
 
+
 def pairs_of_sorted(array_col: str, size_col: str) -> Column:
     """All ``(a, b)`` structs with a before b in a sorted array column (size >= 2).
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 from sparkeval.errors import ConfigError
+from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig, RunListsConfig
 from sparkeval.lsh.buckets import DEFAULT_MAX_BUCKET
@@ -132,6 +133,7 @@ class SimilarUsersConfig(LshOptions, RunListsConfig):
 
     threshold: str | float = option(help="Jaccard threshold in (0, 1]")
     k: int | None = option(None, help="use each user's top K items by score (default: whole list)")
+    engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
 
     def validate(self) -> Self:
         check_positive(self.k, "k")
