@@ -129,7 +129,10 @@ def _unit_rows(source: DirectInput, unit: int, run_ids: Sequence[str], k: int | 
     out = {RUN_CODE: read.column(RUN_CODE)}
     for name in wanted:
         column = native.column(columns[name])
-        out[name] = read.column(name) if _is_text(column.type) else _as_spark_reads(column, name)
+        if _is_text(column.type):
+            out[name] = read.column(name)
+        else:
+            out[name] = _as_spark_reads(column, columns[name], source.path)
     return pa.table(out)
 
 
@@ -142,14 +145,14 @@ def _is_text(kind: pa.DataType) -> bool:
 _SPARK_SAME = (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.float32(), pa.float64())
 
 
-def _as_spark_reads(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
+def _as_spark_reads(column: pa.ChunkedArray, name: str, path: str) -> pa.ChunkedArray:
     """A Parquet id or score column as Spark's ``toArrow`` gives it.
 
     Raises:
         NotDirect: a type Spark reads as another (unsigned integers, half floats).
     """
     if column.type not in _SPARK_SAME:
-        raise NotDirect(f"column {name} of type {column.type}, which Spark reads as another type")
+        raise NotDirect(f"{path}: column {name} of type {column.type} (Spark reads it as another)")
     return column
 
 
