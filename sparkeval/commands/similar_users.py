@@ -5,7 +5,9 @@ given). Pairs are found with MinHash LSH and verified exactly
 (:mod:`sparkeval.lsh.similar_users`), in each run of ``--run`` on its own (a
 ``run_id`` column; ``--run-id`` picks one). Outputs in ``--out``: ``pairs.parquet``
 (``run_id, user_a, user_b, jaccard``, user_a < user_b, run after run) and
-``summary.json`` (each run's counts under ``runs``).
+``summary.json`` (each run's counts under ``runs``). A small local run is searched
+in this process without a JVM (``--engine``; :mod:`sparkeval.lsh.local_similar_users`),
+with the same outputs as on Spark.
 
 Example::
 
@@ -16,9 +18,37 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from sparkeval.job.command import Command, spark_job
+from sparkeval.job.command import Command, LocalEngine, spark_job
+from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
 from sparkeval.lsh.options import SimilarUsersConfig
 from sparkeval.output import shown_path
+
+
+def needs_spark(config: SimilarUsersConfig) -> str | None:
+    """Why ``config`` needs Spark whatever the size of its run, or None: what the local
+    engine (:mod:`sparkeval.lsh.local_similar_users`) does not read."""
+    from sparkeval.io.direct import DIRECT_FORMATS
+    from sparkeval.io.readers import detect_format, is_catalog_table
+
+    if is_catalog_table(config.run):
+        return "catalog tables are read through Spark"
+    if detect_format(config.run, None) not in DIRECT_FORMATS:
+        return "only Parquet, TREC, CSV and TSV inputs are read without Spark"
+    if config.append_to:
+        from sparkeval.summary_table import is_path_target
+
+        if not is_path_target(config.append_to):
+            return "--append-to a catalog table needs Spark"
+    return None
+
+
+def run_locally(config: SimilarUsersConfig) -> dict[str, Any] | None:
+    """The job in this process
+    (:func:`sparkeval.lsh.local_similar_users.run_similar_users_locally`); None sends an
+    ``auto`` run to Spark when the run needs Spark's readers or its search."""
+    from sparkeval.lsh.local_similar_users import run_similar_users_locally
+
+    return run_here_or_on_spark(config, run_similar_users_locally)
 
 
 def show(summary: dict[str, Any], config: SimilarUsersConfig, stdout: TextIO) -> None:
@@ -67,4 +97,5 @@ COMMAND = Command(
     config=SimilarUsersConfig,
     run=spark_job("sparkeval.lsh.similar_users:run_similar_users"),
     show=show,
+    local=LocalEngine(lambda config: runs_locally(config, needs_spark), run_locally),
 )

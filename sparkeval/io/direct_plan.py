@@ -185,8 +185,6 @@ def _column_values(
     CSV's :func:`~sparkeval.io.direct_csv.run_ids_in`), else by a Spark job over the
     column; None when a CSV file turns out not to be plain, or a Parquet file's values
     need a Spark job and there is no session."""
-    from pyspark.sql import functions as F
-
     if source.fmt in ("csv", "tsv"):
         from sparkeval.io.direct_csv import run_ids_in
 
@@ -194,6 +192,8 @@ def _column_values(
     found = parquet_run_ids(source) if where is None else None
     if found is not None or spark is None:
         return found
+    from pyspark.sql import functions as F
+
     column = dict(source.columns)["run_id"]
     table = spark_reader(spark, *source.files).parquet(*map(spark_location, source.files))
     if where is not None:

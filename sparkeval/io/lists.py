@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.errors import ConfigError, InputError
+from sparkeval.errors import InputError
 from sparkeval.formats import BAD
 from sparkeval.io.columns import DOC_NAMES, QUERY_NAMES, RUN_ALIASES, RUN_NAMES, match_columns
 from sparkeval.io.locate import with_line_number
@@ -29,12 +29,13 @@ from sparkeval.io.readers import (
     check_exists,
     check_id_types,
     decodes_text,
-    default_run_id,
     detect_format,
     read_table,
     read_trec_run,
     strict_text_ids,
 )
+from sparkeval.io.run_choice import check_k as check_k  # the cutoff check, re-exported
+from sparkeval.io.run_choice import chosen_runs, repeated_item_error
 from sparkeval.spark import spark_type
 from sparkeval.spark_order import with_rank
 
@@ -194,35 +195,21 @@ def select_runs(
     rows: DataFrame, path: str, run_id: str | None, found: Sequence[str | None]
 ) -> RunTable:
     """The runs to evaluate of :func:`read_run_rows`' rows, whose run ids are ``found``
-    (``None`` for rows without one): every run, or ``run_id`` alone. A ``run_id``
-    column without a value is no run id (one run, named by its file).
+    (``None`` for rows without one): every run, or ``run_id`` alone
+    (:func:`~sparkeval.io.run_choice.chosen_runs`). A ``run_id`` column without a
+    value is no run id (one run, named by its file).
 
     Raises:
         ConfigError: ``run_id`` given for a table without run ids or not among them.
         InputError: rows without a run id beside rows with one.
     """
-    if "run_id" in rows.columns and all(i is None for i in found):
+    has_column = "run_id" in rows.columns
+    keeps_ids, ids = chosen_runs(path, has_column, run_id, found)
+    if has_column and not keeps_ids:
         rows = rows.drop("run_id")
-    if "run_id" not in rows.columns:
-        if run_id is not None:
-            raise missing_run_id_column(path, run_id)
-        return RunTable(path, rows, (default_run_id(path),))
-    named = sorted(str(i) for i in found if i is not None)
-    if run_id is not None:
-        if run_id not in named:
-            raise ConfigError(f"--run-id {run_id}: {path} holds no such run ({_shown(named)})")
-        return RunTable(path, rows.where(F.col("run_id") == F.lit(run_id)), (run_id,))
-    if None in found:
-        raise InputError(
-            f"{path}: some rows have no run id, others do ({_shown(named)}); "
-            "give every row its run's id"
-        )
-    return RunTable(path, rows, tuple(named))
-
-
-def _shown(ids: Sequence[object]) -> str:
-    """Up to five run ids, then ``...``."""
-    return ", ".join(map(str, ids[:5])) + (", ..." if len(ids) > 5 else "")
+    if keeps_ids and run_id is not None:
+        rows = rows.where(F.col("run_id") == F.lit(run_id))
+    return RunTable(path, rows, ids)
 
 
 def check_repeated_items(rows: DataFrame, path: str, run_id: str | None = None) -> None:
@@ -255,22 +242,6 @@ def read_run_rows(spark: SparkSession, path: str, require_score: bool = True) ->
     return rows
 
 
-def missing_run_id_column(path: str, run_id: str) -> ConfigError:
-    """The error of a ``--run-id`` given for a table without run ids."""
-    return ConfigError(f"--run-id {run_id} given but {path} has no run_id column")
-
-
-def repeated_item_error(
-    path: str, user: object, item: object, count: int, run_id: object = None
-) -> InputError:
-    """The error of an item listed ``count`` times for one user (of run ``run_id``)."""
-    of_run = "" if run_id is None else f" of run {run_id}"
-    return InputError(
-        f"{path}: item {item} appears {count} times in the list of "
-        f"user {user}{of_run}; each item may appear once per user"
-    )
-
-
 def top_k(run: DataFrame, k: int | None) -> DataFrame:
     """Each user's first k rows by score descending, ties by item id descending.
 
@@ -293,12 +264,3 @@ def top_k(run: DataFrame, k: int | None) -> DataFrame:
         "score", F.when(unscored, F.raise_error(marked_message(message))).otherwise(F.col("score"))
     )
     return with_rank(checked, ["query_id"], k, column="_rank").drop("_rank")
-
-
-def check_k(k: int | None) -> int | None:
-    """Validate a list cutoff: ``None`` or an integer >= 1."""
-    if k is None:
-        return None
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k must be a positive integer (list cutoff), got {k!r}")
-    return k

@@ -224,7 +224,7 @@ def check_run_lists(schema: InputSchema, require_score: bool, run_id: str | None
     required = ("query_id", "doc_id", "score") if require_score else ("query_id", "doc_id")
     line, cols = _check_table(schema, RUN_ALIASES, required)
     if run_id is not None and schema.columns and "run_id" not in cols:
-        from sparkeval.io.lists import missing_run_id_column
+        from sparkeval.io.run_choice import missing_run_id_column
 
         raise missing_run_id_column(schema.path, run_id)
     return line

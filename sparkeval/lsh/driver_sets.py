@@ -28,8 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.lsh.banding import BandParams, band_keys
+from sparkeval.lsh.buckets import record_lap, threshold_fraction
 from sparkeval.lsh.minhash import MinHasher, sha1_hash
-from sparkeval.lsh.similar import record_lap, threshold_fraction
 
 
 @dataclass

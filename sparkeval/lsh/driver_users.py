@@ -20,12 +20,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.io.lists import RunTable, missing_run_id_column, repeated_item_error, select_runs
+from sparkeval.io.run_choice import missing_run_id_column, repeated_item_error
 from sparkeval.lsh.driver_sets import DriverSimilarSets, SetRows, set_rows, similar_sets_in_driver
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from sparkeval.io.lists import RunTable
     from sparkeval.lsh.options import LshOptions
 
 #: Spark types of user and item ids the driver path takes (tokenised as their text)
@@ -97,6 +98,8 @@ def collect_small_runs(
     """
     if "run_id" not in rows.columns and run_id is not None:
         raise missing_run_id_column(path, run_id)
+    from sparkeval.io.lists import select_runs
+
     if not takes(rows, k):
         return None
     has_ids = "run_id" in rows.columns
@@ -178,7 +181,7 @@ def similar_users_in_driver(
         InputError: an item twice in a user's list (:func:`user_sets`; of run ``run_id``).
         TooManyCandidates: the buckets hold too many pairs for the driver.
     """
-    from sparkeval.lsh.candidates import check_max_bucket
+    from sparkeval.lsh.buckets import check_max_bucket
 
     params = lsh.banding(threshold)
     sets = user_sets(table, path, k, run_id)

@@ -12,17 +12,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 from sparkeval.errors import ConfigError
+from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig, RunListsConfig
-from sparkeval.lsh.candidates import DEFAULT_MAX_BUCKET
+from sparkeval.lsh.buckets import DEFAULT_MAX_BUCKET
 from sparkeval.lsh.minhash import DEFAULT_SCHEME, SCHEMES, MinHasher
-from sparkeval.lsh.shingles import SHINGLE_KINDS
 
 if TYPE_CHECKING:
     from sparkeval.lsh.banding import BandParams
 
 
 METHODS: tuple[str, ...] = ("minhash", "simhash")
+#: the units of shingles of text (:mod:`sparkeval.lsh.shingles`)
+SHINGLE_KINDS: tuple[str, ...] = ("word", "char")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,7 +57,7 @@ class LshOptions:
         """The counts are whole numbers >= 1 and the bucket cap one
         :func:`~sparkeval.lsh.candidates.check_max_bucket` takes (a ConfigError naming
         the key otherwise), checked before Spark starts."""
-        from sparkeval.lsh.candidates import check_max_bucket
+        from sparkeval.lsh.buckets import check_max_bucket
 
         for key in ("num_perm", "bands", "rows"):
             check_positive(getattr(self, key), key)
@@ -131,6 +133,7 @@ class SimilarUsersConfig(LshOptions, RunListsConfig):
 
     threshold: str | float = option(help="Jaccard threshold in (0, 1]")
     k: int | None = option(None, help="use each user's top K items by score (default: whole list)")
+    engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
 
     def validate(self) -> Self:
         check_positive(self.k, "k")

@@ -18,9 +18,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparkeval.errors import ConfigError
+from sparkeval.lsh.options import SHINGLE_KINDS
 from sparkeval.spark import spark_type
 
-SHINGLE_KINDS: tuple[str, ...] = ("word", "char")
+__all__ = ["SHINGLE_KINDS", "check_shingles", "shingle_table"]
 
 
 def check_shingles(kind: str, k: int) -> None:

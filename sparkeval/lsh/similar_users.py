@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -33,12 +32,13 @@ from sparkeval.io.lists import (
     read_run_rows,
     top_k,
 )
-from sparkeval.lsh.candidates import bucket_report, check_max_bucket
+from sparkeval.lsh.buckets import check_max_bucket
 from sparkeval.lsh.driver_sets import DriverSimilarSets, TooManyCandidates
 from sparkeval.lsh.driver_users import collect_run, collect_small_runs, similar_users_in_driver
 from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
 from sparkeval.lsh.similar import SimilarSets, similar_sets
-from sparkeval.output import atomic_output_dir, write_parquet, write_summary
+from sparkeval.lsh.users_output import search_parameters, write_driver_pairs, write_outputs
+from sparkeval.output import write_parquet
 from sparkeval.status import status
 
 if TYPE_CHECKING:
@@ -101,19 +101,6 @@ def _spark_search(
         F.col("a").alias("user_a"), F.col("b").alias("user_b"), F.col("jaccard")
     )
     return result
-
-
-def search_parameters(threshold: float | str, k: int | None, lsh: LshOptions) -> dict[str, Any]:
-    """The ``parameters`` entry of the summary: threshold, cutoff, signature, banding."""
-    params = lsh.banding(threshold)
-    return {
-        "threshold": params.threshold,
-        "k": k,
-        **lsh.signature(),
-        "recall_target": lsh.recall if params.chosen == "auto" else None,
-        "max_bucket": check_max_bucket(lsh.max_bucket),
-        **{f"banding_{key}": value for key, value in params.as_dict().items()},
-    }
 
 
 class _SparkSearch:
@@ -205,14 +192,7 @@ def _write_pairs(spark: SparkSession, searches: dict[str, _Search], path: Path) 
     by Spark. Returns the pairs written of each run."""
     in_driver = {r: s.result.pairs for r, s in searches.items() if isinstance(s, _DriverSearch)}
     if len(in_driver) == len(searches):
-        field = pa.field("run_id", pa.string(), nullable=False)  # as Spark writes a literal
-        parts = [
-            pairs.add_column(0, field, pa.array([run_id] * pairs.num_rows, pa.string()))
-            for run_id, pairs in in_driver.items()
-        ]
-        path.mkdir(parents=True)
-        pq.write_table(pa.concat_tables(parts), path / "part-00000.parquet")
-        return {run_id: pairs.num_rows for run_id, pairs in in_driver.items()}
+        return write_driver_pairs(in_driver, path)
     frames = [
         search.pairs(spark).select(F.lit(run_id).alias("run_id"), "user_a", "user_b", "jaccard")
         for run_id, search in searches.items()
@@ -225,33 +205,6 @@ def _write_pairs(spark: SparkSession, searches: dict[str, _Search], path: Path) 
     return {run_id: counts.get(run_id, 0) for run_id in searches}
 
 
-def _run_summary(stats: dict[str, Any], pairs: int) -> dict[str, Any]:
-    """A run's entry of the summary: counts, buckets and candidates per user."""
-    stats = {key: value for key, value in stats.items() if key != "timings_s"}
-    counts = {
-        "users": stats.pop("sets"),
-        "users_with_empty_list": stats.pop("empty_sets"),
-        "pairs": pairs,
-        **stats,
-    }
-    listed = max(1, counts["users"] - counts["users_with_empty_list"])
-    return {
-        "counts": counts,
-        **bucket_report(stats),
-        # the candidate stage's load: candidate pairs per user with a list
-        "candidates_per_user": round(counts.get("candidate_pairs", 0) / listed, 3),
-    }
-
-
-def _timings(searches: dict[str, _Search], write_s: float, total_s: float) -> dict[str, Any]:
-    """The stage timings: a run's at the top, several runs' under ``runs``."""
-    stages = {
-        run_id: dict(search.stats.get("timings_s", {})) for run_id, search in searches.items()
-    }
-    timings: dict[str, Any] = next(iter(stages.values())) if len(stages) == 1 else {"runs": stages}
-    return {**timings, "expand_and_write": round(write_s, 3), "total": round(total_s, 3)}
-
-
 def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[str, Any]:
     """Read the runs, find each run's similar users, write ``pairs.parquet`` (with a
     ``run_id`` column) + ``summary.json`` (each run's entry under ``runs``; one
@@ -262,7 +215,7 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
     config.preflight()
     start = time.perf_counter()
     status(f"[read] {config.run}")
-    parameters = search_parameters(config.threshold, config.k, config)
+    search_parameters(config.threshold, config.k, config)  # its checks, before the read
     runs, searches = _searches(spark, config)
     for run_id, search in searches.items():
         status(
@@ -270,31 +223,10 @@ def run_similar_users(spark: SparkSession, config: SimilarUsersConfig) -> dict[s
             f"candidate pairs of {search.stats.get('sets', 0)} users"
         )
     status("[write] verifying and writing the pairs")
+    stats = {run_id: search.stats for run_id, search in searches.items()}
     try:
-        with atomic_output_dir(config.out) as staging:
-            write_start = time.perf_counter()
-            written = _write_pairs(spark, searches, staging / "pairs.parquet")
-            write_s = time.perf_counter() - write_start
-            blocks = {
-                run_id: _run_summary(search.stats, written[run_id])
-                for run_id, search in searches.items()
-            }
-            summary: dict[str, Any] = {
-                "command": "similar-users",
-                "run": config.run,
-                "run_id": config.run_id,
-                "parameters": parameters,
-                "estimated_recall_at_threshold": parameters[
-                    "banding_estimated_recall_at_threshold"
-                ],
-                "runs": blocks,
-            }
-            if len(blocks) == 1:  # one run: its entries at the top too, as ever
-                summary.update(next(iter(blocks.values())))
-            summary["timings_s"] = _timings(searches, write_s, time.perf_counter() - start)
-            write_summary(staging, summary, "similar-users", config.input_paths())
+        return write_outputs(config, stats, lambda path: _write_pairs(spark, searches, path), start)
     finally:
         for search in searches.values():
             search.release()
         runs.release()
-    return summary
