@@ -20,28 +20,17 @@ Example (members 3, 1, 2 share one bucket):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from sparkeval.errors import ConfigError
-
-#: default cap on the members of one bucket (a full bucket makes ~2 million pairs)
-DEFAULT_MAX_BUCKET = 2000
-
-
-def check_max_bucket(max_bucket: int | None) -> int | None:
-    """Validate the bucket cap: an integer >= 2, or ``None``/0 for no cap."""
-    if max_bucket is None or max_bucket == 0:
-        return None
-    if isinstance(max_bucket, bool) or not isinstance(max_bucket, int) or max_bucket < 2:
-        raise ConfigError(
-            f"max_bucket must be an integer >= 2 (or 0 for no cap), got {max_bucket!r}"
-        )
-    return max_bucket
+from sparkeval.lsh.search_stats import (  # noqa: F401 (their home before)
+    DEFAULT_MAX_BUCKET,
+    bucket_report,
+    check_max_bucket,
+)
 
 
 def pairs_of_sorted(array_col: str, size_col: str) -> Column:
@@ -119,15 +108,3 @@ def candidate_pairs(buckets: DataFrame) -> DataFrame:
         .select(F.col("p.a").alias("a"), F.col("p.b").alias("b"))
         .distinct()
     )
-
-
-def bucket_report(stats: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``largest_bucket`` and ``skipped_by_max_bucket`` entries of a summary."""
-    return {
-        "largest_bucket": stats.get("largest_bucket", 0),
-        "skipped_by_max_bucket": {
-            "buckets": stats.get("skipped_buckets", 0),
-            "members": stats.get("skipped_members", 0),
-            "pairs": stats.get("skipped_pairs", 0),
-        },
-    }

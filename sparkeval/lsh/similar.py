@@ -26,7 +26,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -45,6 +44,7 @@ from sparkeval.lsh.candidates import (
     shared_buckets,
 )
 from sparkeval.lsh.minhash import MinHasher
+from sparkeval.lsh.search_stats import record_lap, threshold_fraction
 from sparkeval.lsh.token_hashes import (
     hashable_in_spark,
     list_offsets,
@@ -52,20 +52,6 @@ from sparkeval.lsh.token_hashes import (
     sha1_hash_column,
 )
 from sparkeval.spark import spark_type
-
-
-def threshold_fraction(threshold: float | str) -> Fraction:
-    """The threshold as an exact fraction of its shortest decimal form.
-
-    Example:
-        >>> threshold_fraction(0.8)
-        Fraction(4, 5)
-    """
-    text = threshold if isinstance(threshold, str) else repr(float(threshold))
-    frac = Fraction(text)
-    if frac.denominator > 10**9:
-        frac = frac.limit_denominator(10**9)
-    return frac
 
 
 def flat_lists(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -147,13 +133,6 @@ class SimilarSets:
         for df in self._cached:
             df.unpersist()
         self._cached.clear()
-
-
-def record_lap(stats: dict[str, Any], name: str, start: float) -> float:
-    """Record the seconds since ``start`` as stage ``name``'s time; returns now."""
-    now = time.perf_counter()
-    stats.setdefault("timings_s", {})[name] = round(now - start, 3)
-    return now
 
 
 def similar_sets(
