@@ -424,14 +424,22 @@ def simhash_locally(docs: LocalDocs, config: NearDuplicatesConfig) -> tuple[Loca
     record_lap(stats, "verify", start)
     first, second, distance = _member_pairs(groups, a, b, hamming)
     order = np.lexsort((second, first))
-    pairs = pa.table(
-        {
-            "doc_a": id_values.take(pa.array(first[order])),
-            "doc_b": id_values.take(pa.array(second[order])),
-            "hamming": pa.array(distance[order], pa.int32()),
-            "similarity": pa.array(1.0 - distance[order] / float(FINGERPRINT_BITS), pa.float64()),
-        }
+    # the schema Spark writes: the ids are never null, the distances may be
+    schema = pa.schema(
+        [
+            pa.field("doc_a", id_values.type, nullable=False),
+            pa.field("doc_b", id_values.type, nullable=False),
+            pa.field("hamming", pa.int32()),
+            pa.field("similarity", pa.float64()),
+        ]
     )
+    columns = [
+        id_values.take(pa.array(first[order])),
+        id_values.take(pa.array(second[order])),
+        pa.array(distance[order], pa.int32()),
+        pa.array(1.0 - distance[order] / float(FINGERPRINT_BITS), pa.float64()),
+    ]
+    pairs = pa.Table.from_arrays(columns, schema=schema)
     parameters = search_parameters("simhash", config.shingle, config.k, cap, docs.has_weights)
     parameters.update(simhash_parameters(h))
     return LocalPairs(pairs, stats), parameters
