@@ -143,21 +143,21 @@ def _files_and_schema(path: str) -> tuple[list[str], pa.Schema]:
     return files, schemas[0]
 
 
-def _read_columns(files: list[str], sources: dict[str, str], path: str) -> pa.Table:
-    """The ``sources`` columns ({canonical: source column}) of every file, renamed to
-    their canonical names, dictionary columns decoded."""
+def _read_columns(files: list[str], sources: dict[str, str], path: str) -> dict[str, pa.Array]:
+    """The ``sources`` columns ({canonical: source column}) of every file, by their
+    canonical names, dictionary columns decoded."""
     try:
         parts = [pq.read_table(file, columns=list(sources.values())) for file in files]
     except (pa.ArrowException, OSError) as exc:
         raise NotDirect(f"{path}: a file pyarrow does not read ({exc})") from None
-    table = pa.concat_tables(parts).rename_columns(list(sources))
-    columns = []
-    for name in table.column_names:
-        column = table.column(name)
+    table = pa.concat_tables(parts)
+    columns = {}
+    for canonical, source in sources.items():
+        column = table.column(source).combine_chunks()
         if pa.types.is_dictionary(column.type):
             column = column.cast(column.type.value_type)
-        columns.append(column.combine_chunks())
-    return pa.table(columns, names=table.column_names)
+        columns[canonical] = column
+    return columns
 
 
 def _valid_text(values: pa.Array, path: str, column: str) -> None:
@@ -224,7 +224,7 @@ def read_docs_locally(path: str, kind: str, k: int) -> LocalDocs:
         used["text"] = found["text"]
     _checked_types(schema, used, path)
     table = _read_columns(files, used, path)
-    ids = table.column("doc_id")
+    ids = table["doc_id"]
     if ids.null_count:
         raise NotDirect(f"{path}: a null doc id")
     if pa.types.is_large_string(ids.type):
@@ -236,7 +236,7 @@ def read_docs_locally(path: str, kind: str, k: int) -> LocalDocs:
         return _token_docs(table, ids, path, used)
     if "text" not in used:
         raise InputError("docs: needs a text column or a tokens array column")
-    return LocalDocs(ids, _text_shingles(table.column("text"), path, used, kind, k), None, False)
+    return LocalDocs(ids, _text_shingles(table["text"], path, used, kind, k), None, False)
 
 
 def _text_shingles(
@@ -254,16 +254,18 @@ def _text_shingles(
     )
 
 
-def _token_docs(table: pa.Table, ids: pa.Array, path: str, used: dict[str, str]) -> LocalDocs:
+def _token_docs(
+    table: dict[str, pa.Array], ids: pa.Array, path: str, used: dict[str, str]
+) -> LocalDocs:
     """The docs of a ``tokens`` array column (and its aligned ``weights``)."""
-    tokens = table.column("tokens")
+    tokens = table["tokens"]
     if tokens.null_count or pc.list_flatten(tokens).null_count:
         raise NotDirect(f"{path}: column {used['tokens']} has a null list or token")
     tokens = tokens.cast(pa.list_(pa.string()))
     _valid_text(pc.list_flatten(tokens), path, used["tokens"])
     weights = None
     if "weights" in used:
-        raw = table.column("weights")
+        raw = table["weights"]
         if raw.null_count or pc.list_flatten(raw).null_count:
             raise NotDirect(f"{path}: column {used['weights']} has a null list or weight")
         weights = raw.cast(pa.list_(pa.float64()))

@@ -54,8 +54,8 @@ CASES = {
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> Path:
     """``docs.parquet`` (text ids, :data:`TEXTS`, two row groups), ``tokens.parquet``
-    (integer ids, token arrays of text and integers... as text, weights), a table with
-    a repeated id and one with non-ASCII text."""
+    (integer ids in a column named ``id``, token arrays and their weights), a table
+    with a repeated id and one with non-ASCII text."""
     directory = tmp_path_factory.mktemp("local-near-duplicates")
     docs = pa.table({"doc_id": list(TEXTS), "text": list(TEXTS.values())})
     pq.write_table(docs, directory / "docs.parquet", row_group_size=6)
@@ -116,6 +116,10 @@ def _pairs(directory: Path) -> pa.Table:
     return pq.read_table(directory / "pairs.parquet")
 
 
+def _jaccards(directory: Path) -> dict[tuple, float]:
+    return {(p["doc_a"], p["doc_b"]): p["jaccard"] for p in _pairs(directory).to_pylist()}
+
+
 def _assert_same_outputs(local: Path, spark: Path, sorted_pairs: bool) -> None:
     """The files of two outputs alike (see the module text)."""
     local_files = {k: v for k, v in tree(local).items() if not k.startswith("pairs.parquet")}
@@ -156,13 +160,13 @@ def test_the_cases_find_the_pairs_worked_out_by_hand(inputs: Path, tmp_path: Pat
     # b1 and b2 are the same 9 shingles, b3 changes 3 of them: 6 / 12, exactly 0.5
     assert pairs == [("a1", "a2"), ("a1", "a3"), ("a1", "a4"), ("a2", "a3"), ("a2", "a4"),
                      ("a3", "a4"), ("b1", "b2"), ("b1", "b3"), ("b2", "b3")]  # fmt: skip
-    jaccard = {(p["doc_a"], p["doc_b"]): p["jaccard"] for p in _pairs(tmp_path / "word").to_pylist()}
+    jaccard = _jaccards(tmp_path / "word")
     assert jaccard[("a1", "a3")] == 0.6 and jaccard[("b2", "b3")] == 0.5
     summary = json.loads((tmp_path / "word" / "summary.json").read_text())
     assert summary["counts"]["sets"] == len(TEXTS) and summary["counts"]["empty_sets"] == 2
     tokens = _near_duplicates(inputs, str(tmp_path / "tokens"), "local", CASES["tokens-minhash"])
     assert tokens.returncode == EXIT_OK, tokens.stderr
-    found = {(p["doc_a"], p["doc_b"]): p["jaccard"] for p in _pairs(tmp_path / "tokens").to_pylist()}
+    found = _jaccards(tmp_path / "tokens")
     # {t1..t6} and {t1..t5, t7}: 5 / 7; the repeated t6 counts once (Jaccard 1)
     assert found == {(-3, 7): 5 / 7, (-3, 12): 5 / 7, (7, 12): 1.0, (40, 41): 1.0}
     clusters = pq.read_table(tmp_path / "tokens" / "clusters.parquet").to_pylist()
