@@ -45,7 +45,9 @@ TEXTS = {
 CASES = {
     "word-minhash": "--docs docs.parquet --threshold 0.5",
     "char-minhash": "--docs docs.parquet --shingle char --k 5 --threshold 0.7 --num-perm 64",
-    "word-simhash": "--docs docs.parquet --method simhash --threshold 0.9 --k 2",
+    # a cap that skips table runs: every table's pairs, repeats removed (and a warning)
+    "char-simhash-capped": "--docs docs.parquet --method simhash --shingle char --k 3 "
+    "--threshold 16 --max-bucket 2",
     "tokens-weights-simhash": "--docs tokens.parquet --method simhash --threshold 12",
     "tokens-minhash": "--docs tokens.parquet --threshold 0.6 --bands 8 --rows 4 --num-perm 32",
 }
@@ -147,6 +149,8 @@ def test_local_and_spark_engines_find_the_same_pairs(inputs: Path, on_spark, cas
     _assert_same_outputs(inputs / f"local-{case}", inputs / f"spark-{case}", "simhash" in case)
     summary = json.loads((inputs / f"local-{case}" / "summary.json").read_text())
     assert summary["counts"]["pairs"] > 0
+    if "capped" in case:
+        assert summary["skipped_by_max_bucket"]["buckets"] > 0 and "warning" in local.stdout
 
 
 def test_the_cases_find_the_pairs_worked_out_by_hand(inputs: Path, tmp_path: Path) -> None:
