@@ -5,10 +5,11 @@ The docs are read with pyarrow and checked as on Spark (the same column names an
 messages, a doc id given twice refused with the same message); text is shingled by
 :func:`~sparkeval.lsh.text_units.text_shingles` (ASCII text only: the rules of the
 Spark SQL shingles there are exact), a ``tokens`` array is used as given. MinHash
-runs the driver stages Spark's driver path runs (:func:`~sparkeval.lsh.driver_sets.
-similar_docs_in_driver`); SimHash computes the fingerprints with the functions the
-Spark workers call (:mod:`sparkeval.lsh.fingerprints`) and searches the same permuted
-tables (:mod:`sparkeval.lsh.permuted_tables`) in numpy. The pairs, the clusters and
+runs the driver stages Spark's driver path runs
+(:func:`~sparkeval.lsh.driver_sets.similar_docs_in_driver`); SimHash computes the
+fingerprints with the functions the Spark workers call
+(:mod:`sparkeval.lsh.fingerprints`) and searches the same permuted tables
+(:mod:`sparkeval.lsh.permuted_tables`) in numpy. The pairs, the clusters and
 ``summary.json`` are those of a Spark run; ``pairs.parquet`` is one part written by
 pyarrow (Spark writes its parts with its own writer: the same rows and types).
 
@@ -279,8 +280,8 @@ def _token_docs(
 
 @dataclass
 class LocalPairs:
-    """The pairs found (``doc_a, doc_b`` and the method's columns, sorted by ids),
-    the search's statistics and whether the driver stages found them."""
+    """The pairs found (``doc_a, doc_b`` and the method's columns, sorted by ids) and
+    the search's statistics (with its ``timings_s``)."""
 
     pairs: pa.Table
     stats: dict[str, Any]
