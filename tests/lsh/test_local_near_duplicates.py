@@ -50,6 +50,8 @@ CASES = {
     "--threshold 16 --max-bucket 2",
     "tokens-weights-simhash": "--docs tokens.parquet --method simhash --threshold 12",
     "tokens-minhash": "--docs tokens.parquet --threshold 0.6 --bands 8 --rows 4 --num-perm 32",
+    # no doc has a shingle: empty pairs and clusters tables
+    "empty-texts": "--docs empty.parquet --threshold 0.5",
 }
 
 
@@ -57,7 +59,7 @@ CASES = {
 def inputs(tmp_path_factory) -> Path:
     """``docs.parquet`` (text ids, :data:`TEXTS`, two row groups), ``tokens.parquet``
     (integer ids in a column named ``id``, token arrays and their weights), a table
-    with a repeated id and one with non-ASCII text."""
+    whose texts have no word, one with a repeated id and one with non-ASCII text."""
     directory = tmp_path_factory.mktemp("local-near-duplicates")
     docs = pa.table({"doc_id": list(TEXTS), "text": list(TEXTS.values())})
     pq.write_table(docs, directory / "docs.parquet", row_group_size=6)
@@ -84,6 +86,8 @@ def inputs(tmp_path_factory) -> Path:
     pq.write_table(repeated, directory / "repeated.parquet")
     unicode = pa.table({"doc_id": ["i1", "i2"], "text": ["İSTANBUL ŞEHRİ büyük", "istanbul şehri"]})
     pq.write_table(unicode, directory / "unicode.parquet")
+    empty = pa.table({"doc_id": ["p", "q", "r"], "text": ["", None, "  ,. "]})
+    pq.write_table(empty, directory / "empty.parquet")
     return directory
 
 
@@ -148,7 +152,10 @@ def test_local_and_spark_engines_find_the_same_pairs(inputs: Path, on_spark, cas
     assert shown == spark.stdout.replace(f"spark-{case}", "OUT")
     _assert_same_outputs(inputs / f"local-{case}", inputs / f"spark-{case}", "simhash" in case)
     summary = json.loads((inputs / f"local-{case}" / "summary.json").read_text())
-    assert summary["counts"]["pairs"] > 0
+    if case == "empty-texts":
+        assert summary["counts"]["pairs"] == 0 and summary["counts"]["empty_sets"] == 3
+    else:
+        assert summary["counts"]["pairs"] > 0
     if "capped" in case:
         assert summary["skipped_by_max_bucket"]["buckets"] > 0 and "warning" in local.stdout
 
