@@ -4,6 +4,9 @@ MinHash Jaccard or SimHash Hamming search over a docs table
 (:mod:`sparkeval.lsh.near_duplicate_search`). Outputs in ``--out``: ``pairs.parquet``,
 ``clusters.parquet`` and ``summary.json``.
 
+Small local Parquet docs run in this process without a JVM (``--engine``, see
+:mod:`sparkeval.lsh.local_near_duplicates`); anything else runs on Spark.
+
 Example::
 
     sparkeval near-duplicates --docs docs.parquet --method simhash --threshold 3 --out nd/
@@ -13,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from sparkeval.job.command import Command, spark_job
+from sparkeval.job.command import Command, LocalEngine, spark_job
+from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
 from sparkeval.lsh.options import NearDuplicatesConfig
 from sparkeval.output import shown_path
 
@@ -34,6 +38,28 @@ def show(summary: dict[str, Any], config: NearDuplicatesConfig, stdout: TextIO) 
         )
 
 
+def needs_spark(config: NearDuplicatesConfig) -> str | None:
+    """Why ``config`` needs Spark whatever the size of its docs, or None: what the
+    local engine (:mod:`sparkeval.lsh.local_near_duplicates`) does not read."""
+    from sparkeval.io.readers import detect_format, is_catalog_table, is_local_path
+
+    if is_catalog_table(config.docs):
+        return "catalog tables are read through Spark"
+    if not is_local_path(config.docs):
+        return "docs on a remote store are read through Spark"
+    if detect_format(config.docs) != "parquet":
+        return "only Parquet docs tables are read without Spark (CSV, TSV and JSON Lines are not)"
+    return None
+
+
+def run_locally(config: NearDuplicatesConfig) -> dict[str, Any] | None:
+    """The job in this process; None sends an ``auto`` run to Spark when the docs or
+    the search need Spark after all."""
+    from sparkeval.lsh.local_near_duplicates import run_near_duplicates_locally
+
+    return run_here_or_on_spark(config, run_near_duplicates_locally)
+
+
 COMMAND = Command(
     name="near-duplicates",
     help="near-identical documents (MinHash Jaccard or SimHash Hamming) and clusters",
@@ -43,4 +69,5 @@ COMMAND = Command(
     config=NearDuplicatesConfig,
     run=spark_job("sparkeval.lsh.near_duplicate_search:run_near_duplicates"),
     show=show,
+    local=LocalEngine(lambda config: runs_locally(config, needs_spark), run_locally),
 )

@@ -26,9 +26,11 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from sparkeval.lsh.buckets import DEFAULT_MAX_BUCKET, bucket_report, check_max_bucket
-
-__all__ = ["DEFAULT_MAX_BUCKET", "bucket_report", "check_max_bucket"]
+from sparkeval.lsh.search_stats import (  # noqa: F401 (their home before)
+    DEFAULT_MAX_BUCKET,
+    bucket_report,
+    check_max_bucket,
+)
 
 
 def pairs_of_sorted(array_col: str, size_col: str) -> Column:

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.lsh.driver_sets import TooManyCandidates, set_rows, similar_sets_in_driver
+from sparkeval.lsh.driver_sets import TooManyCandidates, similar_docs_in_driver
 from sparkeval.lsh.driver_users import ID_TYPES, small_enough
 from sparkeval.lsh.similar import SimilarSets
 from sparkeval.lsh.token_hashes import raw_hashes, sha1_hash_column
@@ -57,19 +55,12 @@ def near_duplicates_in_driver(
     shingles = rows.column("shingles").combine_chunks()
     if ids.null_count or shingles.null_count or pc.count_distinct(ids).as_py() != len(ids):
         return None
-    tokens = pc.list_flatten(shingles)
-    if tokens.null_count:
+    if pc.list_flatten(shingles).null_count:
         return None
-    raw, offsets = raw_hashes(rows.column("hashes"), width)
-    lengths = np.diff(offsets)
-    row_ids = ids.take(pa.array(np.repeat(np.arange(len(ids), dtype=np.int64), lengths)))
+    raw, _ = raw_hashes(rows.column("hashes"), width)
     try:
-        found = similar_sets_in_driver(
-            set_rows(row_ids, tokens, raw), threshold, hasher, params, max_bucket
-        )
+        found = similar_docs_in_driver(ids, shingles, raw, threshold, hasher, params, max_bucket)
     except TooManyCandidates:
         return None
-    # docs without a shingle: empty sets, counted but never in a pair
-    found.stats.update(sets=len(ids), empty_sets=int((lengths == 0).sum()))
     pairs = shingled.sparkSession.createDataFrame(found.pairs)
     return SimilarSets(pairs=pairs, stats=found.stats, searched_in_driver=True)

@@ -28,8 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.lsh.banding import BandParams, band_keys
-from sparkeval.lsh.buckets import record_lap, threshold_fraction
 from sparkeval.lsh.minhash import MinHasher, sha1_hash
+from sparkeval.lsh.search_stats import record_lap, threshold_fraction
 
 
 @dataclass
@@ -418,3 +418,33 @@ def _member_pairs(
         pa.array(values[order], pa.float64()),
     ]
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def similar_docs_in_driver(
+    ids: pa.Array,
+    shingles: pa.Array,
+    raw: np.ndarray | None,
+    threshold: float | str,
+    hasher: MinHasher,
+    params: BandParams,
+    max_bucket: int | None,
+) -> DriverSimilarSets:
+    """The MinHash pairs of documents: ``ids`` (distinct, no nulls) and their
+    ``shingles`` (a list array without nulls, aligned with ``ids``).
+
+    ``raw``: every shingle's raw SHA-1 token hash, flat in shingle order, when Spark SQL
+    computed them (:mod:`sparkeval.lsh.token_hashes`); None hashes the shingles' text
+    here, to the same values. A document without a shingle is an empty set, counted in
+    ``sets`` and ``empty_sets`` but never in a pair.
+
+    Raises:
+        TooManyCandidates: the buckets hold too many pairs for one process.
+    """
+    tokens = pc.list_flatten(shingles)
+    lengths = pc.fill_null(pc.list_value_length(shingles), 0).to_numpy(zero_copy_only=False)
+    row_ids = ids.take(pa.array(np.repeat(np.arange(len(ids), dtype=np.int64), lengths)))
+    found = similar_sets_in_driver(
+        set_rows(row_ids, tokens, raw), threshold, hasher, params, max_bucket
+    )
+    found.stats.update(sets=len(ids), empty_sets=int((lengths == 0).sum()))
+    return found

@@ -181,7 +181,7 @@ def similar_users_in_driver(
         InputError: an item twice in a user's list (:func:`user_sets`; of run ``run_id``).
         TooManyCandidates: the buckets hold too many pairs for the driver.
     """
-    from sparkeval.lsh.buckets import check_max_bucket
+    from sparkeval.lsh.search_stats import check_max_bucket
 
     params = lsh.banding(threshold)
     sets = user_sets(table, path, k, run_id)

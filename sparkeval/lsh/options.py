@@ -15,16 +15,15 @@ from sparkeval.errors import ConfigError
 from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig, RunListsConfig
-from sparkeval.lsh.buckets import DEFAULT_MAX_BUCKET
 from sparkeval.lsh.minhash import DEFAULT_SCHEME, SCHEMES, MinHasher
+from sparkeval.lsh.search_stats import DEFAULT_MAX_BUCKET
+from sparkeval.lsh.text_units import SHINGLE_KINDS
 
 if TYPE_CHECKING:
     from sparkeval.lsh.banding import BandParams
 
 
 METHODS: tuple[str, ...] = ("minhash", "simhash")
-#: the units of shingles of text (:mod:`sparkeval.lsh.shingles`)
-SHINGLE_KINDS: tuple[str, ...] = ("word", "char")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,7 +56,7 @@ class LshOptions:
         """The counts are whole numbers >= 1 and the bucket cap one
         :func:`~sparkeval.lsh.candidates.check_max_bucket` takes (a ConfigError naming
         the key otherwise), checked before Spark starts."""
-        from sparkeval.lsh.buckets import check_max_bucket
+        from sparkeval.lsh.search_stats import check_max_bucket
 
         for key in ("num_perm", "bands", "rows"):
             check_positive(getattr(self, key), key)
@@ -118,6 +117,7 @@ class NearDuplicatesConfig(LshOptions, OutputJobConfig):
         "word", choices=SHINGLE_KINDS, help="shingle unit for text (default word)"
     )
     k: int = option(3, help="units per shingle (default 3)")
+    engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
 
     def validate(self) -> Self:
         check_positive(self.k, "k")

@@ -17,19 +17,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from sparkeval.errors import ConfigError
-from sparkeval.lsh.options import SHINGLE_KINDS
+from sparkeval.lsh.text_units import SHINGLE_KINDS, check_shingles  # noqa: F401 (also here)
 from sparkeval.spark import spark_type
-
-__all__ = ["SHINGLE_KINDS", "check_shingles", "shingle_table"]
-
-
-def check_shingles(kind: str, k: int) -> None:
-    """Validate a shingle kind and size."""
-    if kind not in SHINGLE_KINDS:
-        raise ConfigError(f"shingle kind must be one of {', '.join(SHINGLE_KINDS)}; got {kind!r}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"shingle size k must be a positive integer, got {k!r}")
 
 
 def shingle_table(

@@ -36,7 +36,6 @@ from pyspark.sql import functions as F
 from pyspark.storagelevel import StorageLevel
 
 from sparkeval.lsh.banding import BandParams, band_keys
-from sparkeval.lsh.buckets import record_lap, threshold_fraction
 from sparkeval.lsh.candidates import (
     BucketStats,
     bucket_stats,
@@ -45,6 +44,7 @@ from sparkeval.lsh.candidates import (
     shared_buckets,
 )
 from sparkeval.lsh.minhash import MinHasher
+from sparkeval.lsh.search_stats import record_lap, threshold_fraction
 from sparkeval.lsh.token_hashes import (
     hashable_in_spark,
     list_offsets,

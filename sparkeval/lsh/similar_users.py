@@ -32,10 +32,10 @@ from sparkeval.io.lists import (
     read_run_rows,
     top_k,
 )
-from sparkeval.lsh.buckets import check_max_bucket
 from sparkeval.lsh.driver_sets import DriverSimilarSets, TooManyCandidates
 from sparkeval.lsh.driver_users import collect_run, collect_small_runs, similar_users_in_driver
 from sparkeval.lsh.options import DEFAULT_LSH, LshOptions
+from sparkeval.lsh.search_stats import check_max_bucket
 from sparkeval.lsh.similar import SimilarSets, similar_sets
 from sparkeval.lsh.users_output import search_parameters, write_driver_pairs, write_outputs
 from sparkeval.output import write_parquet

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sparkeval.lsh.buckets import bucket_report, check_max_bucket
+from sparkeval.lsh.search_stats import bucket_report, check_max_bucket
 from sparkeval.output import atomic_output_dir, write_summary
 
 if TYPE_CHECKING:

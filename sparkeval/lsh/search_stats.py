@@ -1,7 +1,14 @@
-"""The settings and reports that the Spark stages of the LSH search
-(:mod:`sparkeval.lsh.candidates`, :mod:`sparkeval.lsh.similar`) and its numpy stages
-(:mod:`sparkeval.lsh.driver_sets`) share, without pyspark: the bucket cap, the exact
-threshold, the stage timings and the bucket report of a summary.
+"""What every similarity search shares and reports, without Spark: the hot-bucket cap,
+the exact threshold fraction, stage timings and the bucket entries of a summary.
+
+The Spark stages (:mod:`sparkeval.lsh.similar`, :mod:`sparkeval.lsh.candidates`) and
+the driver and local stages (:mod:`sparkeval.lsh.driver_sets`,
+:mod:`sparkeval.lsh.local_near_duplicates`) take them from here, so a search in this
+process imports no pyspark.
+
+Example:
+    >>> check_max_bucket(0) is None, threshold_fraction(0.8)
+    (True, Fraction(4, 5))
 """
 
 from __future__ import annotations
@@ -28,18 +35,6 @@ def check_max_bucket(max_bucket: int | None) -> int | None:
     return max_bucket
 
 
-def bucket_report(stats: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``largest_bucket`` and ``skipped_by_max_bucket`` entries of a summary."""
-    return {
-        "largest_bucket": stats.get("largest_bucket", 0),
-        "skipped_by_max_bucket": {
-            "buckets": stats.get("skipped_buckets", 0),
-            "members": stats.get("skipped_members", 0),
-            "pairs": stats.get("skipped_pairs", 0),
-        },
-    }
-
-
 def threshold_fraction(threshold: float | str) -> Fraction:
     """The threshold as an exact fraction of its shortest decimal form.
 
@@ -59,3 +54,15 @@ def record_lap(stats: dict[str, Any], name: str, start: float) -> float:
     now = time.perf_counter()
     stats.setdefault("timings_s", {})[name] = round(now - start, 3)
     return now
+
+
+def bucket_report(stats: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``largest_bucket`` and ``skipped_by_max_bucket`` entries of a summary."""
+    return {
+        "largest_bucket": stats.get("largest_bucket", 0),
+        "skipped_by_max_bucket": {
+            "buckets": stats.get("skipped_buckets", 0),
+            "members": stats.get("skipped_members", 0),
+            "pairs": stats.get("skipped_pairs", 0),
+        },
+    }
