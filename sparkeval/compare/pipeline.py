@@ -592,24 +592,30 @@ def summaries_of_totals(
     alpha: float,
 ) -> dict[str, Any]:
     """:func:`run_summaries`' block from the exact totals of ``value`` and
-    ``value_squared`` per ``(run_id, measure)`` and each run's distinct queries."""
-    out: dict[str, Any] = {
-        run: {"queries": int(queries.get(run, 0)), "measures": {}} for run in keep
-    }
-    for (run, measure), columns in totals.items():
-        value = columns["value"]
-        low, high = mean_interval(value.total, columns["value_squared"].total, value.count, alpha)
-        out[str(run)]["measures"][str(measure)] = {
-            "mean": value.mean,
-            "ci_low": low,
-            "ci_high": high,
-            "n_defined": value.count,
-            "n_undefined": value.rows - value.count,
-        }
+    ``value_squared`` per ``(run_id, measure)`` and each run's distinct queries; each
+    run's measures in the order of ``measures`` (whatever order the totals came in)."""
+    found = {(str(run), str(measure)): columns for (run, measure), columns in totals.items()}
     empty = {"mean": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+    out: dict[str, Any] = {}
     for run in keep:
+        entries: dict[str, Any] = {}
         for m in measures:
-            out[run]["measures"].setdefault(m, {**empty, "n_defined": 0, "n_undefined": 0})
+            columns = found.get((run, m))
+            if columns is None:
+                entries[m] = {**empty, "n_defined": 0, "n_undefined": 0}
+                continue
+            value = columns["value"]
+            low, high = mean_interval(
+                value.total, columns["value_squared"].total, value.count, alpha
+            )
+            entries[m] = {
+                "mean": value.mean,
+                "ci_low": low,
+                "ci_high": high,
+                "n_defined": value.count,
+                "n_undefined": value.rows - value.count,
+            }
+        out[run] = {"queries": int(queries.get(run, 0)), "measures": entries}
     return out
 
 
