@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from sparkeval.compare.options import CompareConfig
 from sparkeval.errors import EXIT_GATE, EXIT_OK
-from sparkeval.job.command import Command, spark_job
+from sparkeval.job.command import Command, LocalEngine, spark_job
+from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
 
 if TYPE_CHECKING:
     from sparkeval.compare.job import CompareOutcome
@@ -85,6 +86,30 @@ def exit_code(outcome: CompareOutcome) -> int:
     return EXIT_GATE if outcome.failures else EXIT_OK
 
 
+def needs_spark(config: CompareConfig) -> str | None:
+    """Why ``config`` needs Spark whatever the size of its inputs, or None: what the
+    local engine (:mod:`sparkeval.compare.local_compare`) does not do."""
+    from sparkeval.io.direct import DIRECT_FORMATS
+    from sparkeval.io.readers import detect_format, is_catalog_table
+    from sparkeval.storage.uris import is_remote
+
+    if is_catalog_table(config.per_query) or any(is_catalog_table(p) for p in config.runs):
+        return "catalog tables are read through Spark"
+    if is_remote(config.per_query):
+        return "a per-query table on a store is read through Spark"
+    if any(detect_format(path, None) not in DIRECT_FORMATS for path in config.runs):
+        return "only Parquet, TREC, CSV and TSV run tables are read without Spark"
+    return None
+
+
+def run_locally(config: CompareConfig) -> CompareOutcome | None:
+    """The job in this process (:func:`sparkeval.compare.job.run_compare_locally`);
+    None sends an ``auto`` run to Spark when an input needs Spark's readers."""
+    from sparkeval.compare.job import run_compare_locally
+
+    return run_here_or_on_spark(config, run_compare_locally)
+
+
 COMMAND = Command(
     name="compare",
     help="compare runs with a baseline: paired tests, deltas, rank distances, gate, report",
@@ -97,4 +122,5 @@ COMMAND = Command(
     run=spark_job("sparkeval.compare.job:run_compare"),
     show=show,
     exit_code=exit_code,
+    local=LocalEngine(lambda config: runs_locally(config, needs_spark), run_locally),
 )

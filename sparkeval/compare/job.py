@@ -76,6 +76,45 @@ def run_compare(spark: SparkSession, config: CompareConfig) -> CompareOutcome:
     return CompareOutcome(summary, failures, config.out)
 
 
+def run_compare_locally(config: CompareConfig) -> CompareOutcome:
+    """``run_compare`` in this process, without Spark
+    (:mod:`sparkeval.compare.local_compare`): the same files, lines and errors.
+
+    Raises:
+        NotDirect: an input for Spark's readers; nothing was written.
+    """
+    from sparkeval.compare.local_compare import compare_locally, read_per_query_locally
+    from sparkeval.compare.local_rank_distance import read_runs_locally
+    from sparkeval.compare.outputs import ArrowTables
+    from sparkeval.io.readers import check_exists
+
+    config.preflight()
+    options = config.compare_options()
+    conditions = parse_conditions(list(config.fail_if))
+    extras = dict(load_extra_summary(p) for p in config.extra_summary)
+    rows, where = read_per_query_locally(config.per_query)
+    stage("read", f"per-query table {config.per_query}")
+    run_rows, run_ids = None, None
+    if config.runs:
+        for path in config.runs:
+            check_exists(path)
+        run_rows, run_ids = read_runs_locally(list(config.runs))
+    result = compare_locally(
+        rows,
+        options,
+        where,
+        run_rows=run_rows,
+        run_ids=run_ids,
+        with_plots=not config.no_plots,
+        say=stage,
+    )
+    matched = match_conditions(conditions, result.measures)
+    summary, failures = write_outputs(
+        result, matched, extras, config.out, config.input_paths(), ArrowTables()
+    )
+    return CompareOutcome(summary, failures, config.out)
+
+
 def run_rank_distance(spark: SparkSession, config: RankDistanceConfig) -> dict[str, Any]:
     """Rank distances and exposure against the baseline; returns the summary written."""
     config.preflight()

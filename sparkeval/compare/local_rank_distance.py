@@ -104,7 +104,7 @@ def ranked(rows: pd.DataFrame) -> pd.DataFrame:
     return order
 
 
-def _cut(ranks: pd.DataFrame, depth: int | None) -> pd.DataFrame:
+def cut_at(ranks: pd.DataFrame, depth: int | None) -> pd.DataFrame:
     """The rows of :func:`ranked` ``ranks`` within the first ``depth`` of their ranking."""
     return ranks if depth is None else ranks[ranks["rank"] <= depth]
 
@@ -134,13 +134,13 @@ def rank_distance_locally(
     rows, present = read_runs_locally(paths)
     runs = compared_runs(present, options.baseline, wanted)
     ranks = ranked(rows[rows["run_id"].isin([options.baseline, *runs])])
-    table = _distance_table(_cut(ranks, options.depth), runs, options)
-    summary = {"rank_distance": distance_summary(_run_totals(table), options)}
-    summary["exposure"] = _exposure(_cut(ranks, options.k), runs, options)
+    table = distance_table(cut_at(ranks, options.depth), runs, options)
+    summary = {"rank_distance": distance_summary(run_totals(table), options)}
+    summary["exposure"] = exposure(cut_at(ranks, options.k), runs, options)
     return LocalRankDistance(table, summary, present, runs)
 
 
-def _distance_table(ranks: pd.DataFrame, runs: list[str], options: CompareOptions) -> pa.Table:
+def distance_table(ranks: pd.DataFrame, runs: list[str], options: CompareOptions) -> pa.Table:
     base = ranks[ranks["run_id"] == options.baseline].assign(side="b")
     frames = []
     for run in runs:
@@ -154,7 +154,7 @@ def _distance_table(ranks: pd.DataFrame, runs: list[str], options: CompareOption
     return pa.Table.from_pandas(table, schema=RD_ARROW_SCHEMA, preserve_index=False)
 
 
-def _run_totals(table: pa.Table) -> list[tuple[str, dict[str, ExactTotal]]]:
+def run_totals(table: pa.Table) -> list[tuple[str, dict[str, ExactTotal]]]:
     """Per run: the exact totals of every distance and the status counts, as
     :func:`~sparkeval.compare.pipeline.rank_distance_summary` takes them on Spark."""
     frame = table.to_pandas()
@@ -178,7 +178,7 @@ def _flags(holds: np.ndarray) -> ExactTotal:
     return exact_total(np.where(holds, 1.0, np.nan))
 
 
-def _exposure(ranks: pd.DataFrame, runs: list[str], options: CompareOptions) -> dict[str, Any]:
+def exposure(ranks: pd.DataFrame, runs: list[str], options: CompareOptions) -> dict[str, Any]:
     """The ``exposure`` block: each run's top-k exposure entropy, and JS and KL against
     the baseline, from the same terms and exact totals as on Spark."""
     counts = ranks.groupby(["run_id", "doc_id"], sort=True).size().rename("c").reset_index()

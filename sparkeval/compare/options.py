@@ -75,6 +75,7 @@ class CompareConfig(BaselineComparisonConfig):
         (),
     )
     no_plots: bool = option(False, help="report without plots")
+    engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
 
     def validate(self) -> Self:
         from sparkeval.compare.outputs import parse_conditions

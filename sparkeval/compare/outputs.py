@@ -168,19 +168,63 @@ def _plain(value: Any) -> Any:
     return value
 
 
+class SparkTables:
+    """How :func:`write_outputs` writes the tables of a comparison computed on Spark:
+    ``deltas`` and ``rank_distance`` are cached DataFrames, sorted and written by
+    Spark's writer (:func:`sparkeval.output.write_parquet`), then unpersisted."""
+
+    def write(self, table: Any, directory: Path, order: Sequence[str]) -> None:
+        from sparkeval.output import write_parquet
+
+        write_parquet(table.orderBy(*order), directory)
+
+    def release(self, table: Any) -> None:
+        table.unpersist()
+
+
+class ArrowTables:
+    """How :func:`write_outputs` writes the tables of a comparison computed in this
+    process: Arrow tables already in their order, written as one Parquet part
+    (:func:`sparkeval.output.write_arrow_parquet`)."""
+
+    def write(self, table: Any, directory: Path, order: Sequence[str]) -> None:
+        from sparkeval.output import write_arrow_parquet
+
+        write_arrow_parquet(table, directory)
+
+    def release(self, table: Any) -> None:
+        """Nothing to free."""
+
+
+#: the order of deltas.parquet, and of the plot samples (so that the report is the
+#: same for every order the engine read them in)
+QUERY_ROW_ORDER = ["run_id", "measure", "query_id"]
+
+
+def _sorted_rows(frame: Any) -> Any:
+    """``frame`` (a plot sample, or None) in :data:`QUERY_ROW_ORDER`, on a fresh index."""
+    if frame is None:
+        return None
+    return frame.sort_values(QUERY_ROW_ORDER, kind="stable").reset_index(drop=True)
+
+
 def write_outputs(
     result: Any,
     conditions: list[GateCondition],
     extras: dict[str, Any],
     out: str,
     inputs: Sequence[str] = (),
+    tables: SparkTables | ArrowTables | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Judge the gate and write every output atomically; returns the summary and the
-    gate's failures (empty when it passed)."""
+    gate's failures (empty when it passed). ``tables`` writes ``deltas.parquet`` and
+    ``rank_distance.parquet`` (default: :class:`SparkTables`)."""
     from sparkeval.compare.pipeline import higher_is_better
-    from sparkeval.output import atomic_output_dir, write_parquet, write_summary
+    from sparkeval.output import atomic_output_dir, write_summary
     from sparkeval.report.html import render_html
     from sparkeval.report.markdown import render_markdown
+
+    tables = tables or SparkTables()
 
     failures = evaluate_gate(
         conditions,
@@ -197,27 +241,29 @@ def write_outputs(
     }
     with atomic_output_dir(out) as staging:
         result.comparison.to_parquet(staging / OUTPUT_FILES["comparison"], index=False)
-        write_parquet(
-            result.deltas.orderBy("run_id", "measure", "query_id"),
-            staging / OUTPUT_FILES["deltas"],
-        )
+        tables.write(result.deltas, staging / OUTPUT_FILES["deltas"], QUERY_ROW_ORDER)
         if result.rank_distance is not None:
-            write_parquet(
-                result.rank_distance.orderBy("run_id", "query_id"),
+            tables.write(
+                result.rank_distance,
                 staging / OUTPUT_FILES["rank_distance"],
+                ["run_id", "query_id"],
             )
         write_summary(staging, summary, "compare", inputs)
         stage("report", "rendering report.html and report.md")
         page = render_html(
-            summary, result.comparison, result.plot_values, result.plot_deltas, extras
+            summary,
+            result.comparison,
+            _sorted_rows(result.plot_values),
+            _sorted_rows(result.plot_deltas),
+            extras,
         )
         (staging / OUTPUT_FILES["report_html"]).write_text(page, encoding="utf-8")
         (staging / OUTPUT_FILES["report_md"]).write_text(
             render_markdown(summary, result.comparison, extras), encoding="utf-8"
         )
-    result.deltas.unpersist()
+    tables.release(result.deltas)
     if result.rank_distance is not None:
-        result.rank_distance.unpersist()
+        tables.release(result.rank_distance)
     target = out if is_remote(out) else str(Path(out).resolve())
     for name in summary["outputs"].values():
         stage("write", join(target, name))

@@ -332,8 +332,13 @@ def _check_duplicates(df: DataFrame, keys: Sequence[str], what: str) -> None:
 
     dup = df.groupBy(*keys).count().filter(F.col("count") > 1).limit(5).collect()
     if dup:
-        shown = "; ".join(", ".join(f"{k}={row[k]}" for k in keys) for row in dup)
-        raise InputError(f"{what}: duplicate rows for the same key ({shown})")
+        raise duplicate_error(dup, keys, what)
+
+
+def duplicate_error(rows: Sequence[Any], keys: Sequence[str], what: str) -> InputError:
+    """The error naming (at most five of) the keys that ``rows`` hold more than once."""
+    shown = "; ".join(", ".join(f"{k}={row[k]}" for k in keys) for row in rows[:5])
+    return InputError(f"{what}: duplicate rows for the same key ({shown})")
 
 
 def natural_order(name: str) -> tuple:
@@ -353,6 +358,14 @@ def select_runs_and_measures(
     """Validate the baseline, runs and measures against the table; return (runs, measures)."""
     # the table's (run, measure) pairs are few: one job finds both lists
     pairs = per_query.select("run_id", "measure").distinct().collect()
+    return choose_runs_and_measures([(row[0], row[1]) for row in pairs], options)
+
+
+def choose_runs_and_measures(
+    pairs: Sequence[tuple[str, str]], options: CompareOptions
+) -> tuple[list[str], list[str]]:
+    """The runs and measures to compare, checked against the table's distinct
+    ``(run_id, measure)`` pairs (:func:`select_runs_and_measures`)."""
     present_runs = sorted({row[0] for row in pairs})
     if options.baseline not in present_runs:
         raise ConfigError(
@@ -471,6 +484,23 @@ def pair_statistics(
     }
 
 
+def group_statistics(
+    pdf: pd.DataFrame, options: CompareOptions, directions: Mapping[str, bool]
+) -> pd.DataFrame:
+    """The statistics row of one (run, measure) from its paired rows ``run_id,
+    measure, query_id, delta, value, baseline_value`` (in any order)."""
+    pdf = pdf.sort_values("query_id", kind="stable")  # order-independent resampling
+    measure = str(pdf["measure"].iloc[0])
+    stats = pair_statistics(
+        pdf["delta"].to_numpy(np.float64),
+        pdf["value"].to_numpy(np.float64),
+        pdf["baseline_value"].to_numpy(np.float64),
+        options,
+        directions.get(measure, True),
+    )
+    return pd.DataFrame([{"run_id": pdf["run_id"].iloc[0], "measure": measure, **stats}])
+
+
 def comparison_table(
     deltas: Any, options: CompareOptions, runs: Sequence[str], measures: Sequence[str]
 ) -> pd.DataFrame:
@@ -481,16 +511,7 @@ def comparison_table(
     opts = options
 
     def per_group(pdf: pd.DataFrame) -> pd.DataFrame:
-        pdf = pdf.sort_values("query_id", kind="stable")  # order-independent resampling
-        measure = str(pdf["measure"].iloc[0])
-        stats = pair_statistics(
-            pdf["delta"].to_numpy(np.float64),
-            pdf["value"].to_numpy(np.float64),
-            pdf["baseline_value"].to_numpy(np.float64),
-            opts,
-            directions.get(measure, True),
-        )
-        return pd.DataFrame([{"run_id": pdf["run_id"].iloc[0], "measure": measure, **stats}])
+        return group_statistics(pdf, opts, directions)
 
     paired = deltas.filter(F.col("status") == PAIRED).select(
         "run_id", "measure", "query_id", "delta", "value", "baseline_value"
@@ -505,6 +526,20 @@ def comparison_table(
             ]
         )
     )
+    return assemble_comparison(stats_pdf, counts, options, runs, measures)
+
+
+def assemble_comparison(
+    stats_pdf: pd.DataFrame,
+    counts: pd.DataFrame,
+    options: CompareOptions,
+    runs: Sequence[str],
+    measures: Sequence[str],
+) -> pd.DataFrame:
+    """``comparison.parquet``'s rows from the statistics of the paired (run, measure)
+    pairs (:func:`group_statistics`' rows) and the status counts of every pair
+    (``run_id, measure, _n_<status>``): one row per run × measure, Holm-adjusted."""
+    directions = {m: higher_is_better(m) for m in measures}
     grid = pd.DataFrame([(r, m) for r in runs for m in measures], columns=["run_id", "measure"])
     table = grid.merge(stats_pdf, on=["run_id", "measure"], how="left").merge(
         counts, on=["run_id", "measure"], how="left"
@@ -546,23 +581,41 @@ def run_summaries(
     squared = pq.withColumn("value_squared", F.col("value") * F.col("value"))
     totals = exact_totals(squared, ["value", "value_squared"], ["run_id", "measure"])
     queries = dict(pq.groupBy("run_id").agg(F.countDistinct("query_id").alias("n")).collect())
-    out: dict[str, Any] = {
-        run: {"queries": int(queries.get(run, 0)), "measures": {}} for run in keep
-    }
-    for (run, measure), columns in totals.items():
-        value = columns["value"]
-        low, high = mean_interval(value.total, columns["value_squared"].total, value.count, alpha)
-        out[str(run)]["measures"][str(measure)] = {
-            "mean": value.mean,
-            "ci_low": low,
-            "ci_high": high,
-            "n_defined": value.count,
-            "n_undefined": value.rows - value.count,
-        }
+    return summaries_of_totals(totals, queries, keep, measures, alpha)
+
+
+def summaries_of_totals(
+    totals: Mapping[tuple[str | None, ...], Mapping[str, ExactTotal]],
+    queries: Mapping[str, int],
+    keep: Sequence[str],
+    measures: Sequence[str],
+    alpha: float,
+) -> dict[str, Any]:
+    """:func:`run_summaries`' block from the exact totals of ``value`` and
+    ``value_squared`` per ``(run_id, measure)`` and each run's distinct queries; each
+    run's measures in the order of ``measures`` (whatever order the totals came in)."""
+    found = {(str(run), str(measure)): columns for (run, measure), columns in totals.items()}
     empty = {"mean": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+    out: dict[str, Any] = {}
     for run in keep:
+        entries: dict[str, Any] = {}
         for m in measures:
-            out[run]["measures"].setdefault(m, {**empty, "n_defined": 0, "n_undefined": 0})
+            columns = found.get((run, m))
+            if columns is None:
+                entries[m] = {**empty, "n_defined": 0, "n_undefined": 0}
+                continue
+            value = columns["value"]
+            low, high = mean_interval(
+                value.total, columns["value_squared"].total, value.count, alpha
+            )
+            entries[m] = {
+                "mean": value.mean,
+                "ci_low": low,
+                "ci_high": high,
+                "n_defined": value.count,
+                "n_undefined": value.rows - value.count,
+            }
+        out[run] = {"queries": int(queries.get(run, 0)), "measures": entries}
     return out
 
 
@@ -915,6 +968,56 @@ def plot_samples(
 # ----------------------------------------------------------------------------- top level
 
 
+def input_message(options: CompareOptions, runs: Sequence[str], measures: Sequence[str]) -> str:
+    """The ``input`` progress line: the baseline, the runs and the measures compared."""
+    return (
+        f"baseline {options.baseline}; {len(runs)} run(s) compared: "
+        f"{', '.join(runs)}; {len(measures)} measure(s): {', '.join(measures)}"
+    )
+
+
+def stats_message(options: CompareOptions, pairs: int) -> str:
+    """The ``stats`` progress line: the tests run on ``pairs`` run × measure pairs."""
+    return (
+        f"t-test, randomization ({options.permutations} permutations, seed "
+        f"{options.seed}), bootstrap ({options.bootstrap} resamples) for {pairs} "
+        "run × measure pairs"
+    )
+
+
+def rank_distance_message(options: CompareOptions) -> str:
+    """The ``rank-distance`` progress line."""
+    return (
+        f"τ, ρ, footrule, Cayley, Ulam, Hamming, Jaccard@{options.k}, "
+        f"RBO_ext(p={options.rbo_p}) at depth {options.depth}"
+    )
+
+
+def exposure_message(options: CompareOptions) -> str:
+    """The ``exposure`` progress line."""
+    return f"top-{options.k} exposure entropy, JS and KL against the baseline"
+
+
+def direction_notes(measures: Sequence[str]) -> list[str]:
+    """A note for each measure whose direction the registry does not know."""
+    return [
+        f"direction of measure {m} is unknown; treated as higher-is-better"
+        for m in measures
+        if not direction_known(m)
+    ]
+
+
+def check_runs_present(present: Collection[str], baseline: str, runs: Sequence[str]) -> None:
+    """Every compared run and the baseline have rows in the run table(s).
+
+    Raises:
+        InputError: the runs without rows, named.
+    """
+    missing = [r for r in [baseline, *runs] if r not in present]
+    if missing:
+        raise InputError(f"run table: no rows for run(s) {', '.join(missing)}")
+
+
 def compare(
     spark: SparkSession,
     per_query: Any,
@@ -950,30 +1053,17 @@ def compare(
     log = say or (lambda stage, message: None)
     per_query = check_per_query(per_query)
     runs, measures = select_runs_and_measures(per_query, options)
-    log(
-        "input",
-        f"baseline {options.baseline}; {len(runs)} run(s) compared: "
-        f"{', '.join(runs)}; {len(measures)} measure(s): {', '.join(measures)}",
-    )
+    log("input", input_message(options, runs, measures))
     _check_duplicates(
         per_query.filter(per_query["measure"].isin(list(measures))),
         ("run_id", "query_id", "measure"),
         "per-query table",
     )
-    notes = [
-        f"direction of measure {m} is unknown; treated as higher-is-better"
-        for m in measures
-        if not direction_known(m)
-    ]
+    notes = direction_notes(measures)
     deltas = paired_deltas(spark, per_query, options.baseline, runs, measures).cache()
     log("pair", "paired queries on query_id with the baseline")
     table = comparison_table(deltas, options, runs, measures)
-    log(
-        "stats",
-        f"t-test, randomization ({options.permutations} permutations, seed "
-        f"{options.seed}), bootstrap ({options.bootstrap} resamples) for {len(table)} "
-        "run × measure pairs",
-    )
+    log("stats", stats_message(options, len(table)))
     run_summary = run_summaries(per_query, options.baseline, runs, measures, options.alpha)
     result = ComparisonResult(options, runs, measures, table, deltas, run_summary, notes=notes)
     if runs_df is not None:
@@ -987,18 +1077,12 @@ def compare(
             if run_ids is not None
             else {r[0] for r in runs_df.select("run_id").distinct().collect()}
         )
-        missing = [r for r in [options.baseline, *runs] if r not in present]
-        if missing:
-            raise InputError(f"run table: no rows for run(s) {', '.join(missing)}")
+        check_runs_present(present, options.baseline, runs)
         result.rank_distance = rank_distance_table(spark, runs_df, options, runs).cache()
         result.rank_distance_summary = rank_distance_summary(result.rank_distance, options)
-        log(
-            "rank-distance",
-            f"τ, ρ, footrule, Cayley, Ulam, Hamming, Jaccard@{options.k}, "
-            f"RBO_ext(p={options.rbo_p}) at depth {options.depth}",
-        )
+        log("rank-distance", rank_distance_message(options))
         result.exposure = exposure_divergence(spark, runs_df, options, runs)
-        log("exposure", f"top-{options.k} exposure entropy, JS and KL against the baseline")
+        log("exposure", exposure_message(options))
     if with_plots:
         values, plot_deltas, sampled = plot_samples(
             per_query, deltas, options.baseline, runs, measures
