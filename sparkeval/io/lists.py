@@ -24,6 +24,12 @@ from pyspark.sql import functions as F
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.formats import BAD
 from sparkeval.io.columns import DOC_NAMES, QUERY_NAMES, RUN_ALIASES, RUN_NAMES, match_columns
+from sparkeval.io.list_rules import (
+    check_k,
+    missing_run_id_column,
+    repeated_item_error,
+    shown_ids,
+)
 from sparkeval.io.locate import with_line_number
 from sparkeval.io.readers import (
     check_exists,
@@ -37,6 +43,20 @@ from sparkeval.io.readers import (
 )
 from sparkeval.spark import spark_type
 from sparkeval.spark_order import with_rank
+
+__all__ = [
+    "RunTable",
+    "check_k",
+    "check_repeated_items",
+    "checked_runs",
+    "missing_run_id_column",
+    "normalise_columns",
+    "read_run_rows",
+    "read_typed_table",
+    "repeated_item_error",
+    "select_runs",
+    "top_k",
+]
 
 
 def read_typed_table(spark: SparkSession, path: str) -> DataFrame:
@@ -210,19 +230,14 @@ def select_runs(
     named = sorted(str(i) for i in found if i is not None)
     if run_id is not None:
         if run_id not in named:
-            raise ConfigError(f"--run-id {run_id}: {path} holds no such run ({_shown(named)})")
+            raise ConfigError(f"--run-id {run_id}: {path} holds no such run ({shown_ids(named)})")
         return RunTable(path, rows.where(F.col("run_id") == F.lit(run_id)), (run_id,))
     if None in found:
         raise InputError(
-            f"{path}: some rows have no run id, others do ({_shown(named)}); "
+            f"{path}: some rows have no run id, others do ({shown_ids(named)}); "
             "give every row its run's id"
         )
     return RunTable(path, rows, tuple(named))
-
-
-def _shown(ids: Sequence[object]) -> str:
-    """Up to five run ids, then ``...``."""
-    return ", ".join(map(str, ids[:5])) + (", ..." if len(ids) > 5 else "")
 
 
 def check_repeated_items(rows: DataFrame, path: str, run_id: str | None = None) -> None:
@@ -255,22 +270,6 @@ def read_run_rows(spark: SparkSession, path: str, require_score: bool = True) ->
     return rows
 
 
-def missing_run_id_column(path: str, run_id: str) -> ConfigError:
-    """The error of a ``--run-id`` given for a table without run ids."""
-    return ConfigError(f"--run-id {run_id} given but {path} has no run_id column")
-
-
-def repeated_item_error(
-    path: str, user: object, item: object, count: int, run_id: object = None
-) -> InputError:
-    """The error of an item listed ``count`` times for one user (of run ``run_id``)."""
-    of_run = "" if run_id is None else f" of run {run_id}"
-    return InputError(
-        f"{path}: item {item} appears {count} times in the list of "
-        f"user {user}{of_run}; each item may appear once per user"
-    )
-
-
 def top_k(run: DataFrame, k: int | None) -> DataFrame:
     """Each user's first k rows by score descending, ties by item id descending.
 
@@ -293,12 +292,3 @@ def top_k(run: DataFrame, k: int | None) -> DataFrame:
         "score", F.when(unscored, F.raise_error(marked_message(message))).otherwise(F.col("score"))
     )
     return with_rank(checked, ["query_id"], k, column="_rank").drop("_rank")
-
-
-def check_k(k: int | None) -> int | None:
-    """Validate a list cutoff: ``None`` or an integer >= 1."""
-    if k is None:
-        return None
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k must be a positive integer (list cutoff), got {k!r}")
-    return k
