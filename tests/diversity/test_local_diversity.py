@@ -106,9 +106,15 @@ def _write_integer_inputs(directory: Path, runs: pd.DataFrame) -> None:
 
 
 def _write_bad_inputs(directory: Path, runs: pd.DataFrame) -> None:
-    """An item listed twice in one user's list; label features with a null label."""
+    """An item listed twice in one user's list; a NaN score; features that are not
+    arrays; label features with a null label; a CSV run."""
     twice = pd.concat([runs, runs[runs["run_id"] == "pop"].head(1)], ignore_index=True)
     twice.to_parquet(directory / "twice.parquet", index=False)
+    unscored = runs.copy()
+    unscored.iloc[40, unscored.columns.get_loc("score")] = np.nan
+    unscored.to_parquet(directory / "nan_score.parquet", index=False)
+    flat = pd.DataFrame({"item_id": ITEMS, "features": np.linspace(0.0, 1.0, len(ITEMS))})
+    flat.to_parquet(directory / "flat_features.parquet", index=False)
     pq.write_table(
         pa.table({"item_id": ["i001", "i002"], "labels": [["sf", None], ["war"]]}),
         directory / "null_label.parquet",
@@ -128,6 +134,8 @@ CASES = {
     "integer-ids-cosine": "--run als_int.parquet --train train_int.parquet "
     "--item-features vectors_int.parquet --k 3",
     "item-listed-twice": "--run twice.parquet --train train.parquet",
+    "nan-score": "--run nan_score.parquet --k 3",
+    "features-not-arrays": "--run runs.parquet --item-features flat_features.parquet",
 }
 
 
@@ -210,7 +218,10 @@ def test_the_cases_cover_what_they_are_named_for(on_spark: dict[str, dict[str, A
     assert on_spark["lists-three-runs"]["stdout"].startswith("diversity: 3 runs;")
     assert "have no --item-features row" in on_spark["cosine-missing-features"]["stdout"]
     assert "appears 2 times in the list of user" in on_spark["item-listed-twice"]["error"]
-    assert on_spark["item-listed-twice"]["code"] == EXIT_INPUT
+    assert "score is missing or NaN" in on_spark["nan-score"]["error"]
+    assert "column features must be an array" in on_spark["features-not-arrays"]["error"]
+    for case in ("item-listed-twice", "nan-score", "features-not-arrays"):
+        assert on_spark[case]["code"] == EXIT_INPUT
 
 
 @pytest.mark.spark
