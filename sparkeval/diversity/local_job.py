@@ -171,7 +171,7 @@ def _check_repeated_items(rows: pd.DataFrame, path: str, has_ids: bool) -> None:
 
 def _codes(
     inputs: Inputs, lists: dict[str, pd.DataFrame]
-) -> tuple[np.ndarray, np.ndarray, dict[str, dict[object, int]]]:
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """The user and item ids of every input, sorted, and the code of each id."""
     users = [frame["query_id"].to_numpy() for frame in lists.values()]
     items = [frame["doc_id"].to_numpy() for frame in lists.values()]
@@ -182,20 +182,16 @@ def _codes(
         items.append(inputs.features.column("doc_id"))
     user_ids = np.unique(np.concatenate(users)) if users else np.zeros(0)
     item_ids = np.unique(np.concatenate(items)) if items else np.zeros(0)
-    return user_ids, item_ids, {"users": _numbered(user_ids), "items": _numbered(item_ids)}
+    return user_ids, item_ids, {"users": user_ids, "items": item_ids}
 
 
-def _numbered(ids: np.ndarray) -> dict[object, int]:
-    """The code of each id: its position among the sorted ids."""
-    return {value: code for code, value in enumerate(ids.tolist())}
+def _encode(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The codes of ``values``: their positions among the sorted ``ids`` (which hold
+    them all, of the same kind)."""
+    return np.searchsorted(ids, values).astype(np.int64)
 
 
-def _encode(values: np.ndarray, numbering: dict[object, int]) -> np.ndarray:
-    """The codes of ``values``."""
-    return np.fromiter((numbering[v] for v in values.tolist()), dtype=np.int64, count=len(values))
-
-
-def _coded(frame: pd.DataFrame, codes: dict[str, dict[object, int]]) -> Lists:
+def _coded(frame: pd.DataFrame, codes: dict[str, np.ndarray]) -> Lists:
     """A run's rows as codes."""
     rel = frame["relevance"].to_numpy(dtype=np.float64) if "relevance" in frame else None
     return Lists(
@@ -210,7 +206,7 @@ def _context(
     inputs: Inputs,
     user_ids: np.ndarray,
     item_ids: np.ndarray,
-    codes: dict[str, dict[object, int]],
+    codes: dict[str, np.ndarray],
     k: int | None,
 ) -> Context:
     """What every run is measured with: the coded training rows, the item similarity,
@@ -252,7 +248,7 @@ def _similarity(
     name: str | None,
     train: tuple[np.ndarray, np.ndarray] | None,
     features: Features | None,
-    codes: dict[str, dict[object, int]],
+    codes: dict[str, np.ndarray],
     size: int,
 ) -> Similarity | None:
     """The item similarity ``name`` of item-code pairs (None without one)."""

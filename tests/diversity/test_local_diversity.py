@@ -224,6 +224,7 @@ def test_the_cases_cover_what_they_are_named_for(on_spark: dict[str, dict[str, A
         assert on_spark[case]["code"] == EXIT_INPUT
 
 
+@pytest.mark.slow
 @pytest.mark.spark
 def test_auto_sends_what_the_local_reader_leaves_to_spark(inputs: Path, tmp_path: Path) -> None:
     """A null label: ``auto`` runs the command on Spark (the same outputs as
