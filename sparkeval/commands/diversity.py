@@ -70,8 +70,6 @@ def needs_spark(config: DiversityConfig) -> str | None:
         return "remote inputs are read through Spark"
     if any(detect_format(path, None) != "parquet" for path in paths):
         return "diversity reads only Parquet inputs without Spark"
-    if config.similarity == "minhash":
-        return "--similarity minhash is computed on Spark"
     return None
 
 

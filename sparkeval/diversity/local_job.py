@@ -40,6 +40,7 @@ from sparkeval.diversity.local_similarity import (
     cosine_similarity,
     feature_set,
     jaccard_similarity,
+    minhash_similarity,
 )
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import FEATURE_ALIASES, RUN_ALIASES, TRAIN_ALIASES
@@ -51,12 +52,15 @@ from sparkeval.io.list_rules import (
     shown_ids,
 )
 from sparkeval.io.readers import check_exists, default_run_id
+from sparkeval.lsh.minhash import MinHasher
 from sparkeval.output import atomic_output_dir, write_arrow_parquet, write_summary
 from sparkeval.status import status
 
 if TYPE_CHECKING:
     from sparkeval.diversity.options import DiversityConfig
 
+#: the MinHash length of ``--similarity minhash`` (``evaluate_diversity``'s default)
+MINHASH_PERMUTATIONS = 128
 #: the per-user table's measure columns, after ``run_id, query_id, list_length``
 MEASURES = ("inter_user_diversity", "intra_list_diversity", "novelty", "serendipity")
 
@@ -234,7 +238,7 @@ def _context(
         train=train,
         featured=featured,
         similarity=name,
-        sim=_similarity(name, train, features, codes, len(item_ids)),
+        sim=_similarity(name, train, features, codes, len(item_ids), config.seed),
         catalogue_from=catalogue_from,
         catalogue=catalogue,
         length=k,
@@ -250,6 +254,7 @@ def _similarity(
     features: Features | None,
     codes: dict[str, np.ndarray],
     size: int,
+    seed: int,
 ) -> Similarity | None:
     """The item similarity ``name`` of item-code pairs (None without one)."""
     if name is None:
@@ -258,8 +263,6 @@ def _similarity(
         assert train is not None  # the config says so
         return cooccurrence_similarity(train[0], train[1], size)
     assert features is not None
-    if name == "minhash":
-        raise NotDirect("--similarity minhash is computed on Spark")
     if name == "cosine":
         check_cosine_features(features.element)
     by_code: list[np.ndarray | None] = [None] * size
@@ -268,6 +271,8 @@ def _similarity(
     if name == "cosine":
         return cosine_similarity(by_code)
     sets = [None if v is None else feature_set(v, features.numeric) for v in by_code]
+    if name == "minhash":
+        return minhash_similarity(sets, MinHasher(num_perm=MINHASH_PERMUTATIONS, seed=seed))
     return jaccard_similarity(sets)
 
 

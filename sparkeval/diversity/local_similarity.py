@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from sparkeval.errors import InputError
+from sparkeval.lsh.minhash import MinHasher
 
 Similarity = Callable[[np.ndarray, np.ndarray], np.ndarray]
 #: pairs scored at once by :func:`cosine_similarity` (times the longest vector)
@@ -92,6 +93,31 @@ def jaccard_similarity(sets: list[frozenset[object] | None]) -> Similarity:
             union = len(left | right)
             found[row] = len(left & right) / union if union else 0.0
         return found
+
+    return sim
+
+
+def minhash_similarity(sets: list[frozenset[object] | None], hasher: MinHasher) -> Similarity:
+    """The MinHash estimate of the items' Jaccard: the share of equal signature values
+    (0 when either set is empty), each set's tokens ``str(item)`` as Spark hashes them
+    (a vector's positions as text)."""
+    tokens = [[] if found is None else sorted(map(str, found)) for found in sets]
+    lengths = np.array([len(t) for t in tokens], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    values = np.array([token for found in tokens for token in found], dtype=object)
+    signatures = hasher.signatures(values, offsets).astype(np.int64)
+    empty = lengths == 0
+    step = max(1, COSINE_CELLS // hasher.num_perm)
+
+    def sim(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        equal = np.concatenate(
+            [np.zeros(0, dtype=np.int64)]
+            + [
+                (signatures[i[a : a + step]] == signatures[j[a : a + step]]).sum(axis=1)
+                for a in range(0, len(i), step)
+            ]
+        )
+        return np.where(empty[i] | empty[j], 0.0, equal / float(hasher.num_perm))
 
     return sim
 

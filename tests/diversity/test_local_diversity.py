@@ -97,12 +97,9 @@ def _write_integer_inputs(directory: Path, runs: pd.DataFrame) -> None:
     )
     rng = np.random.default_rng(5)
     vectors = [rng.integers(-1, 2, 4).astype(np.int32) for _ in range(55)]
-    pq.write_table(
-        pa.table(
-            {"item": pa.array(range(55), pa.int32()), "vector": pa.array(vectors, pa.list_(pa.int32()))}
-        ),
-        directory / "vectors_int.parquet",
-    )
+    items = pa.array(range(55), pa.int32())
+    table = pa.table({"item": items, "vector": pa.array(vectors, pa.list_(pa.int32()))})
+    pq.write_table(table, directory / "vectors_int.parquet")
 
 
 def _write_bad_inputs(directory: Path, runs: pd.DataFrame) -> None:
@@ -133,6 +130,10 @@ CASES = {
     "--item-features vectors_int.parquet --similarity jaccard --k 6",
     "integer-ids-cosine": "--run als_int.parquet --train train_int.parquet "
     "--item-features vectors_int.parquet --k 3",
+    "minhash-labels": "--run runs.parquet --train train.parquet --item-features labels.parquet "
+    "--similarity minhash --seed 7",
+    "minhash-vector-positions": "--run als_int.parquet --train train_int.parquet "
+    "--item-features vectors_int.parquet --similarity minhash --k 6",
     "item-listed-twice": "--run twice.parquet --train train.parquet",
     "nan-score": "--run nan_score.parquet --k 3",
     "features-not-arrays": "--run runs.parquet --item-features flat_features.parquet",
@@ -150,9 +151,12 @@ def _in_session(directory: Path, argv: list[str]) -> dict[str, Any]:
     """A command line run in this process (on its Spark session under ``--engine
     spark``): exit code, stdout, the error line of stderr (or "")."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(directory), contextlib.redirect_stdout(out):
-        with contextlib.redirect_stderr(err):
-            code = main(argv)
+    with (
+        contextlib.chdir(directory),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = main(argv)
     return {"code": code, "stdout": out.getvalue(), "error": _error_line(err.getvalue())}
 
 
@@ -242,15 +246,11 @@ def test_auto_sends_what_the_local_reader_leaves_to_spark(inputs: Path, tmp_path
     assert not (tmp_path / "never").exists()
 
 
-def test_engine_local_refuses_a_csv_run_and_minhash_by_name(inputs: Path, tmp_path: Path) -> None:
+def test_engine_local_refuses_a_csv_run_by_name(inputs: Path, tmp_path: Path) -> None:
     csv = _local(inputs, str(tmp_path / "csv"), "local", "--run", "runs.csv")
     assert csv.returncode == EXIT_INPUT
     assert "--engine local: diversity reads only Parquet inputs without Spark" in csv.stderr
-    options = ["--run", "runs.parquet", "--item-features", "labels.parquet"]
-    minhash = _local(inputs, str(tmp_path / "mh"), "local", *options, "--similarity", "minhash")
-    assert minhash.returncode == EXIT_INPUT
-    assert "--engine local: --similarity minhash is computed on Spark" in minhash.stderr
-    assert not (tmp_path / "csv").exists() and not (tmp_path / "mh").exists()
+    assert not (tmp_path / "csv").exists()
 
 
 def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
