@@ -14,10 +14,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from sparkeval.diversity.options import DiversityConfig
+from typing import Any
 
 #: the item similarities of intra-list diversity and serendipity (``--similarity``)
 SIMILARITIES: tuple[str, ...] = ("cooccurrence", "cosine", "jaccard", "minhash")
@@ -96,22 +93,3 @@ def sampled_jaccard(values: Sequence[float], bounds: list[float], seed: int) -> 
         "bounds": bounds,
         "seed": seed,
     }
-
-
-def diversity_summary(
-    config: DiversityConfig, k: int | None, blocks: dict[str, dict[str, Any]]
-) -> dict[str, Any]:
-    """``summary.json``'s content but the timings: the inputs, ``k`` and each run's
-    measures under ``runs`` (one run's also at the top, as ever)."""
-    summary: dict[str, Any] = {
-        "command": "diversity",
-        "run": config.run,
-        "run_id": config.run_id,
-        "train": config.train,
-        "item_features": config.item_features,
-        "k": k,
-        "runs": blocks,
-    }
-    if len(blocks) == 1:
-        summary.update(next(iter(blocks.values())))
-    return summary

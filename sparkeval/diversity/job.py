@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparkeval.diversity.definitions import diversity_summary
 from sparkeval.diversity.evaluate import evaluate_diversity
+from sparkeval.diversity.summary import diversity_summary
 from sparkeval.errors import InputError
 from sparkeval.io.columns import FEATURE_ALIASES, TRAIN_ALIASES
 from sparkeval.io.lists import (

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sparkeval.diversity.definitions import default_similarity, diversity_summary
+from sparkeval.diversity.definitions import default_similarity
 from sparkeval.diversity.local import Context, Lists, PerUser, measure_run, top_k
 from sparkeval.diversity.local_read import (
     Features,
@@ -42,6 +42,7 @@ from sparkeval.diversity.local_similarity import (
     jaccard_similarity,
     minhash_similarity,
 )
+from sparkeval.diversity.summary import diversity_summary
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import FEATURE_ALIASES, RUN_ALIASES, TRAIN_ALIASES
 from sparkeval.io.direct_input import NotDirect
