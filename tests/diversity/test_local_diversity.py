@@ -271,3 +271,23 @@ def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path
     assert result.stderr.splitlines()[-1] == "no pyspark"
     assert (tmp_path / "out" / "_SUCCESS").is_file()
     assert pq.read_table(tmp_path / "out" / "per_user.parquet").num_rows == 3 * len(USERS)
+
+
+@pytest.mark.spark
+def test_the_local_logarithm_is_sparks_to_the_bit(spark) -> None:
+    """Novelty and entropy take ``log2`` of shares: Spark's (Java's ``StrictMath``) and
+    :func:`~sparkeval.information.strict_log2` agree on every value, where numpy's
+    ``log2`` differs from Spark's in the last bit for some of them."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.information import strict_log2
+
+    rng = np.random.default_rng(2)
+    counts = rng.integers(1, 10**6, 20_000)
+    shares = np.concatenate(
+        [counts / rng.integers(10**6, 10**9, 20_000), rng.random(20_000), [5e-324, 1e-310]]
+    )
+    frame = spark.createDataFrame(pd.DataFrame({"p": shares}))
+    theirs = frame.select(F.log2("p").alias("l")).toPandas()["l"].to_numpy()
+    assert np.array_equal(strict_log2(shares), theirs)
+    assert not np.array_equal(np.log2(shares), theirs)  # the platform's log is not Java's
