@@ -22,6 +22,8 @@ base 2 (bits) unless ``base`` says otherwise.
   and the ``p log2(p / q)`` terms of KL and JS with numpy, the same bits in Spark's
   Python workers and in process (their callers add the terms exactly);
   :func:`spark_plogp`, the entropy's terms as a Spark expression
+* :func:`strict_log2` ``log2 x`` as Spark's ``log2`` computes it (Java's
+  ``StrictMath.log(x) / StrictMath.log(2)``), for an engine that must give Spark's bits
 
 Example:
     >>> round(entropy([1, 1, 2]), 4)  # p = (1/4, 1/4, 1/2)
@@ -254,6 +256,99 @@ def plogratio_terms(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where((p > 0) & (q > 0), p * np.log2(p / q), 0.0)
+
+
+#: fdlibm's split of ln 2 (a high part with trailing zero bits, and the rest) and the
+#: coefficients of its polynomial for log(1 + f) (Java's ``StrictMath.log``)
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_LG = (
+    6.666666666666735130e-01,
+    3.999999999940941908e-01,
+    2.857142874366239149e-01,
+    2.222219843214978396e-01,
+    1.818357216161805012e-01,
+    1.531383769920937332e-01,
+    1.479819860511658591e-01,
+)
+_TWO54 = 1.80143985094819840000e16
+
+
+def strict_log(x: np.ndarray) -> np.ndarray:
+    """The natural logarithm of positive finite ``x``, to the bit as Java's
+    ``StrictMath.log`` (fdlibm's algorithm) computes it: the JVM's log, which the
+    platform's ``log`` (numpy's) does not always match in the last bit.
+
+    ``x = 2^k (1 + f)`` with ``sqrt(2)/2 < 1 + f < sqrt(2)``; with ``s = f / (2 + f)``,
+    ``log(1 + f) = f - s (f - R(s^2))`` for a polynomial R, and
+    ``log x = k ln2_hi + (log(1 + f) + k ln2_lo)``, in that order of roundings.
+    Entries of ``x`` that are zero, negative, infinite or NaN give NaN.
+
+    Example:
+        >>> float(strict_log(np.array([2.0]))[0]) == math.log(2)
+        True
+    """
+    x = np.asarray(x, dtype=np.float64)
+    bad = ~(np.isfinite(x) & (x > 0))
+    x = np.where(bad, 1.0, x)
+    small = x < 2.0**-1022  # subnormal: scaled up by 2^54
+    x = np.where(small, x * _TWO54, x)
+    bits = x.view(np.uint64)
+    high = (bits >> np.uint64(32)).astype(np.int64)
+    k = (high >> 20) - 1023 - np.where(small, 54, 0)
+    high &= 0x000FFFFF
+    half = (high + 0x95F64) & 0x100000  # 1 + f below sqrt(2): x, else x / 2
+    top = (high | (half ^ 0x3FF00000)).astype(np.uint64) << np.uint64(32)
+    x = ((bits & np.uint64(0xFFFFFFFF)) | top).view(np.float64)
+    k += half >> 20
+    dk = k.astype(np.float64)
+    f = x - 1.0
+    found = _log_general(f, dk, high, k)
+    tiny = (0x000FFFFF & (2 + high)) < 3  # |f| < 2^-20
+    found = np.where(tiny, _log_near_one(f, dk, k), found)
+    return np.where(bad, np.nan, found)
+
+
+def _log_general(f: np.ndarray, dk: np.ndarray, high: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """:func:`strict_log` of ``2^k (1 + f)`` for ``|f| >= 2^-20``."""
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    t1 = w * (_LG[1] + w * (_LG[3] + w * _LG[5]))
+    t2 = z * (_LG[0] + w * (_LG[2] + w * (_LG[4] + w * _LG[6])))
+    r = t2 + t1
+    hfsq = 0.5 * f * f
+    wide = ((high - 0x6147A) | (0x6B851 - high)) > 0
+    if_wide = np.where(
+        k == 0,
+        f - (hfsq - s * (hfsq + r)),
+        dk * _LN2_HI - ((hfsq - (s * (hfsq + r) + dk * _LN2_LO)) - f),
+    )
+    if_narrow = np.where(k == 0, f - s * (f - r), dk * _LN2_HI - ((s * (f - r) - dk * _LN2_LO) - f))
+    return np.where(wide, if_wide, if_narrow)
+
+
+def _log_near_one(f: np.ndarray, dk: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """:func:`strict_log` of ``2^k (1 + f)`` for ``|f| < 2^-20``."""
+    r = f * f * (0.5 - 0.33333333333333333 * f)
+    exact = np.where(k == 0, 0.0, dk * _LN2_HI + dk * _LN2_LO)
+    near = np.where(k == 0, f - r, dk * _LN2_HI - ((r - dk * _LN2_LO) - f))
+    return np.where(f == 0.0, exact, near)
+
+
+#: ``StrictMath.log(2)``, the divisor of Spark's ``log2``
+_STRICT_LN2 = 0.6931471805599453
+
+
+def strict_log2(x: np.ndarray) -> np.ndarray:
+    """``log2 x`` as Spark's ``log2`` gives it: ``StrictMath.log(x) / StrictMath.log(2)``
+    (:func:`strict_log`); NaN for ``x <= 0`` (where Spark's is null).
+
+    Example:
+        >>> strict_log2(np.array([0.25, 8.0])).tolist()
+        [-2.0, 3.0]
+    """
+    return strict_log(x) / _STRICT_LN2
 
 
 def spark_plogp(p: Column) -> Column:

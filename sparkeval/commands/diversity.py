@@ -8,6 +8,10 @@ distributional coverage, Gini of exposure, novelty and serendipity
 ``--run-id`` picks one). Outputs in ``--out``: ``per_user.parquet`` (``run_id,
 query_id, ...``, by run and user) and ``summary.json`` (each run's under ``runs``).
 
+Small local Parquet inputs are measured in this process, without a JVM (the local
+engine, :mod:`sparkeval.diversity.local_job`; ``--engine`` chooses): the same files
+and lines as on Spark.
+
 Example::
 
     sparkeval diversity --run reco.parquet --train train.parquet --k 10 --out div/
@@ -18,7 +22,8 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from sparkeval.diversity.options import DiversityConfig
-from sparkeval.job.command import Command, spark_job
+from sparkeval.job.command import Command, LocalEngine, spark_job
+from sparkeval.job.engine_choice import run_here_or_on_spark, runs_locally
 from sparkeval.output import shown_path
 
 
@@ -52,6 +57,30 @@ def show(summary: dict[str, Any], config: DiversityConfig, stdout: TextIO) -> No
         print(f"diversity: {name} not computed: {why}", file=stdout)
 
 
+def needs_spark(config: DiversityConfig) -> str | None:
+    """Why ``config`` needs Spark whatever the size of its inputs, or None: what the
+    local engine (:mod:`sparkeval.diversity.local_job`) does not do."""
+    from sparkeval.io.readers import detect_format, is_catalog_table
+    from sparkeval.storage.uris import is_remote
+
+    paths = config.input_paths()
+    if any(is_catalog_table(path) for path in paths):
+        return "catalog tables are read through Spark"
+    if any(is_remote(path) for path in paths):
+        return "remote inputs are read through Spark"
+    if any(detect_format(path, None) != "parquet" for path in paths):
+        return "diversity reads only Parquet inputs without Spark"
+    return None
+
+
+def run_locally(config: DiversityConfig) -> dict[str, Any] | None:
+    """The job in this process (:func:`sparkeval.diversity.local_job.run_diversity_locally`);
+    None sends an ``auto`` run to Spark when an input needs Spark's readers."""
+    from sparkeval.diversity.local_job import run_diversity_locally
+
+    return run_here_or_on_spark(config, run_diversity_locally)
+
+
 COMMAND = Command(
     name="diversity",
     help="inter-user and intra-list diversity, coverage, Gini, novelty, serendipity",
@@ -61,4 +90,5 @@ COMMAND = Command(
     config=DiversityConfig,
     run=spark_job("sparkeval.diversity.job:run_diversity"),
     show=show,
+    local=LocalEngine(lambda config: runs_locally(config, needs_spark), run_locally),
 )

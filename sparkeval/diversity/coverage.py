@@ -19,18 +19,16 @@ Example: exposures (1, 2, 2, 1) give p = (1/6, 1/3, 1/3, 1/6) and an entropy of
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from sparkeval.diversity.definitions import NOVELTY_BOUND, gini_of_blocks
 from sparkeval.exact_means import bounded_mean, bounded_totals
 from sparkeval.information import spark_plogp
 
-#: item novelty -log2(t_i / T) is at most log2 T < 64 (T, the training rows, is a long)
-NOVELTY_BOUND = 64.0
+__all__ = ["NOVELTY_BOUND", "coverage_summary", "gini_of_blocks", "item_novelty", "novelty"]
 
 
 def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> dict[str, Any]:
@@ -90,30 +88,6 @@ def coverage_summary(lists: DataFrame, catalogue: DataFrame | None = None) -> di
     gini = gini_of_blocks([(int(row["x"]), int(row["c"])) for row in blocks])
     result["gini"] = float(gini) if gini is not None else math.nan
     return result
-
-
-def gini_of_blocks(blocks: Sequence[tuple[int, int]]) -> Fraction | None:
-    """The Gini of exposure, exact, from ``(x, c)`` blocks: ``c`` items exposed ``x``
-    times each (None without items or exposure).
-
-    Sorted ascending, the items of a block hold positions ``k`` in ``(s, s + c]`` (``s``
-    items before it), whose ``2k - 1`` add up to ``(s + c)^2 - s^2``; so
-    ``G = (sum_blocks x ((s + c)^2 - s^2) - m sum x) / (m sum x)`` with ``m`` items.
-
-    Example: exposures (1, 2, 2, 1) are blocks (1, 2), (2, 2):
-    (1·(4 - 0) + 2·(16 - 4) - 4·6) / (4·6) = 4/24 = 1/6.
-
-    >>> gini_of_blocks([(2, 2), (1, 2)])
-    Fraction(1, 6)
-    """
-    weighted = total = before = 0
-    for x, c in sorted(blocks):
-        weighted += x * ((before + c) ** 2 - before**2)
-        total += x * c
-        before += c
-    if not before or not total:
-        return None
-    return Fraction(weighted - before * total, before * total)
 
 
 def item_novelty(train: DataFrame) -> DataFrame:

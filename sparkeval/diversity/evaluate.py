@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparkeval.diversity.coverage import coverage_summary, novelty
+from sparkeval.diversity.definitions import MISSING_EXAMPLES, default_similarity
 from sparkeval.diversity.inter_user import (
     DEFAULT_EXACT_PAIR_LIMIT,
     DEFAULT_SAMPLE_PAIRS,
@@ -37,15 +38,6 @@ from sparkeval.errors import ConfigError
 from sparkeval.exact_means import bounded_totals
 from sparkeval.lsh.minhash import MinHasher
 from sparkeval.spark import spark_type
-
-
-def default_similarity(has_train: bool, has_features: bool) -> str | None:
-    """``cosine`` with item features, else ``cooccurrence`` with training data."""
-    if has_features:
-        return "cosine"
-    if has_train:
-        return "cooccurrence"
-    return None
 
 
 def evaluate_diversity(
@@ -181,10 +173,6 @@ def evaluate_diversity(
         )
     summary["skipped"] = skipped
     return per_user, summary
-
-
-#: how many ids of recommended items without features the summary names
-MISSING_EXAMPLES = 5
 
 
 def items_with_features(rows: DataFrame, features: DataFrame) -> tuple[DataFrame, dict[str, Any]]:

@@ -30,7 +30,6 @@ Example (3 users, L = 2: {1,2}, {1,3}, {1,2}):
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,12 +37,16 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from sparkeval.diversity.definitions import (
+    DEFAULT_EXACT_PAIR_LIMIT,
+    DEFAULT_SAMPLE_PAIRS,
+    jaccard_bounds,
+    sampled_jaccard,
+)
 from sparkeval.exact_means import bounded_totals
 from sparkeval.spark import spark_type
 
-#: above this many co-occurring user pairs the mean Jaccard is estimated by sampling
-DEFAULT_EXACT_PAIR_LIMIT = 20_000_000
-DEFAULT_SAMPLE_PAIRS = 20_000
+__all__ = ["DEFAULT_EXACT_PAIR_LIMIT", "DEFAULT_SAMPLE_PAIRS", "hamming_diversity", "mean_jaccard"]
 
 
 @dataclass(frozen=True)
@@ -135,9 +138,7 @@ def mean_jaccard(
     if users < 2:
         return {"method": "exact", "mean_jaccard": math.nan}
     total_pairs = users * (users - 1) / 2
-    m = summary["mean_intersection"]
-    lmax, lmin = summary["longest_list"], summary["shortest_list"]
-    bounds = [m / (2 * lmax - m) if lmax else math.nan, min(1.0, m / lmin) if lmin else math.nan]
+    bounds = jaccard_bounds(summary)
     sizes = lists.groupBy("query_id").agg(F.count(F.lit(1)).alias("n"))
     if summary["co_occurring_pairs"] <= exact_pair_limit:
         left = lists.select(F.col("query_id").alias("a"), "doc_id")
@@ -181,15 +182,4 @@ def mean_jaccard(
     )
     # the sample is small: its values come to the driver, which sums them exactly
     values = [float(v) for v in jac.toPandas()["j"]]
-    n = len(values)
-    mean = statistics.fmean(values) if n else math.nan
-    sd = statistics.stdev(values) if n > 1 else 0.0
-    half = 1.959964 * sd / math.sqrt(n) if n > 1 else math.nan
-    return {
-        "method": "sampled",
-        "mean_jaccard": mean,
-        "ci95": [max(0.0, mean - half), min(1.0, mean + half)],
-        "sampled_pairs": n,
-        "bounds": bounds,
-        "seed": seed,
-    }
+    return sampled_jaccard(values, bounds, seed)

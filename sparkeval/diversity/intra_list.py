@@ -31,18 +31,21 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from sparkeval.diversity.definitions import DISSIMILARITY_BOUND, SIMILARITIES, SIMILARITY_BOUND
 from sparkeval.errors import ConfigError, InputError
 from sparkeval.exact_means import bounded_mean
 from sparkeval.lsh.minhash import MinHasher
 from sparkeval.lsh.similar import flat_lists
 from sparkeval.spark import spark_type
 
-SIMILARITIES: tuple[str, ...] = ("cooccurrence", "cosine", "jaccard", "minhash")
-#: every similarity lies in [-1, 1]; the means' exact sums allow for rounding beyond it
-SIMILARITY_BOUND = 2.0
-#: |1 - mean similarity| is at most this: the bound of intra-list diversity, and of a
-#: serendipity term per unit of relevance
-DISSIMILARITY_BOUND = 1.0 + SIMILARITY_BOUND
+__all__ = [
+    "DISSIMILARITY_BOUND",
+    "SIMILARITIES",
+    "SIMILARITY_BOUND",
+    "intra_list_diversity",
+    "item_similarity",
+    "serendipity",
+]
 
 
 def _pairs_cooccurrence(pairs: DataFrame, train: DataFrame) -> DataFrame:

@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparkeval.diversity.evaluate import evaluate_diversity
+from sparkeval.diversity.summary import diversity_summary
 from sparkeval.errors import InputError
 from sparkeval.io.columns import FEATURE_ALIASES, TRAIN_ALIASES
 from sparkeval.io.lists import (
@@ -81,17 +82,7 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
         with atomic_output_dir(config.out) as staging:
             table = functools.reduce(lambda a, b: a.union(b), per_user)
             write_parquet(table.orderBy("run_id", "query_id"), staging / "per_user.parquet")
-            summary: dict[str, Any] = {
-                "command": "diversity",
-                "run": config.run,
-                "run_id": config.run_id,
-                "train": train_path,
-                "item_features": features_path,
-                "k": k,
-                "runs": blocks,
-            }
-            if len(blocks) == 1:  # one run: its measures at the top too, as ever
-                summary.update(next(iter(blocks.values())))
+            summary = diversity_summary(config, k, blocks)
             summary["timings_s"] = {"total": round(time.perf_counter() - start, 3)}
             write_summary(staging, summary, "diversity", config.input_paths())
     finally:

@@ -6,12 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Self
 
-from sparkeval.diversity.inter_user import DEFAULT_EXACT_PAIR_LIMIT, DEFAULT_SAMPLE_PAIRS
-from sparkeval.diversity.intra_list import SIMILARITIES
+from sparkeval.diversity.definitions import (
+    DEFAULT_EXACT_PAIR_LIMIT,
+    DEFAULT_SAMPLE_PAIRS,
+    SIMILARITIES,
+)
 from sparkeval.errors import ConfigError
-from sparkeval.job.options import input_path, option
+from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
+from sparkeval.job.options import check_positive, check_seed, input_path, option
 from sparkeval.job.spark_options import RunListsConfig
-from sparkeval.lsh.options import check_positive, check_seed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,6 +41,7 @@ class DiversityConfig(RunListsConfig):
         DEFAULT_SAMPLE_PAIRS, help=f"user pairs sampled otherwise (default {DEFAULT_SAMPLE_PAIRS})"
     )
     seed: int = option(1, help="sampling/MinHash seed (default 1)")
+    engine: str = option("auto", choices=ENGINES, help=ENGINE_HELP)
 
     def validate(self) -> Self:
         check_positive(self.k, "k")

@@ -34,10 +34,28 @@ from sparkeval.io.readers import (
     read_trec_run,
     strict_text_ids,
 )
-from sparkeval.io.run_choice import check_k as check_k  # the cutoff check, re-exported
-from sparkeval.io.run_choice import chosen_runs, repeated_item_error
+from sparkeval.io.run_choice import (
+    check_k,
+    chosen_runs,
+    missing_run_id_column,
+    repeated_item_error,
+)
 from sparkeval.spark import spark_type
 from sparkeval.spark_order import with_rank
+
+__all__ = [
+    "RunTable",
+    "check_k",
+    "check_repeated_items",
+    "checked_runs",
+    "missing_run_id_column",
+    "normalise_columns",
+    "read_run_rows",
+    "read_typed_table",
+    "repeated_item_error",
+    "select_runs",
+    "top_k",
+]
 
 
 def read_typed_table(spark: SparkSession, path: str) -> DataFrame:

@@ -39,17 +39,17 @@ def chosen_runs(
     named = sorted(str(i) for i in found if i is not None)
     if run_id is not None:
         if run_id not in named:
-            raise ConfigError(f"--run-id {run_id}: {path} holds no such run ({_shown(named)})")
+            raise ConfigError(f"--run-id {run_id}: {path} holds no such run ({shown_ids(named)})")
         return True, (run_id,)
     if None in found:
         raise InputError(
-            f"{path}: some rows have no run id, others do ({_shown(named)}); "
+            f"{path}: some rows have no run id, others do ({shown_ids(named)}); "
             "give every row its run's id"
         )
     return True, tuple(named)
 
 
-def _shown(ids: Sequence[object]) -> str:
+def shown_ids(ids: Sequence[object]) -> str:
     """Up to five run ids, then ``...``."""
     return ", ".join(map(str, ids[:5])) + (", ..." if len(ids) > 5 else "")
 

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass
 from typing import Any
 
+from sparkeval.errors import ConfigError
+
 #: what :func:`option` stores in a field's metadata
 _META = "sparkeval_option"
 
@@ -164,3 +166,18 @@ def option_specs(config_class: type) -> list[OptionSpec]:
     """Every option of a config dataclass, in declaration order."""
     hints = typing.get_type_hints(config_class)
     return [OptionSpec.of(f, hints) for f in dataclasses.fields(config_class)]
+
+
+def check_positive(value: int | None, key: str) -> None:
+    """A count option given as 0 or less, or beyond 2^63-1 (Spark's counts and
+    comparisons are 64-bit), is a ConfigError naming the key."""
+    if value is not None and value < 1:
+        raise ConfigError(f"key '{key}': expected a whole number >= 1, got {value}")
+    if value is not None and value > 2**63 - 1:
+        raise ConfigError(f"key '{key}': expected a whole number <= 2^63-1, got {value}")
+
+
+def check_seed(seed: int) -> None:
+    """A seed datasketch's MinHash (and numpy's legacy generator) takes: 0 to 2^32-1."""
+    if not 0 <= seed < 2**32:
+        raise ConfigError(f"--seed must be a whole number from 0 to 2^32-1, got {seed}")

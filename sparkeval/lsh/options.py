@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
-from sparkeval.errors import ConfigError
 from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
-from sparkeval.job.options import input_path, option
+from sparkeval.job.options import check_positive, check_seed, input_path, option
 from sparkeval.job.spark_options import OutputJobConfig, RunListsConfig
 from sparkeval.lsh.minhash import DEFAULT_SCHEME, SCHEMES, MinHasher
 from sparkeval.lsh.search_stats import DEFAULT_MAX_BUCKET
@@ -22,6 +21,8 @@ from sparkeval.lsh.text_units import SHINGLE_KINDS
 if TYPE_CHECKING:
     from sparkeval.lsh.banding import BandParams
 
+
+__all__ = ["check_positive", "check_seed"]
 
 METHODS: tuple[str, ...] = ("minhash", "simhash")
 
@@ -83,21 +84,6 @@ class LshOptions:
 
 #: the defaults of every option (the search functions' default settings)
 DEFAULT_LSH = LshOptions()
-
-
-def check_positive(value: int | None, key: str) -> None:
-    """A count option given as 0 or less, or beyond 2^63-1 (Spark's counts and
-    comparisons are 64-bit), is a ConfigError naming the key."""
-    if value is not None and value < 1:
-        raise ConfigError(f"key '{key}': expected a whole number >= 1, got {value}")
-    if value is not None and value > 2**63 - 1:
-        raise ConfigError(f"key '{key}': expected a whole number <= 2^63-1, got {value}")
-
-
-def check_seed(seed: int) -> None:
-    """A seed datasketch's MinHash (and numpy's legacy generator) takes: 0 to 2^32-1."""
-    if not 0 <= seed < 2**32:
-        raise ConfigError(f"--seed must be a whole number from 0 to 2^32-1, got {seed}")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,293 @@
+"""``diversity`` without a JVM (``--engine local``, and ``auto`` on small local inputs).
+
+Each case runs once on Spark (``--engine spark``, in this process's session: one JVM
+for the module) and once in a subprocess on the local engine; the two must give the
+same ``per_user.parquet`` rows, types and order, the same ``summary.json`` bytes (no
+timings in it), the same stdout and the same exit code. Every value compares exactly:
+the local engine adds the same fixed-point terms, takes Java's logarithm and sums
+vectors left to right as Spark does. The local engine must not import pyspark.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+from sparkeval.cli import main
+from sparkeval.errors import EXIT_INPUT, EXIT_OK
+from tests.jobs import CLI, job_env, without_java
+
+USERS = [f"u{i:02d}" for i in range(20)]
+ITEMS = [f"i{i:03d}" for i in range(60)]
+
+
+def _runs(rng: np.random.Generator) -> pd.DataFrame:
+    """Three runs of 20 users, lists of 3 to 11 items, scores rounded (ties), a
+    relevance column (``rating``); run ``pop`` draws from the first 30 items."""
+    rows = []
+    for run in ("als", "pop", "rand"):
+        for user in USERS:
+            pool = ITEMS[:30] if run == "pop" else ITEMS
+            for item in rng.choice(pool, int(rng.integers(3, 12)), replace=False):
+                score = float(np.round(rng.random(), 1))
+                rows.append((run, user, item, score, int(rng.integers(0, 4))))
+    frame = pd.DataFrame(rows, columns=["run_id", "user_id", "item_id", "score", "rating"])
+    return frame.sample(frac=1.0, random_state=3)
+
+
+def _write_inputs(directory: Path) -> None:
+    rng = np.random.default_rng(11)
+    runs = _runs(rng)
+    runs.to_parquet(directory / "runs.parquet", index=False, row_group_size=100)
+    # a training user the lists do not have; items 55-59 never trained on
+    train = pd.DataFrame(
+        {"user_id": rng.choice([*USERS, "u99"], 300), "item_id": rng.choice(ITEMS[:55], 300)}
+    )
+    train.to_parquet(directory / "train.parquet", index=False)
+    # numeric vectors: a zero vector; the last three items have none
+    vectors = {item: rng.integers(0, 3, 6).astype(float) for item in ITEMS[:-3]}
+    vectors[ITEMS[0]] = np.zeros(6)
+    pd.DataFrame({"item_id": list(vectors), "features": list(vectors.values())}).to_parquet(
+        directory / "vectors.parquet", index=False
+    )
+    # label sets, some empty
+    names = ["comedy", "drama", "noir", "sf", "war"]
+    labels = [list(rng.choice(names, int(rng.integers(0, 3)), replace=False)) for _ in ITEMS]
+    pq.write_table(
+        pa.table({"item_id": ITEMS, "labels": pa.array(labels, pa.list_(pa.string()))}),
+        directory / "labels.parquet",
+    )
+    _write_integer_inputs(directory, runs)
+    _write_bad_inputs(directory, runs)
+
+
+def _write_integer_inputs(directory: Path, runs: pd.DataFrame) -> None:
+    """Run ``als`` with integer ids (users int64, items int32: item 9 sorts after 10
+    as text, which breaks the ties of the top-k cut), without relevance; training
+    rows and int32 feature vectors by the same ids."""
+    als = runs[runs["run_id"] == "als"]
+    table = pa.table(
+        {
+            "user": pa.array(als["user_id"].str[1:].astype("int64")),
+            "item": pa.array(als["item_id"].str[1:].astype("int32")),
+            "score": pa.array(als["score"]),
+        }
+    )
+    pq.write_table(table, directory / "als_int.parquet")
+    train = pd.read_parquet(directory / "train.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "user": pa.array(train["user_id"].str[1:].astype("int64")),
+                "item": pa.array(train["item_id"].str[1:].astype("int32")),
+            }
+        ),
+        directory / "train_int.parquet",
+    )
+    rng = np.random.default_rng(5)
+    vectors = [rng.integers(-1, 2, 4).astype(np.int32) for _ in range(55)]
+    items = pa.array(range(55), pa.int32())
+    table = pa.table({"item": items, "vector": pa.array(vectors, pa.list_(pa.int32()))})
+    pq.write_table(table, directory / "vectors_int.parquet")
+
+
+def _write_bad_inputs(directory: Path, runs: pd.DataFrame) -> None:
+    """An item listed twice in one user's list; a NaN score; features that are not
+    arrays; label features with a null label; a CSV run."""
+    twice = pd.concat([runs, runs[runs["run_id"] == "pop"].head(1)], ignore_index=True)
+    twice.to_parquet(directory / "twice.parquet", index=False)
+    unscored = runs.copy()
+    unscored.iloc[40, unscored.columns.get_loc("score")] = np.nan
+    unscored.to_parquet(directory / "nan_score.parquet", index=False)
+    flat = pd.DataFrame({"item_id": ITEMS, "features": np.linspace(0.0, 1.0, len(ITEMS))})
+    flat.to_parquet(directory / "flat_features.parquet", index=False)
+    pq.write_table(
+        pa.table({"item_id": ["i001", "i002"], "labels": [["sf", None], ["war"]]}),
+        directory / "null_label.parquet",
+    )
+    runs.head(50).to_csv(directory / "runs.csv", index=False)
+
+
+CASES = {
+    "lists-three-runs": "--run runs.parquet",
+    "run-id-train-ties": "--run runs.parquet --run-id pop --train train.parquet --k 4",
+    "cosine-missing-features": "--run runs.parquet --train train.parquet "
+    "--item-features vectors.parquet --k 5",
+    "jaccard-labels-sampled": "--run runs.parquet --item-features labels.parquet "
+    "--similarity jaccard --exact-pair-limit 0 --sample-pairs 500",
+    "integer-ids-jaccard": "--run als_int.parquet --train train_int.parquet "
+    "--item-features vectors_int.parquet --similarity jaccard --k 6",
+    "integer-ids-cosine": "--run als_int.parquet --train train_int.parquet "
+    "--item-features vectors_int.parquet --k 3",
+    "minhash-labels": "--run runs.parquet --train train.parquet --item-features labels.parquet "
+    "--similarity minhash --seed 7",
+    "minhash-vector-positions": "--run als_int.parquet --train train_int.parquet "
+    "--item-features vectors_int.parquet --similarity minhash --k 6",
+    "item-listed-twice": "--run twice.parquet --train train.parquet",
+    "nan-score": "--run nan_score.parquet --k 3",
+    "features-not-arrays": "--run runs.parquet --item-features flat_features.parquet",
+}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("local-diversity")
+    _write_inputs(directory)
+    return directory
+
+
+def _in_session(directory: Path, argv: list[str]) -> dict[str, Any]:
+    """A command line run in this process (on its Spark session under ``--engine
+    spark``): exit code, stdout, the error line of stderr (or "")."""
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.chdir(directory),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = main(argv)
+    return {"code": code, "stdout": out.getvalue(), "error": _error_line(err.getvalue())}
+
+
+def _error_line(stderr: str) -> str:
+    """The error of a command's stderr (its status lines left out), or ""."""
+    errors = [line for line in stderr.splitlines() if line.startswith("sparkeval diversity: ")]
+    return errors[-1] if errors else ""
+
+
+@pytest.fixture(scope="module")
+def on_spark(spark, inputs: Path) -> dict[str, dict[str, Any]]:
+    """Every case run once on Spark."""
+    return {
+        case: _in_session(
+            inputs, ["diversity", *options.split(), "--out", f"spark-{case}", "--engine", "spark"]
+        )
+        for case, options in CASES.items()
+    }
+
+
+def _local(directory: Path, out: str, engine: str, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*CLI, "diversity", *options, "--out", out, "--engine", engine],
+        cwd=directory,
+        env=job_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _per_user(out: Path) -> pa.Table:
+    return ds.dataset(out / "per_user.parquet").to_table()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_local_and_spark_engines_give_the_same_outputs(
+    inputs: Path, on_spark: dict[str, dict[str, Any]], case: str
+) -> None:
+    spark = on_spark[case]
+    local = _local(inputs, f"local-{case}", "local", *CASES[case].split())
+    assert local.returncode == spark["code"], local.stderr
+    # the same lines but for the output directory's name
+    assert local.stdout.replace(f"local-{case}", f"spark-{case}") == spark["stdout"]
+    if spark["code"] != EXIT_OK:
+        assert _error_line(local.stderr) == spark["error"] != ""
+        assert not (inputs / f"local-{case}").exists()
+        return
+    mine, theirs = inputs / f"local-{case}", inputs / f"spark-{case}"
+    local_table, spark_table = _per_user(mine), _per_user(theirs)
+    # the types (Spark's writer marks its non-null columns required; pyarrow's does not)
+    assert [(f.name, f.type) for f in local_table.schema] == [
+        (f.name, f.type) for f in spark_table.schema
+    ]
+    assert local_table.to_pylist() == spark_table.to_pylist()  # rows, order, every bit
+    assert (mine / "summary.json").read_bytes() == (theirs / "summary.json").read_bytes()
+
+
+@pytest.mark.spark
+def test_the_cases_cover_what_they_are_named_for(on_spark: dict[str, dict[str, Any]]) -> None:
+    """The outputs of the Spark runs hold what the cases are meant to compare."""
+    assert on_spark["lists-three-runs"]["stdout"].startswith("diversity: 3 runs;")
+    assert "have no --item-features row" in on_spark["cosine-missing-features"]["stdout"]
+    assert "appears 2 times in the list of user" in on_spark["item-listed-twice"]["error"]
+    assert "score is missing or NaN" in on_spark["nan-score"]["error"]
+    assert "column features must be an array" in on_spark["features-not-arrays"]["error"]
+    for case in ("item-listed-twice", "nan-score", "features-not-arrays"):
+        assert on_spark[case]["code"] == EXIT_INPUT
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_auto_sends_what_the_local_reader_leaves_to_spark(inputs: Path, tmp_path: Path) -> None:
+    """A null label: ``auto`` runs the command on Spark (the same outputs as
+    ``--engine spark``), ``--engine local`` refuses it by name and writes nothing."""
+    options = ["--run", "runs.parquet", "--item-features", "null_label.parquet"]
+    options += ["--similarity", "jaccard"]
+    auto = _local(inputs, str(tmp_path / "auto"), "auto", *options)
+    assert auto.returncode == EXIT_OK, auto.stderr
+    assert "which Spark's readers judge" not in auto.stderr
+    assert "null_label.parquet: a null features array or element" in auto.stderr
+    local = _local(inputs, str(tmp_path / "never"), "local", *options)
+    assert local.returncode == EXIT_INPUT
+    assert local.stderr.startswith("sparkeval diversity: error: --engine local: ")
+    assert "null_label.parquet: a null features array or element" in local.stderr
+    assert not (tmp_path / "never").exists()
+
+
+def test_engine_local_refuses_a_csv_run_by_name(inputs: Path, tmp_path: Path) -> None:
+    csv = _local(inputs, str(tmp_path / "csv"), "local", "--run", "runs.csv")
+    assert csv.returncode == EXIT_INPUT
+    assert "--engine local: diversity reads only Parquet inputs without Spark" in csv.stderr
+    assert not (tmp_path / "csv").exists()
+
+
+def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
+    probe = (
+        "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
+        "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
+        "file=sys.stderr); sys.exit(code)"
+    )
+    options = CASES["cosine-missing-features"].split()
+    result = subprocess.run(
+        [sys.executable, "-c", probe, "diversity", *options, "--out", str(tmp_path / "out")],
+        cwd=inputs,
+        env=without_java(tmp_path),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == EXIT_OK, result.stderr
+    assert result.stderr.splitlines()[-1] == "no pyspark"
+    assert (tmp_path / "out" / "_SUCCESS").is_file()
+    assert pq.read_table(tmp_path / "out" / "per_user.parquet").num_rows == 3 * len(USERS)
+
+
+@pytest.mark.spark
+def test_the_local_logarithm_is_sparks_to_the_bit(spark) -> None:
+    """Novelty and entropy take ``log2`` of shares: Spark's (Java's ``StrictMath``) and
+    :func:`~sparkeval.information.strict_log2` agree on every value, where numpy's
+    ``log2`` differs from Spark's in the last bit for some of them."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.information import strict_log2
+
+    rng = np.random.default_rng(2)
+    counts = rng.integers(1, 10**6, 20_000)
+    shares = np.concatenate(
+        [counts / rng.integers(10**6, 10**9, 20_000), rng.random(20_000), [5e-324, 1e-310]]
+    )
+    frame = spark.createDataFrame(pd.DataFrame({"p": shares}))
+    theirs = frame.select(F.log2("p").alias("l")).toPandas()["l"].to_numpy()
+    assert np.array_equal(strict_log2(shares), theirs)
+    assert not np.array_equal(np.log2(shares), theirs)  # the platform's log is not Java's
