@@ -147,3 +147,42 @@ def without_java(home: Path) -> dict[str, str]:
     hidden = {str(Path(java).resolve().parent), str(Path(java).parent)} if java else set()
     path = [p for p in os.environ["PATH"].split(os.pathsep) if p not in hidden]
     return job_env(JAVA_HOME=str(home / "no-java"), PATH=os.pathsep.join(path))
+
+
+def run_on_engine(
+    command: str,
+    directory: Path,
+    out: str,
+    engine: str,
+    *options: str,
+    env: dict[str, str] | None = None,
+    timeout: int = 900,
+) -> subprocess.CompletedProcess[str]:
+    """``sparkeval COMMAND OPTIONS --out OUT --engine ENGINE`` run in ``directory`` on a
+    local master of 2 cores (used when the engine is Spark), as a user runs it."""
+    argv = [*CLI, command, *options, "--out", out, "--engine", engine, "--master", "local[2]"]
+    return subprocess.run(
+        argv, cwd=directory, env=env or job_env(), capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+
+
+#: a program that runs the CLI, then says on its last stderr line whether pyspark was
+#: imported (``no pyspark`` or ``pyspark imported``)
+_PYSPARK_PROBE = (
+    "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
+    "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
+    "file=sys.stderr); sys.exit(code)"
+)
+
+
+def run_without_java(
+    command: str, directory: Path, home: Path, *options: str
+) -> subprocess.CompletedProcess[str]:
+    """``sparkeval COMMAND OPTIONS`` run in ``directory`` where no Java can be found
+    (:func:`without_java` below ``home``); its last stderr line says whether pyspark was
+    imported (``no pyspark`` when the command kept out of Spark altogether)."""
+    return subprocess.run(
+        [sys.executable, "-c", _PYSPARK_PROBE, command, *options],
+        cwd=directory, env=without_java(home), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip

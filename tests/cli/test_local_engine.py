@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +16,7 @@ import pytest
 
 from sparkeval.demo_data import generate
 from sparkeval.errors import EXIT_INPUT
-from tests.jobs import CLI, job_env, tree, without_java
+from tests.jobs import CLI, job_env, run_on_engine, run_without_java, tree, without_java
 
 MEASURES = "official,nDCG@10,P@5,RR,Rprec,bpref,ERR@20"
 
@@ -67,10 +66,7 @@ def _near_duplicate_pairs(run: pd.DataFrame, directory: Path) -> None:
 def _evaluate(
     directory: Path, out: str, engine: str, *extra: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    argv = [*CLI, "evaluate", "--out", out, "--engine", engine, "--master", "local[2]", *extra]
-    return subprocess.run(
-        argv, cwd=directory, env=env or job_env(), capture_output=True, text=True, timeout=600
-    )
+    return run_on_engine("evaluate", directory, out, engine, *extra, env=env)
 
 
 CASES = {
@@ -134,17 +130,11 @@ def test_a_pairs_line_for_sparks_readers_is_named_by_engine_local(
 
 def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
     env = without_java(tmp_path)
-    # the command reports whether pyspark was imported once it has run
-    probe = (
-        "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
-        "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
-        "file=sys.stderr); sys.exit(code)"
-    )
-    argv = [
-        sys.executable, "-c", probe, "evaluate", "--run", "run_strong.txt", "--qrels",
-        "qrels.txt", "--measures", MEASURES, "--out", str(tmp_path / "out"),
+    options = [
+        "--run", "run_strong.txt", "--qrels", "qrels.txt", "--measures", MEASURES,
+        "--out", str(tmp_path / "out"),
     ]  # fmt: skip
-    result = subprocess.run(argv, cwd=inputs, env=env, capture_output=True, text=True)
+    result = run_without_java("evaluate", inputs, tmp_path, *options)
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines()[-1] == "no pyspark"
     assert (tmp_path / "out" / "_SUCCESS").is_file()

@@ -23,7 +23,7 @@ import pytest
 
 from sparkeval.cli import main
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
-from tests.jobs import tree, without_java
+from tests.jobs import run_without_java, tree
 
 MEASURES = "RMSE,MAE,R2,ExpVar,MaxAE,TopL_AE(L=3),Lp(p=inf)"
 
@@ -108,17 +108,8 @@ def test_local_and_spark_engines_write_the_same_bytes(
 def test_a_small_rating_job_starts_no_jvm_and_imports_no_pyspark(
     inputs: Path, tmp_path: Path
 ) -> None:
-    probe = (
-        "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
-        "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
-        "file=sys.stderr); sys.exit(code)"
-    )
-    argv = [
-        sys.executable, "-c", probe, "rating-errors", "--predictions", "pred.csv", "--truth",
-        "truth.tsv", "--out", str(tmp_path / "out"),
-    ]  # fmt: skip
-    env = without_java(tmp_path)  # Spark could not start here
-    result = subprocess.run(argv, cwd=inputs, env=env, capture_output=True, text=True)
+    options = ["--predictions", "pred.csv", "--truth", "truth.tsv", "--out", str(tmp_path / "out")]
+    result = run_without_java("rating-errors", inputs, tmp_path, *options)  # no Java here
     assert result.returncode == EXIT_OK, result.stderr
     assert result.stderr.splitlines()[-1] == "no pyspark"
     assert (tmp_path / "out" / "_SUCCESS").is_file()

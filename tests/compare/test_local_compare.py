@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.errors import EXIT_GATE, EXIT_INPUT, EXIT_OK
-from tests.jobs import CLI, collection, job_env, tree, without_java
+from tests.jobs import CLI, collection, job_env, run_on_engine, run_without_java, tree
 
 #: the outputs Spark's DataFrame writer writes (other bytes than pyarrow's, the same rows)
 SPARK_WRITTEN = ("deltas.parquet", "rank_distance.parquet")
@@ -71,15 +70,7 @@ def _undefined_and_unpaired(rows: pd.DataFrame, directory: Path) -> None:
 def _compare(
     directory: Path, out: str, engine: str, *extra: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    argv = [*CLI, "compare", "--out", out, "--engine", engine, "--master", "local[2]"]
-    return subprocess.run(
-        [*argv, *extra],
-        cwd=directory,
-        env=env or job_env(),
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    return run_on_engine("compare", directory, out, engine, *extra, env=env)
 
 
 CASES = {
@@ -274,11 +265,6 @@ def test_engine_local_refuses_what_needs_spark_by_name(inputs: Path, tmp_path: P
 def test_a_small_comparison_starts_no_jvm_and_imports_no_pyspark(
     inputs: Path, tmp_path: Path
 ) -> None:
-    probe = (
-        "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
-        "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
-        "file=sys.stderr); sys.exit(code)"
-    )
     options = [
         "--per-query",
         "holes",
@@ -294,13 +280,7 @@ def test_a_small_comparison_starts_no_jvm_and_imports_no_pyspark(
         "run_strong.txt",
         "run_medium.txt",
     ]
-    result = subprocess.run(
-        [sys.executable, "-c", probe, "compare", *options, "--out", str(tmp_path / "out")],
-        cwd=inputs,
-        env=without_java(tmp_path),
-        capture_output=True,
-        text=True,
-    )
+    result = run_without_java("compare", inputs, tmp_path, *options, "--out", str(tmp_path / "out"))
     assert result.returncode == EXIT_OK, result.stderr
     assert result.stderr.splitlines()[-1] == "no pyspark"
     assert (tmp_path / "out" / "_SUCCESS").is_file()

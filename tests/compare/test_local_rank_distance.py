@@ -8,7 +8,6 @@ rows without ``evaluated_at``. The local engine must not import pyspark.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ import pytest
 
 from sparkeval.demo_data import generate
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
-from tests.jobs import CLI, job_env, tree, without_java
+from tests.jobs import run_on_engine, run_without_java, tree
 
 
 @pytest.fixture(scope="module")
@@ -52,15 +51,7 @@ def inputs(tmp_path_factory) -> Path:
 def _rank_distance(
     directory: Path, out: str, engine: str, *extra: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    argv = [*CLI, "rank-distance", "--out", out, "--engine", engine, "--master", "local[2]"]
-    return subprocess.run(
-        [*argv, *extra],
-        cwd=directory,
-        env=env or job_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_on_engine("rank-distance", directory, out, engine, *extra, env=env)
 
 
 CASES = {
@@ -116,19 +107,8 @@ def test_a_missing_score_gets_the_same_message_on_both_engines(inputs: Path) -> 
 
 
 def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
-    probe = (
-        "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
-        "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
-        "file=sys.stderr); sys.exit(code)"
-    )
-    argv = [sys.executable, "-c", probe, "rank-distance", *CASES["trec-three-runs"].split()]
-    result = subprocess.run(
-        [*argv, "--out", str(tmp_path / "out")],
-        cwd=inputs,
-        env=without_java(tmp_path),
-        capture_output=True,
-        text=True,
-    )
+    options = [*CASES["trec-three-runs"].split(), "--out", str(tmp_path / "out")]
+    result = run_without_java("rank-distance", inputs, tmp_path, *options)
     assert result.returncode == EXIT_OK, result.stderr
     assert result.stderr.splitlines()[-1] == "no pyspark"
     assert (tmp_path / "out" / "_SUCCESS").is_file()

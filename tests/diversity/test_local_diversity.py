@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import io
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import pytest
 
 from sparkeval.cli import main
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
-from tests.jobs import CLI, job_env, without_java
+from tests.jobs import run_on_engine, run_without_java
 
 USERS = [f"u{i:02d}" for i in range(20)]
 ITEMS = [f"i{i:03d}" for i in range(60)]
@@ -178,14 +177,7 @@ def on_spark(spark, inputs: Path) -> dict[str, dict[str, Any]]:
 
 
 def _local(directory: Path, out: str, engine: str, *options: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*CLI, "diversity", *options, "--out", out, "--engine", engine],
-        cwd=directory,
-        env=job_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_on_engine("diversity", directory, out, engine, *options)
 
 
 def _per_user(out: Path) -> pa.Table:
@@ -254,19 +246,8 @@ def test_engine_local_refuses_a_csv_run_by_name(inputs: Path, tmp_path: Path) ->
 
 
 def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
-    probe = (
-        "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
-        "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
-        "file=sys.stderr); sys.exit(code)"
-    )
-    options = CASES["cosine-missing-features"].split()
-    result = subprocess.run(
-        [sys.executable, "-c", probe, "diversity", *options, "--out", str(tmp_path / "out")],
-        cwd=inputs,
-        env=without_java(tmp_path),
-        capture_output=True,
-        text=True,
-    )
+    options = [*CASES["cosine-missing-features"].split(), "--out", str(tmp_path / "out")]
+    result = run_without_java("diversity", inputs, tmp_path, *options)
     assert result.returncode == EXIT_OK, result.stderr
     assert result.stderr.splitlines()[-1] == "no pyspark"
     assert (tmp_path / "out" / "_SUCCESS").is_file()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
-from tests.jobs import CLI, job_env, tree, without_java
+from tests.jobs import run_on_engine, run_without_java, tree
 
 #: ASCII texts with near copies: case, punctuation, runs of whitespace (Java's ``\s``
 #: and the ASCII controls that Python's ``\s`` takes and Java's does not), an empty and
@@ -94,15 +93,7 @@ def inputs(tmp_path_factory) -> Path:
 def _near_duplicates(
     directory: Path, out: str, engine: str, options: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    argv = [*CLI, "near-duplicates", *options.split(), "--out", out, "--engine", engine]
-    return subprocess.run(
-        [*argv, "--master", "local[2]"],
-        cwd=directory,
-        env=env or job_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_on_engine("near-duplicates", directory, out, engine, *options.split(), env=env)
 
 
 @pytest.fixture(scope="module")
@@ -237,19 +228,8 @@ def test_engine_local_refuses_what_it_does_not_read_by_name(inputs: Path, tmp_pa
 def test_small_docs_start_no_jvm_and_import_no_pyspark(
     inputs: Path, on_spark, tmp_path: Path
 ) -> None:
-    probe = (
-        "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
-        "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
-        "file=sys.stderr); sys.exit(code)"
-    )
-    argv = [sys.executable, "-c", probe, "near-duplicates", *CASES["word-minhash"].split()]
-    result = subprocess.run(
-        [*argv, "--out", str(tmp_path / "out")],
-        cwd=inputs,
-        env=without_java(tmp_path),
-        capture_output=True,
-        text=True,
-    )
+    options = [*CASES["word-minhash"].split(), "--out", str(tmp_path / "out")]
+    result = run_without_java("near-duplicates", inputs, tmp_path, *options)
     assert result.returncode == EXIT_OK, result.stderr
     assert result.stderr.splitlines()[-1] == "no pyspark"
     assert on_spark("word-minhash").returncode == EXIT_OK

@@ -10,7 +10,6 @@ exit code must be equal. The local engine must not import pyspark.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
-from tests.jobs import CLI, job_env, tree, without_java
+from tests.jobs import run_on_engine, run_without_java, tree
 
 
 def _lists(rng: np.random.Generator, run: str) -> pd.DataFrame:
@@ -89,15 +88,7 @@ def inputs(tmp_path_factory) -> Path:
 def _similar_users(
     directory: Path, out: str, engine: str, *extra: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    argv = [*CLI, "similar-users", "--out", out, "--engine", engine, "--master", "local[2]"]
-    return subprocess.run(
-        [*argv, *extra],
-        cwd=directory,
-        env=env or job_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_on_engine("similar-users", directory, out, engine, *extra, env=env)
 
 
 CASES = {
@@ -215,20 +206,8 @@ def test_a_run_id_not_in_the_table_is_named(inputs: Path, tmp_path: Path) -> Non
 
 
 def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
-    probe = (
-        "import sys; from sparkeval.cli import main; code = main(sys.argv[1:]); "
-        "print('pyspark imported' if 'pyspark' in sys.modules else 'no pyspark', "
-        "file=sys.stderr); sys.exit(code)"
-    )
-    options = CASES["parquet-every-run-k"].split()
-    argv = [sys.executable, "-c", probe, "similar-users", *options]
-    result = subprocess.run(
-        [*argv, "--out", str(tmp_path / "out")],
-        cwd=inputs,
-        env=without_java(tmp_path),
-        capture_output=True,
-        text=True,
-    )
+    options = [*CASES["parquet-every-run-k"].split(), "--out", str(tmp_path / "out")]
+    result = run_without_java("similar-users", inputs, tmp_path, *options)
     assert result.returncode == EXIT_OK, result.stderr
     assert result.stderr.splitlines()[-1] == "no pyspark"
     assert (tmp_path / "out" / "_SUCCESS").is_file()
