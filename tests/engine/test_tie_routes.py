@@ -137,3 +137,16 @@ def test_a_trec_rank_that_is_not_a_number_is_named_with_its_line(spark, tmp_path
     err = capsys.readouterr().err
     assert "bad.txt" in err and "q1 Q0 c third 1.0 tied" in err
     assert "the rank field is not a finite number" in err
+
+
+def test_the_config_key_ties_is_read_and_checked(tmp_path) -> None:
+    from sparkeval.evaluation.options import EvaluateConfig
+
+    base = "run: run.txt\nqrels: qrels.txt\nmeasures: [AP]\nout: res\n"
+    (tmp_path / "rank.yaml").write_text(base + "ties: rank\n")
+    config = EvaluateConfig.load(tmp_path / "rank.yaml", {}).validate()
+    assert config.ties == "rank" and config.plan().ties == "rank"
+    assert EvaluateConfig.load(tmp_path / "rank.yaml", {}, ties="doc-id").plan().ties == "doc-id"
+    (tmp_path / "bad.yaml").write_text(base + "ties: docid\n")
+    with pytest.raises(ConfigError, match="ties"):
+        EvaluateConfig.load(tmp_path / "bad.yaml", {}).validate()

@@ -506,6 +506,11 @@ def evaluate(
     options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth, ranks=ranks, ties=ties)  # type: ignore[arg-type]
     if ties != "doc-id" and direct is not None:
         raise ValueError("direct inputs carry no tie keys: read them with Spark's readers")
+    if ties != "doc-id" and run_df is not None and TIE_KEY not in run_df.columns:
+        raise ConfigError(
+            f"ties {ties}: the run DataFrame has no {TIE_KEY} column (read the run with "
+            "sparkeval.evaluate or the readers' ties='rank')"
+        )
     measure_list = as_measures(measures)
     names = name_labels(measures, names)
     out_names = output_names(measure_list, names, rel_level)
