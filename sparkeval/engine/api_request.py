@@ -26,7 +26,7 @@ from typing import Any
 
 from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.evaluation_report import NAME_STYLES, as_measures
-from sparkeval.engine.worker.assemble import EvalOptions
+from sparkeval.engine.worker.assemble import EvalOptions, check_ties_allowed
 from sparkeval.errors import ConfigError, OptionTypeError
 from sparkeval.io.columns import PYTHON_KEYWORDS, OptionNaming, parse_mapping
 from sparkeval.io.truth import RelevanceRule
@@ -117,17 +117,6 @@ def api_request(
     return ApiRequest(
         plan, options, labels, run_ids, run_columns, qrels_columns, buckets, near_duplicates, naming
     )
-
-
-def check_ties_allowed(ties: str, near_duplicates: bool) -> None:
-    """Refuse, naming the option, a tie rule other than ``doc-id`` with near-duplicate
-    pairs: a near-duplicate is flagged against the docs ranked above it in the doc id
-    tie order."""
-    if ties != "doc-id" and near_duplicates:
-        raise ConfigError(
-            f"ties {ties}: near-duplicate pairs are flagged in the doc id tie order; "
-            "use ties doc-id with near_duplicates"
-        )
 
 
 def _measure_names(measures: Sequence[str | Measure] | str) -> list[str]:

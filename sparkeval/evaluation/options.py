@@ -11,10 +11,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Self
 
 from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
-from sparkeval.engine.api_request import check_ties_allowed
 from sparkeval.engine.local_processes import MAX_WORKERS as MAX_LOCAL_WORKERS
 from sparkeval.engine.local_processes import PARALLEL_BYTES
-from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions
+from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions, check_ties_allowed
 from sparkeval.errors import ConfigError
 from sparkeval.formats import TIE_RULES
 from sparkeval.io.columns import parse_mapping

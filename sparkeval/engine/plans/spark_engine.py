@@ -76,7 +76,7 @@ from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloa
 from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, read_pieces
 from sparkeval.engine.transport.per_query_writer import write_per_query
 from sparkeval.engine.transport.result_files import ResultFiles, new_results_directory
-from sparkeval.engine.worker.assemble import EvalOptions, per_query_indexes
+from sparkeval.engine.worker.assemble import EvalOptions, check_ties_allowed, per_query_indexes
 from sparkeval.engine.worker.exact_summary import combine
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import (
@@ -506,6 +506,7 @@ def evaluate(
     options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth, ranks=ranks, ties=ties)  # type: ignore[arg-type]
     if ties != "doc-id" and direct is not None:
         raise ValueError("direct inputs carry no tie keys: read them with Spark's readers")
+    check_ties_allowed(ties, near_duplicates is not None)
     if ties != "doc-id" and run_df is not None and TIE_KEY not in run_df.columns:
         raise ConfigError(
             f"ties {ties}: the run DataFrame has no {TIE_KEY} column (read the run with "

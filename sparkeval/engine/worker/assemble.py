@@ -112,6 +112,17 @@ def check_tie_rule(ties: object) -> None:
         raise ConfigError(f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}")
 
 
+def check_ties_allowed(ties: str, near_duplicates: bool) -> None:
+    """Refuse, naming the option, a tie rule other than ``doc-id`` with near-duplicate
+    pairs: a near-duplicate is flagged against the docs ranked above it in the doc id
+    tie order."""
+    if ties != "doc-id" and near_duplicates:
+        raise ConfigError(
+            f"ties {ties}: near-duplicate pairs are flagged in the doc id tie order; "
+            "use ties doc-id with near_duplicates"
+        )
+
+
 _RUN_TYPES = {
     "run_id": pa.string(),
     "query_id": pa.string(),
