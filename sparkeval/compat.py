@@ -79,11 +79,12 @@ ideal DCG takes the labels in the order given (sparkeval sorts them, so nDCG
 never exceeds 1), and Recommenders breaks score ties arbitrarily (sparkeval by
 item id descending).
 
-Tied scores: every profile orders them by doc id descending, trec_eval's rule, so
-that a profile's numbers do not depend on how the rows were written. A peer that
-keeps the input order among tied scores (ranx; RecTools, whose lists carry their
-ranks) is reproduced with ``ties="input-order"`` on tables held in memory, or with
-``ties="rank"`` when the run has a rank column (:data:`CompatPlan.ties`).
+Tied scores: every profile orders them by doc id descending by default, trec_eval's
+rule, so that a profile's numbers do not depend on the order in which the rows were
+written; ``ties`` (:attr:`CompatPlan.ties`) applies under every profile. A peer that
+keeps the input order of tied scores (ranx) is reproduced with
+``ties="input-order"`` on tables held in memory, or with ``ties="rank"`` when the
+run carries that order as a rank column (RecTools reads its tables' rank column).
 """
 
 from __future__ import annotations
