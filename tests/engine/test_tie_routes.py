@@ -150,3 +150,30 @@ def test_the_config_key_ties_is_read_and_checked(tmp_path) -> None:
     (tmp_path / "bad.yaml").write_text(base + "ties: docid\n")
     with pytest.raises(ConfigError, match="ties"):
         EvaluateConfig.load(tmp_path / "bad.yaml", {}).validate()
+
+
+def test_auto_evaluates_rank_with_spark_readers(spark, tmp_path, capsys) -> None:
+    _write_inputs(tmp_path)
+    argv = _argv(tmp_path, "run.txt", "qrels.txt", "out", "--ties", "rank", "--engine", "auto")
+    assert main(argv) == EXIT_OK
+    assert _per_query(tmp_path / "out") == pytest.approx(flat(expected("rank")))
+    err = capsys.readouterr().err
+    assert "inputs read by Spark's readers" in err
+
+
+def test_auto_without_a_session_says_why_spark_reads_the_inputs(tmp_path) -> None:
+    # a command of its own (no session in its process): auto would evaluate these small
+    # local files without Spark; the local engine refuses --ties rank, so Spark's
+    # readers read them
+    import subprocess
+
+    from tests.jobs import CLI, job_env
+
+    _write_inputs(tmp_path)
+    argv = [*CLI, *_argv(tmp_path, "run.txt", "qrels.txt", "out", "--ties", "rank")]
+    done = subprocess.run(
+        [*argv, "--master", "local[1]"], env=job_env(), capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    assert "inputs read by Spark's readers" in done.stderr
+    assert _per_query(tmp_path / "out") == pytest.approx(flat(expected("rank")))
