@@ -78,16 +78,24 @@ prediction once per occurrence (sparkeval rejects duplicates), MLlib's graded
 ideal DCG takes the labels in the order given (sparkeval sorts them, so nDCG
 never exceeds 1), and Recommenders breaks score ties arbitrarily (sparkeval by
 item id descending).
+
+Tied scores: every profile orders them by doc id descending by default, trec_eval's
+rule, so that a profile's numbers do not depend on the order in which the rows were
+written; ``ties`` (:attr:`CompatPlan.ties`) applies under every profile. A peer that
+keeps the input order of tied scores (ranx) is reproduced with
+``ties="input-order"`` on tables held in memory, or with ``ties="rank"`` when the
+run carries that order as a rank column (RecTools reads its tables' rank column).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sparkeval.errors import ConfigError
+from sparkeval.formats import TIE_RULES
 from sparkeval.io.truth import RelevanceRule
 from sparkeval.measures import Measure
 from sparkeval.measures.names import parse_measures
@@ -131,6 +139,8 @@ class CompatPlan:
         mapping: requested name → canonical name of the measure computed for it.
         min_score: keep only the run rows whose score is >= this value before
             evaluating (Recommenders' ``by_threshold``); None keeps every row.
+        ties: how tied scores are ordered (``EvalOptions.ties``): ``doc-id`` (every
+            profile's default), ``rank`` or ``input-order``.
     """
 
     profile: str
@@ -139,6 +149,7 @@ class CompatPlan:
     relevance: RelevanceRule
     mapping: dict[str, str]
     min_score: float | None = None
+    ties: str = "doc-id"
 
     def labels(self) -> dict[str, str]:
         """{canonical name: the name the user typed}, the first spelling winning."""
@@ -188,11 +199,26 @@ class CompatPlan:
         return {typed: full.get(canonical, canonical) for typed, canonical in self.mapping.items()}
 
     def tie_rule(self) -> str:
-        """How the documents of a list are ordered, tied scores included."""
-        rule = "score descending, tied scores by doc id descending (trec_eval's order)"
+        """How the documents of a list are ordered, tied scores included (the text of
+        ``summary.json``'s ``compat.ties`` and of the status line)."""
+        rule = _TIE_TEXT[self.ties]
         if self.profile == "rectools":
             return rule + "; a run of ranks alone: each rank is the position (RecTools)"
         return rule + "; a run of ranks alone: rank ascending, then doc id descending"
+
+
+#: how each tie rule orders a list (``CompatPlan.ties``)
+_TIE_TEXT = {
+    "doc-id": "score descending, tied scores by doc id descending (trec_eval's order)",
+    "rank": (
+        "score descending, tied scores by the run's rank ascending, then by doc id "
+        "descending (ties rank)"
+    ),
+    "input-order": (
+        "score descending, tied scores in the order of the input rows, then by doc id "
+        "descending (ties input-order)"
+    ),
+}
 
 
 def how_computed(compat: dict[str, Any]) -> str:
@@ -278,6 +304,7 @@ def plan_compat(
     measures: Sequence[str] | str,
     relevance: RelevanceRule | None = None,
     queries: str | None = None,
+    ties: str | None = None,
 ) -> CompatPlan:
     """Resolve a profile for requested measure names.
 
@@ -288,6 +315,8 @@ def plan_compat(
         queries: the query policy asked for (None: the profile's default); the
             ``mllib`` profile allows ``union`` (default) or ``both``, ``recommenders``
             only ``both``.
+        ties: how tied scores are ordered (None: ``doc-id``, every profile's default;
+            ``rank`` or ``input-order``: :data:`sparkeval.formats.TIE_RULES`).
 
     Raises:
         ConfigError: an unknown profile, a measure the peer does not have, or an
@@ -296,6 +325,27 @@ def plan_compat(
     if profile not in COMPAT_PROFILES:
         raise ConfigError(f"key 'compat': {profile!r} is not one of {', '.join(COMPAT_PROFILES)}")
     names = [measures] if isinstance(measures, str) else list(measures)
+    tie_rule = _tie_rule(ties)
+    plan = _plan_profile(profile, names, relevance, queries)
+    return plan if tie_rule == "doc-id" else replace(plan, ties=tie_rule)
+
+
+def _tie_rule(ties: str | None) -> str:
+    """The tie rule asked for (None: ``doc-id``), checked."""
+    if ties is None:
+        return "doc-id"
+    if ties not in TIE_RULES:
+        raise ConfigError(f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}")
+    return ties
+
+
+def _plan_profile(
+    profile: str,
+    names: list[str],
+    relevance: RelevanceRule | None,
+    queries: str | None,
+) -> CompatPlan:
+    """:func:`plan_compat` with the default tie rule."""
     if profile == "trec":
         from sparkeval.measures.names import requested_labels
 

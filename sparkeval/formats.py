@@ -7,7 +7,8 @@ is made here once.
 * Hidden columns of the rows read from inputs: :data:`BAD` (a message for a row that
   could not be parsed, null otherwise: the job fails on it in the stage that reads
   it), :data:`DUPLICATE_FLAG` (near-duplicate flag of a run row), :data:`RUN_CODE`
-  (the integer code of a row's run; the engine ships codes, not run names) and
+  (the integer code of a row's run; the engine ships codes, not run names),
+  :data:`TIE_KEY` (the key that orders tied scores under ``--ties rank``) and
   :data:`SHIPPED_VALUE` (score of a run row or grade of a qrels row, in the one frame
   that ships both) and :data:`IS_QRELS` (whether a row of that frame is a qrels row).
 * Results: :func:`measure_column` names the wide rows' per-query value of measure i;
@@ -35,6 +36,12 @@ EMPTY_RUN_CODE = -2
 SHIPPED_VALUE = "_value"
 #: true on the qrels rows of the frame that ships run and qrels rows together
 IS_QRELS = "_is_qrels"
+#: a run row's tie key under a tie rule other than doc id (``EvalOptions.ties``): its rank
+#: (``rank``) or its place in the input (``input-order``); lower ranks first among tied scores
+TIE_KEY = "_tie"
+#: the tie rules (``--ties``): doc id descending (trec_eval's, the default), the run's rank
+#: column ascending, or the order of the input rows; the last two then by doc id descending
+TIE_RULES: tuple[str, ...] = ("doc-id", "rank", "input-order")
 #: the run id of a run without a run id column (a DataFrame, a table or a file)
 DEFAULT_RUN_ID = "run"
 

@@ -51,6 +51,7 @@ def evaluate(
     qrels_columns: str | Mapping[str, str] | None = None,
     buckets: int | None = None,
     near_duplicates: Any = None,
+    ties: str | None = None,
 ) -> Evaluation | LocalEvaluation:
     """Evaluate runs against qrels: Spark DataFrames on ``spark``, or, with ``spark=None``,
     pandas DataFrames or Arrow tables in this process (no JVM is started).
@@ -93,6 +94,11 @@ def evaluate(
         near_duplicates: ``doc_a, doc_b`` pairs (a Spark DataFrame on Spark, a pandas
             DataFrame or Arrow table in process): a doc that near-duplicates a
             higher-ranked doc gains nothing.
+        ties: how tied scores are ordered: ``doc-id`` (None, the default: doc id
+            descending, trec_eval's), ``rank`` (the run's rank column ascending, then
+            doc id descending; a run without a column named ``rank``, ``position`` or
+            ``pos`` is refused) or ``input-order`` (the table's row order, then doc id
+            descending; in process only, Spark does not keep a DataFrame's row order).
 
     Raises:
         sparkeval.errors.SparkevalError: bad input, option or measure name; also a
@@ -102,7 +108,7 @@ def evaluate(
         measures, compat=compat, relevance=relevance, relevance_threshold=relevance_threshold,
         relevant_only=relevant_only, queries=queries, rel_level=rel_level, depth=depth,
         names=names, run_ids=run_ids, run_columns=run_columns, qrels_columns=qrels_columns,
-        buckets=buckets, near_duplicates=near_duplicates,
+        buckets=buckets, near_duplicates=near_duplicates, ties=ties,
     )  # fmt: skip
     return evaluate_request(spark, run, qrels, request)
 
@@ -126,6 +132,7 @@ def evaluate_recommendations(
     truth_columns: str | Mapping[str, str] | None = None,
     buckets: int | None = None,
     near_duplicates: Any = None,
+    ties: str | None = None,
 ) -> Evaluation | LocalEvaluation:
     """Evaluate recommendations (user, item, score or rank) against a truth table
     (user, item[, rating]): :func:`evaluate` with the truth's columns mapped by
@@ -141,6 +148,7 @@ def evaluate_recommendations(
         relevant_only=relevant_only, queries=queries, rel_level=rel_level, depth=depth,
         names=names, run_ids=run_ids, run_columns=run_columns, qrels_columns=truth_columns,
         buckets=buckets, near_duplicates=near_duplicates, naming=_RECOMMENDATION_KEYWORDS,
+        ties=ties,
     )  # fmt: skip
     return evaluate_request(spark, recommendations, truth, request)
 
@@ -160,7 +168,8 @@ def evaluate_request(
 
     rule, naming = request.plan.relevance, request.naming
     ranks = request.plan.ranks(rank_only(list(run.columns), request.run_columns))
-    run_df = spark_run(run, request.run_columns, naming)
+    check_spark_ties(request.plan.ties)
+    run_df = spark_run(run, request.run_columns, naming, request.plan.ties)
     qrels_df = spark_qrels(qrels, rule, request.qrels_columns, naming)
     with without_call_sites():
         return evaluate_plan(
@@ -168,4 +177,17 @@ def evaluate_request(
             rel_level=request.options.rel_level, depth=request.options.depth,
             names=request.names, run_ids=request.run_ids, buckets=request.buckets,
             near_duplicates=request.near_duplicates, empty_runs=True, ranks=ranks,
+            ties=request.plan.ties,
         )  # fmt: skip
+
+
+def check_spark_ties(ties: str) -> None:
+    """Refuse ``input-order`` on Spark, naming the option: Spark does not keep the
+    order of a DataFrame's rows (nor of a dataset's files) through a shuffle."""
+    from sparkeval.errors import ConfigError
+
+    if ties == "input-order":
+        raise ConfigError(
+            "ties input-order: Spark does not keep the order of the input rows; use "
+            "ties rank (a rank column) or evaluate tables held in memory (spark=None)"
+        )

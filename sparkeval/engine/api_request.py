@@ -6,9 +6,11 @@ Every keyword means the same on both paths: ``compat`` picks a profile
 (:mod:`sparkeval.compat`: measures, query policy, relevance rule), ``relevance`` /
 ``relevance_threshold`` / ``relevant_only`` make the truth's ratings grades
 (:class:`~sparkeval.io.truth.RelevanceRule`), ``queries``, ``rel_level``, ``depth``,
-``names`` and ``run_ids`` are the engine's, and ``run_columns`` / ``qrels_columns``
-map columns. A bad value raises a :class:`~sparkeval.errors.SparkevalError` that is
-also a ``ValueError`` (or a ``TypeError`` for a value of the wrong type).
+``names`` and ``run_ids`` are the engine's, ``ties`` orders tied scores (``doc-id``,
+the default, ``rank`` or ``input-order``; :data:`sparkeval.formats.TIE_RULES`), and
+``run_columns`` / ``qrels_columns`` map columns. A bad value raises a
+:class:`~sparkeval.errors.SparkevalError` that is also a ``ValueError`` (or a
+``TypeError`` for a value of the wrong type).
 
 Example:
     >>> request = api_request("HitRate@10", compat="replay")
@@ -24,7 +26,7 @@ from typing import Any
 
 from sparkeval.compat import CompatPlan, plan_compat
 from sparkeval.engine.evaluation_report import NAME_STYLES, as_measures
-from sparkeval.engine.worker.assemble import EvalOptions
+from sparkeval.engine.worker.assemble import EvalOptions, check_ties_allowed
 from sparkeval.errors import ConfigError, OptionTypeError
 from sparkeval.io.columns import PYTHON_KEYWORDS, OptionNaming, parse_mapping
 from sparkeval.io.truth import RelevanceRule
@@ -74,6 +76,7 @@ def api_request(
     buckets: int | None = None,
     near_duplicates: Any = None,
     naming: OptionNaming = PYTHON_KEYWORDS,
+    ties: str | None = None,
 ) -> ApiRequest:
     """Check the keyword arguments of the API and resolve the profile.
 
@@ -107,8 +110,9 @@ def api_request(
         _check_type(key, mapping, (str, Mapping, type(None)))
         parse_mapping(mapping, kind)
     rule = RelevanceRule.from_options(relevance, relevance_threshold, relevant_only)
-    plan = plan_compat(compat, typed, rule, queries)
-    options = EvalOptions(queries=plan.queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
+    plan = plan_compat(compat, typed, rule, queries, ties)
+    check_ties_allowed(plan.ties, near_duplicates is not None)
+    options = EvalOptions(queries=plan.queries, rel_level=rel_level, depth=depth, ties=plan.ties)  # type: ignore[arg-type]
     labels = plan.labels() if names == "requested" else names
     return ApiRequest(
         plan, options, labels, run_ids, run_columns, qrels_columns, buckets, near_duplicates, naming

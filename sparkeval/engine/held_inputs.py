@@ -26,11 +26,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.errors import InputError, OptionTypeError
-from sparkeval.formats import DEFAULT_RUN_ID
+from sparkeval.errors import ConfigError, InputError, OptionTypeError
+from sparkeval.formats import DEFAULT_RUN_ID, TIE_KEY
 from sparkeval.io.columns import PYTHON_KEYWORDS, OptionNaming, parse_mapping, resolve_columns
 from sparkeval.io.direct import is_id_type
-from sparkeval.io.readers import NOT_UTF8, rank_column
+from sparkeval.io.readers import NOT_UTF8, no_rank_column_message, rank_column, tie_rank_column
 from sparkeval.io.truth import RelevanceRule, has_relevance
 from sparkeval.io.utf8_check import first_invalid_utf8, raw_value, shown_text
 
@@ -41,13 +41,19 @@ Columns = str | Mapping[str, str] | None
 
 
 def held_run(
-    data: Any, columns: Columns = None, naming: OptionNaming = PYTHON_KEYWORDS
+    data: Any,
+    columns: Columns = None,
+    naming: OptionNaming = PYTHON_KEYWORDS,
+    ties: str = "doc-id",
 ) -> pa.Table:
     """``run_id, query_id, doc_id, score`` (strings and float64) of a run table; a table
-    without a run id column is one run, ``run``."""
+    without a run id column is one run, ``run``.  Under the tie rules ``rank`` and
+    ``input-order`` a ``_tie`` column (float64) follows: the table's rank column, or
+    each row's place in the table (0 first)."""
     table = as_arrow(data, "run")
     source = "run table"
     mapping = parse_mapping(columns, "run")
+    tie = _tie_keys(table, source, ties)
     rank = rank_column(table.column_names, mapping)
     if rank is not None:  # the score -rank, as on Spark
         ranks = _values(table.column(rank), source, rank, whole=False)
@@ -61,7 +67,26 @@ def held_run(
     for name in ("query_id", "doc_id"):
         out[name] = _ids(table.column(found[name]), source, found[name])
     out["score"] = _values(table.column(found["score"]), source, found["score"], whole=False)
+    if tie is not None:
+        out[TIE_KEY] = tie
     return pa.table(out)
+
+
+def _tie_keys(table: pa.Table, source: str, ties: str) -> pa.ChunkedArray | None:
+    """The ``_tie`` column of :func:`held_run` (None under ``doc-id``).
+
+    Raises:
+        ConfigError: ``rank`` and the table has no rank column.
+        InputError: a rank that is not a finite number.
+    """
+    if ties == "input-order":
+        return pa.chunked_array([np.arange(table.num_rows, dtype=np.float64)], pa.float64())
+    if ties != "rank":
+        return None
+    rank = tie_rank_column(table.column_names)
+    if rank is None:
+        raise ConfigError(no_rank_column_message(source, table.column_names))
+    return _values(table.column(rank), source, rank, whole=False)
 
 
 def held_qrels(

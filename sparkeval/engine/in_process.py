@@ -119,7 +119,7 @@ def evaluate_held_request(
     columns = as_arrow(run, "run").column_names
     ranks = plan.ranks(rank_only(columns, request.run_columns))
     options = replace(request.options, ranks=ranks)  # type: ignore[arg-type]
-    every_row = held_run(run, request.run_columns, request.naming)
+    every_row = held_run(run, request.run_columns, request.naming, plan.ties)
     run_table = keep_held_rows(every_row, plan.min_score)
     qrels_table = held_qrels(qrels, plan.relevance, request.qrels_columns, request.naming)
     run_ids = request.run_ids

@@ -42,7 +42,7 @@ from sparkeval.engine.worker.assemble import EvalOptions
 from sparkeval.errors import InputError, clean_message
 from sparkeval.faults import in_local_evaluation
 from sparkeval.io.direct import read_unit
-from sparkeval.io.direct_input import DirectPlan
+from sparkeval.io.direct_input import DirectPlan, NotDirect
 from sparkeval.io.locate import with_line_number
 from sparkeval.measures.near_dup import check_flags_available
 
@@ -82,6 +82,8 @@ def evaluate_direct(
         NotDirect: a value for Spark's readers to judge.
         InputError: a bad row, named as on Spark (file and line where it has one).
     """
+    if plan.ties != "doc-id":
+        raise NotDirect(f"--ties {plan.ties} needs the runs' rank columns")
     if names == "requested":
         names = plan.labels()
     options = EvalOptions(queries=plan.queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from sparkeval.errors import OptionTypeError
-from sparkeval.formats import BAD
+from sparkeval.errors import ConfigError, OptionTypeError
+from sparkeval.formats import BAD, TIE_KEY
 from sparkeval.io.columns import PYTHON_KEYWORDS, OptionNaming, parse_mapping, resolve_columns
-from sparkeval.io.readers import recommendation_shapes
+from sparkeval.io.readers import no_rank_column_message, recommendation_shapes, tie_rank_column
 from sparkeval.io.truth import RelevanceRule, truth_to_qrels
 
 if TYPE_CHECKING:
@@ -34,10 +34,18 @@ Columns = str | Mapping[str, str] | None
 
 
 def spark_run(
-    df: DataFrame, columns: Columns = None, naming: OptionNaming = PYTHON_KEYWORDS
+    df: DataFrame,
+    columns: Columns = None,
+    naming: OptionNaming = PYTHON_KEYWORDS,
+    ties: str = "doc-id",
 ) -> DataFrame:
     """The run ``df`` with canonical column names (``[run_id,] query_id, doc_id, score``);
-    a frame of the readers (with ``_bad``) as it is."""
+    a frame of the readers (with ``_bad``) as it is.  Under ``ties="rank"`` the frame's
+    rank column (:func:`~sparkeval.io.readers.tie_rank_column`) follows as ``_tie``.
+
+    Raises:
+        ConfigError: ``ties="rank"`` and the frame has no rank column.
+    """
     _check_frame(df, "run")
     if BAD in df.columns:
         return df
@@ -46,7 +54,12 @@ def spark_run(
     found = resolve_columns(
         list(shaped.columns), "run", parse_mapping(columns, "run"), source, naming
     )
-    return _canonical(shaped, found)
+    if ties != "rank":
+        return _canonical(shaped, found)
+    rank = tie_rank_column(list(shaped.columns))
+    if rank is None:
+        raise ConfigError(no_rank_column_message(source, list(shaped.columns)))
+    return _canonical(shaped, {**found, TIE_KEY: rank}, force=True)
 
 
 def spark_qrels(
@@ -77,10 +90,10 @@ def _check_frame(given: object, kind: str) -> None:
         )
 
 
-def _canonical(df: DataFrame, found: Mapping[str, str]) -> DataFrame:
+def _canonical(df: DataFrame, found: Mapping[str, str], force: bool = False) -> DataFrame:
     """``df``'s columns ``found`` ({canonical: source}) under their canonical names;
-    ``df`` itself when they have them already."""
-    if all(canonical == source for canonical, source in found.items()):
+    ``df`` itself when they have them already (unless ``force``)."""
+    if not force and all(canonical == source for canonical, source in found.items()):
         return df
     from pyspark.sql import functions as F
 

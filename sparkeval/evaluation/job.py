@@ -211,6 +211,7 @@ def _evaluate_spark_read(
         config.run_column_map(),
         config.where,
         check_rows=False,
+        ties=plan.ties,
     )
     qrels_format = config.qrels_format or config.format
     qrels_df = read_truth(
@@ -231,7 +232,7 @@ def _evaluate_spark_read(
     ranks = run_ranks(spark, config, plan)
     evaluation = _evaluate_with_plan(
         spark, config, plan, run_df, qrels_df, run_ids=run_ids, near_duplicates=pairs_df,
-        ranks=ranks,
+        ranks=ranks, ties=plan.ties,
     )  # fmt: skip
     gaps = sum(r["queries"].get("rank_gaps", 0) for r in evaluation.report["runs"].values())
     if gaps:
@@ -287,6 +288,8 @@ def direct_read_refusal(
         return "a relevance rule other than the grades (--relevance, --compat) is applied by Spark"
     if plan.min_score is not None:
         return "a minimum score of the recommendations (--relevance-threshold) is applied by Spark"
+    if plan.ties != "doc-id":
+        return f"--ties {plan.ties} needs the runs' rank columns"
     return None
 
 

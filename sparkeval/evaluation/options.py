@@ -13,8 +13,9 @@ from typing import Any, Self
 from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
 from sparkeval.engine.local_processes import MAX_WORKERS as MAX_LOCAL_WORKERS
 from sparkeval.engine.local_processes import PARALLEL_BYTES
-from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions
+from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions, check_ties_allowed
 from sparkeval.errors import ConfigError
+from sparkeval.formats import TIE_RULES
 from sparkeval.io.columns import parse_mapping
 from sparkeval.io.readers import FORMATS, TABLE_PREFIX
 from sparkeval.io.sql_text import check_condition, check_table_name
@@ -128,6 +129,14 @@ class EvaluateConfig(OutputJobConfig):
         "judged (with --compat recommenders and a threshold: the truth, not the "
         "recommendations, is filtered by it)",
     )
+    ties: str = option(
+        "doc-id",
+        choices=TIE_RULES,
+        help="how tied scores are ordered: doc-id (default: doc id descending, trec_eval's) "
+        "or rank (the run's rank: a TREC run's rank field, a table's rank, position or pos "
+        "column, ascending; then doc id descending); input-order is for tables held in "
+        "memory (the Python API without a session)",
+    )
     near_duplicates: str | None = input_path(
         "near-duplicate pairs doc_a, doc_b (e.g. the pairs.parquet of 'sparkeval "
         "near-duplicates'): a doc that near-duplicates a higher-ranked doc gains nothing, "
@@ -204,10 +213,22 @@ class EvaluateConfig(OutputJobConfig):
         except ValueError as exc:
             raise ConfigError(f"key 'measures': {exc}") from None
         EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]
+        self._check_ties()
         plan = self.plan()
         if not self.near_duplicates:
             check_flags_available(plan.measures, "--near-duplicates PATH (key 'near_duplicates')")
         return self
+
+    def _check_ties(self) -> None:
+        """Refuse, by name, the tie rules the inputs of this command cannot honour."""
+        if self.ties == "input-order":
+            raise ConfigError(
+                "key 'ties': input-order keeps the order of rows held in memory (the Python "
+                "API without a session); files and tables read here have no row order that "
+                "survives their reading in parts: use --ties rank (a rank column or a TREC "
+                "run's rank field)"
+            )
+        check_ties_allowed(self.ties, bool(self.near_duplicates))
 
     def input_paths(self) -> list[str]:
         """Every input path (runs, qrels, near-duplicate pairs), for output-path checks;
@@ -277,7 +298,7 @@ class EvaluateConfig(OutputJobConfig):
             self.relevance, self.relevance_threshold, self.relevant_only
         )
         queries = None if self.compat != "trec" and self.queries == "qrels" else self.queries
-        return plan_compat(self.compat, list(self.measures), rule, queries)
+        return plan_compat(self.compat, list(self.measures), rule, queries, self.ties)
 
 
 def _whole(value: Any, key: str, minimum: int, maximum: int | None = None) -> None:

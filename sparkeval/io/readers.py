@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sparkeval.errors import InputError
-from sparkeval.formats import BAD
+from sparkeval.errors import ConfigError, InputError
+from sparkeval.formats import BAD, TIE_KEY
 from sparkeval.io.columns import DOC_NAMES, SCORE_NAMES, parse_mapping, resolve_columns
 from sparkeval.io.sql_text import check_table_name, spark_condition
 from sparkeval.io.streams import DECOMPRESS_ERRORS, open_decompressed, suffix_from_content
@@ -249,8 +249,10 @@ def _bad_line(path: str, condition, reason: str):
     return F.when(~F.col("_utf8"), message(NOT_UTF8)).when(condition, message(reason))
 
 
-def read_trec_run(spark: SparkSession, path: str):
-    """Read a TREC run; the run id is the tag of the first line (as trec_eval does)."""
+def read_trec_run(spark: SparkSession, path: str, ties: str = "doc-id"):
+    """Read a TREC run; the run id is the tag of the first line (as trec_eval does).
+    Under ``ties="rank"`` the rank field (the fourth) becomes the ``_tie`` column, and
+    a line whose rank is not a number is refused."""
     from pyspark.sql import functions as F
 
     rows = _trec_lines(spark, path)
@@ -270,12 +272,20 @@ def read_trec_run(spark: SparkSession, path: str):
         (F.size("_f") < 6) | score.isNull(),
         "expected 'qid Q0 docno rank score tag' with a numeric score",
     )
+    tie = []
+    if ties == "rank":
+        rank = F.get(F.col("_f"), 3).try_cast(spark_type("double"))
+        unusable = rank.isNull() | F.isnan(rank) | (F.abs(rank) == float("inf"))
+        why = "the rank field is not a finite number (--ties rank orders ties by it)"
+        bad = F.coalesce(bad, _bad_line(path, unusable, why))
+        tie = [rank.alias(TIE_KEY)]
     df = rows.select(
         F.lit(run_id).alias("run_id"),
         F.get(F.col("_f"), 0).alias("query_id"),
         F.get(F.col("_f"), 2).alias("doc_id"),
         score.alias("score"),
         bad.alias(BAD),
+        *tie,
     )
     return df, (run_id,)
 
@@ -779,12 +789,19 @@ def numeric_column(
     return value, F.when(cond, message)
 
 
-def run_frame(table, cols: Mapping[str, str], source: str, run_col, decoded: bool):
+def run_frame(
+    table, cols: Mapping[str, str], source: str, run_col, decoded: bool, ties: str = "doc-id"
+):
     """``run_id, query_id, doc_id, score, _bad`` from a table with resolved columns ``cols``.
 
     ``run_col`` is the run id expression (a column of the table or a literal); ids
     become strings and a score that is not a number gets its ``_bad`` message, as does
-    an id that is not UTF-8 text (``decoded``: see :func:`invalid_text_ids`).
+    an id that is not UTF-8 text (``decoded``: see :func:`invalid_text_ids`).  Under
+    ``ties="rank"`` the table's rank column (:func:`tie_rank_column`) follows as
+    ``_tie``, a rank that is not a number getting its ``_bad`` message.
+
+    Raises:
+        ConfigError: ``ties="rank"`` and the table has no rank column.
     """
     from pyspark.sql import functions as F
 
@@ -794,12 +811,22 @@ def run_frame(table, cols: Mapping[str, str], source: str, run_col, decoded: boo
     )
     id_cols = [cols[c] for c in ("run_id", "query_id", "doc_id") if c in cols]
     bad = F.coalesce(invalid_text_ids(table, id_cols, source, decoded), bad)
+    tie = []
+    if ties == "rank":
+        rank_name = tie_rank_column(table.columns)
+        if rank_name is None:
+            raise ConfigError(no_rank_column_message(source, table.columns))
+        keys = (cols["query_id"], cols["doc_id"])
+        rank, rank_bad = numeric_column(table, source, rank_name, keys, integer=False)
+        bad = F.coalesce(bad, rank_bad)
+        tie = [rank.alias(TIE_KEY)]
     return table.select(
         run_col.alias("run_id"),
         id_column(cols["query_id"]).alias("query_id"),
         id_column(cols["doc_id"]).alias("doc_id"),
         score.alias("score"),
         bad.alias(BAD),
+        *tie,
     )
 
 
@@ -822,6 +849,26 @@ def rank_column(columns: Sequence[str], mapping: Mapping[str, str]) -> str | Non
     if "score" in mapping or any(n in lower for n in SCORE_NAMES):
         return None
     return next((lower[n] for n in RANK_NAMES if n in lower), None)
+
+
+def tie_rank_column(columns: Sequence[str]) -> str | None:
+    """The rank column (by name: ``rank``, ``position``, ``pos``, any case) whose values
+    order tied scores under ``--ties rank``, score column or not; None without one.
+
+    Example:
+        >>> tie_rank_column(["user_id", "item_id", "score", "Rank"])
+        'Rank'
+    """
+    lower = {c.lower(): c for c in columns}
+    return next((lower[n] for n in RANK_NAMES if n in lower), None)
+
+
+def no_rank_column_message(source: str, columns: Sequence[str]) -> str:
+    """The refusal of ``--ties rank`` for a run table without a rank column."""
+    return (
+        f"{source}: ties rank orders tied scores by the run's rank column, and it has none "
+        f"(a column named {', '.join(RANK_NAMES)}; columns are: {', '.join(columns)})"
+    )
 
 
 def rank_only(columns: Sequence[str], mapping: str | Mapping[str, str] | None = None) -> bool:
@@ -889,8 +936,10 @@ def read_run(
     columns: str | Mapping[str, str] | None = None,
     where: str | None = None,
     check_rows: bool = True,
+    ties: str = "doc-id",
 ) -> RunInput:
-    """Read one run input into ``run_id, query_id, doc_id, score, _bad``.
+    """Read one run input into ``run_id, query_id, doc_id, score, _bad`` (and ``_tie``,
+    its ranks, under ``ties="rank"``: :func:`read_trec_run`, :func:`run_frame`).
 
     Without a run id column (or TREC tag) the file name without extension is the run id.
     ``where`` filters a table's rows first (SQL over its own columns).  ``check_rows``
@@ -903,7 +952,7 @@ def read_run(
     fmt = detect_format(path, fmt)
     if fmt == "trec":
         _no_where_for_text(path, where)
-        df, run_ids = read_trec_run(spark, path)
+        df, run_ids = read_trec_run(spark, path, ties)
         return RunInput(path, df, run_ids)
     table = recommendation_shapes(read_table(spark, path, fmt, where=where), columns, path)
     cols = resolve_columns(table.columns, "run", parse_mapping(columns, "run"), path)
@@ -914,7 +963,7 @@ def read_run(
         run_col = F.lit(default_run_id(path))
         empty = check_rows and table.first() is None
         run_ids = () if empty else (default_run_id(path),)
-    df = run_frame(table, cols, path, run_col, fmt in DECODED_FORMATS)
+    df = run_frame(table, cols, path, run_col, fmt in DECODED_FORMATS, ties)
     if not run_ids:
         raise InputError(no_rows_message(path, "run", where))
     return RunInput(path, df, run_ids)
@@ -978,12 +1027,13 @@ def read_runs(
     columns: str | Mapping[str, str] | None = None,
     where: str | None = None,
     check_rows: bool = True,
+    ties: str = "doc-id",
 ):
     """Read and union several run inputs; two inputs may not share a run id
-    (``check_rows``: as for :func:`read_run`)."""
+    (``check_rows`` and ``ties``: as for :func:`read_run`)."""
     if not paths:
         raise InputError("no run given (use --run PATH or --run-table NAME)")
-    inputs = [read_run(spark, p, fmt, columns, where, check_rows) for p in paths]
+    inputs = [read_run(spark, p, fmt, columns, where, check_rows, ties) for p in paths]
     owner: dict[str, str] = {}
     for item in inputs:
         for run_id in item.run_ids:

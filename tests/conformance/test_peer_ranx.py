@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
 from sparkeval.errors import MeasureError
@@ -250,19 +251,38 @@ def test_hits(run, truth, mean) -> None:
     assert means["hits@5"] == mean
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ranx keeps the input order of tied scores; sparkeval orders them by doc id "
-    "descending (trec_eval's order), so these rankings, all scored 1, read 7, 5, 4, 3, 2, 1",
-)
+# ranx keeps the input order of tied scores: with ties="input-order" (the table's row
+# order) or ties="rank" (each doc's place in ranx's array as its rank) sparkeval reads
+# these rankings, all scored 1, as ranx does
+TIED_CASES = [
+    pytest.param("precision@5", 3 / 5, id="evaluate_test.py::test_precision_single"),
+    pytest.param("map@6", 0.525, id="evaluate_test.py::test_average_precision"),
+]
+
+
+def _tied_run() -> pd.DataFrame:
+    """HITS_RUN's q1 as ranx's arrays are written: every score 1, the docs in order."""
+    run = scored({"q1": dict.fromkeys(HITS_RUN["q1"], 1.0)})
+    return run.assign(rank=range(1, len(run) + 1))
+
+
+@pytest.mark.parametrize("ties", ["input-order", "rank"])
+@pytest.mark.parametrize(("name", "want"), TIED_CASES)
+def test_tied_scores_in_input_order(name: str, want: float, ties: str) -> None:
+    _, means = values(_tied_run(), relevant({"q1": HITS_TRUTH["q1"]}), [name], ties=ties)
+    close(means[name], want)
+
+
 @pytest.mark.parametrize(
     ("name", "want"),
     [
-        pytest.param("precision@5", 3 / 5, id="evaluate_test.py::test_precision_single"),
-        pytest.param("map@6", 0.525, id="evaluate_test.py::test_average_precision"),
+        # by hand: the docs read 7, 5, 4, 3, 2, 1 (doc id descending); hits 5, 4, 1 at
+        # ranks 2, 3 and 6 of the four relevant docs 1, 4, 5, 6
+        pytest.param("precision@5", 2 / 5, id="precision@5"),
+        pytest.param("map@6", (1 / 2 + 2 / 3 + 3 / 6) / 4, id="map@6"),
     ],
 )
-def test_tied_scores_in_input_order(name: str, want: float) -> None:
-    run = {"q1": dict.fromkeys(HITS_RUN["q1"], 1.0)}  # ranx's arrays as written: scores 1
-    _, means = values(scored(run), relevant({"q1": HITS_TRUTH["q1"]}), [name])
+def test_tied_scores_by_default_in_doc_id_order(name: str, want: float) -> None:
+    """The default tie rule is trec_eval's, not ranx's (a pinned difference)."""
+    _, means = values(_tied_run(), relevant({"q1": HITS_TRUTH["q1"]}), [name])
     close(means[name], want)

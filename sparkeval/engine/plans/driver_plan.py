@@ -40,6 +40,7 @@ from sparkeval.formats import (
     DEFAULT_RUN_ID,
     IS_QRELS,
     SHIPPED_VALUE,
+    TIE_KEY,
     found_run_ids,
 )
 from sparkeval.io.readers import GRADE_BOUND, ID_TYPES, NUMERIC_TYPES
@@ -80,17 +81,22 @@ def collects_in_one_task(estimated_bytes: int | None) -> bool:
 
 def _driver_rows(run_df: DataFrame, qrels_df: DataFrame, checked_value) -> DataFrame:
     """Run rows and qrels rows as one frame: ``run_id`` (null on qrels rows),
-    ``query_id, doc_id, _value`` and ``_is_qrels``; ``checked_value(name)`` fails the
+    ``query_id, doc_id, _value`` and ``_is_qrels`` (and ``_tie``, null on qrels rows,
+    when the run rows have tie keys); ``checked_value(name)`` fails the
     job on a row carrying a ``_bad`` message."""
     from pyspark.sql import functions as F
 
+    ties = TIE_KEY in run_df.columns
+
     def rows(df: DataFrame, run_id: Column, value: str, is_qrels: bool) -> DataFrame:
+        tie = F.lit(None).cast(spark_type("double")) if is_qrels else F.col(TIE_KEY)
         return df.select(
             run_id.cast(spark_type("string")).alias("run_id"),
             "query_id",
             "doc_id",
             checked_value(value).cast(spark_type("double")).alias(SHIPPED_VALUE),
             F.lit(is_qrels).alias(IS_QRELS),
+            *([tie.alias(TIE_KEY)] if ties else []),
         )
 
     return rows(run_df, F.col("run_id"), "score", False).unionByName(
@@ -109,6 +115,7 @@ def _split(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
             "query_id": run.column("query_id"),
             "doc_id": run.column("doc_id"),
             "score": run.column(SHIPPED_VALUE),
+            **({TIE_KEY: run.column(TIE_KEY)} if TIE_KEY in run.column_names else {}),
         }
     )
     qrels_table = pa.table(

@@ -76,7 +76,7 @@ from sparkeval.engine.transport.arrow_exchange import buckets_for, direct_payloa
 from sparkeval.engine.transport.early_pieces import DRIVER_READ_KEY, read_pieces
 from sparkeval.engine.transport.per_query_writer import write_per_query
 from sparkeval.engine.transport.result_files import ResultFiles, new_results_directory
-from sparkeval.engine.worker.assemble import EvalOptions, per_query_indexes
+from sparkeval.engine.worker.assemble import EvalOptions, check_ties_allowed, per_query_indexes
 from sparkeval.engine.worker.exact_summary import combine
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
 from sparkeval.errors import (
@@ -93,6 +93,7 @@ from sparkeval.formats import (
     EMPTY_RUN_CODE,
     RUN_CODE,
     SHIPPED_VALUE,
+    TIE_KEY,
     found_run_ids,
     measure_column,
 )
@@ -293,6 +294,8 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
     from pyspark.sql import functions as F
 
     columns = _RUN_COLUMNS if kind == "run" else _QRELS_COLUMNS
+    if kind == "run" and TIE_KEY in df.columns:
+        columns = (*columns, TIE_KEY)  # the tie keys of --ties rank travel with the rows
     if BAD in df.columns:
         return df.select(*columns)
     missing = [c for c in columns if c != BAD and c not in df.columns]
@@ -302,13 +305,15 @@ def _normalised(df: DataFrame, kind: str, value: str, integer: bool):
             f"columns are: {', '.join(df.columns)}"
         )
     source = f"{kind} DataFrame"
-    ids = [c for c in columns if c not in (BAD, value)]
+    ids = [c for c in columns if c not in (BAD, value, TIE_KEY)]
     check_id_types(df, ids, source)
     number, bad = numeric_column(df, source, value, ("query_id", "doc_id"), integer)
     bad = F.coalesce(invalid_text_ids(df, ids, source, decoded=False), bad)
     typed = F.when(bad.isNull(), number.cast(spark_type("long"))) if integer else number
-    built = {c: id_column(c) for c in columns if c not in (BAD, value)}
+    built = {c: id_column(c) for c in columns if c not in (BAD, value, TIE_KEY)}
     built.update({value: typed, BAD: bad})
+    if TIE_KEY in columns:
+        built[TIE_KEY] = F.col(TIE_KEY).cast(spark_type("double"))
     return df.select(*(built[c].alias(c) for c in columns))
 
 
@@ -336,15 +341,17 @@ def _shipped(run_df: DataFrame, qrels_df: DataFrame | None, run_ids: Sequence[st
     Columns ``_run`` (int code into ``run_ids``; -1 marks a qrels row, -2 a run row
     without a run id and null one whose run is not among ``run_ids``),
     ``query_id``, ``doc_id``, ``_value`` (score, or the grade as a double: grades are
-    whole numbers within ±1e9, exact in a double) and ``_dup`` when near-duplicate
-    flags are present.  No run names and no ``_bad`` messages travel: bad rows fail
-    in the stage that reads them.
+    whole numbers within ±1e9, exact in a double), ``_dup`` when near-duplicate
+    flags are present and ``_tie`` when the run rows have tie keys (``--ties rank``).
+    No run names and no ``_bad`` messages travel: bad rows fail in the stage that
+    reads them.
     """
     run_rows = _shipped_run_rows(run_df, run_ids)
     if qrels_df is None:
         return run_rows
     flags = DUPLICATE_FLAG in run_df.columns
-    return run_rows.unionByName(_shipped_qrels_rows(qrels_df, flags, with_code=True))
+    ties = TIE_KEY in run_df.columns
+    return run_rows.unionByName(_shipped_qrels_rows(qrels_df, flags, with_code=True, ties=ties))
 
 
 def _shipped_parts(
@@ -366,7 +373,8 @@ def _shipped_parts(
     ]
     if qrels_df is not None:
         flags = DUPLICATE_FLAG in run_df.columns
-        qrels_rows = _shipped_qrels_rows(qrels_df, flags, with_code=False)
+        ties = TIE_KEY in run_df.columns
+        qrels_rows = _shipped_qrels_rows(qrels_df, flags, with_code=False, ties=ties)
         parts.append(local_handoff.FramePart(qrels_rows, (RUN_CODE, _QRELS_ROW)))
     return parts
 
@@ -388,12 +396,14 @@ def _shipped_run_rows(run_df: DataFrame, run_ids: Sequence[str]):
         "doc_id",
         _failing_bad_rows("score").cast(spark_type("double")).alias(SHIPPED_VALUE),
         *([F.col(DUPLICATE_FLAG)] if flags else []),
+        *([F.col(TIE_KEY)] if TIE_KEY in run_df.columns else []),
     )
 
 
-def _shipped_qrels_rows(qrels_df: DataFrame, flags: bool, with_code: bool):
+def _shipped_qrels_rows(qrels_df: DataFrame, flags: bool, with_code: bool, ties: bool = False):
     """The qrels rows of :func:`_shipped` (without their ``_run`` column of ``-1``
-    unless ``with_code``; with a null ``_dup`` column when the run rows have flags)."""
+    unless ``with_code``; with a null ``_dup`` column when the run rows have flags, and
+    a null ``_tie`` column when they have tie keys)."""
     from pyspark.sql import functions as F
 
     return qrels_df.select(
@@ -402,6 +412,7 @@ def _shipped_qrels_rows(qrels_df: DataFrame, flags: bool, with_code: bool):
         "doc_id",
         _failing_bad_rows("relevance").cast(spark_type("double")).alias(SHIPPED_VALUE),
         *([F.lit(None).cast(spark_type("boolean")).alias(DUPLICATE_FLAG)] if flags else []),
+        *([F.lit(None).cast(spark_type("double")).alias(TIE_KEY)] if ties else []),
     )
 
 
@@ -447,6 +458,7 @@ def evaluate(
     ready: ReadyPieces | None = None,
     empty_runs: bool = False,
     ranks: str | None = None,
+    ties: str = "doc-id",
 ) -> Evaluation:
     """Evaluate runs against qrels on Spark; nothing is written.
 
@@ -478,6 +490,9 @@ def evaluate(
             of raising :class:`~sparkeval.errors.EmptyRunError`.
         ranks: the run's scores are ``-rank`` of a rank column, read as an ``order``
             or as the ``position`` itself (``EvalOptions.ranks``); None: scores.
+        ties: how tied scores are ordered (``EvalOptions.ties``): ``doc-id``, or ``rank``
+            by the run rows' ``_tie`` column (the readers' rank, ``--ties rank``); the
+            rows are then read by Spark's readers, not by the workers.
 
     Returns:
         An :class:`Evaluation`; its per-query results are cached until ``unpersist()``.
@@ -488,7 +503,15 @@ def evaluate(
         ev.summary.show()
     """
 
-    options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth, ranks=ranks)  # type: ignore[arg-type]
+    options = EvalOptions(queries=queries, rel_level=rel_level, depth=depth, ranks=ranks, ties=ties)  # type: ignore[arg-type]
+    if ties != "doc-id" and direct is not None:
+        raise ValueError("direct inputs carry no tie keys: read them with Spark's readers")
+    check_ties_allowed(ties, near_duplicates is not None)
+    if ties != "doc-id" and run_df is not None and TIE_KEY not in run_df.columns:
+        raise ConfigError(
+            f"ties {ties}: the run DataFrame has no {TIE_KEY} column (read the run with "
+            "sparkeval.evaluate or the readers' ties='rank')"
+        )
     measure_list = as_measures(measures)
     names = name_labels(measures, names)
     out_names = output_names(measure_list, names, rel_level)
@@ -497,7 +520,7 @@ def evaluate(
 
     estimate = None if direct is None else direct.size
     scanned = None
-    if direct is None and near_duplicates is None and run_ids is None:
+    if direct is None and near_duplicates is None and run_ids is None and ties == "doc-id":
         # DataFrames that only scan Parquet files: the workers read the files themselves;
         # a scan's estimate needs no optimizer, other plans get the optimised one below
         estimate = plan_bytes(run_df, qrels_df, optimized=False)
@@ -727,16 +750,18 @@ def _evaluate_spark_read_frames(
     from pyspark.sql import functions as F
 
     in_driver = pairs is None and fits_in_driver(estimate)
+    untied = TIE_KEY not in run_df.columns  # the plain rows carry no tie keys
     # inputs of unknown size (an RDD made a DataFrame): maybe small, which reading a
     # list's rows back, or one job collecting at most PROBE_ROWS + 1 rows of each of
     # few partitions, tells
     probe = (
-        pairs is None
+        untied
+        and pairs is None
         and not in_driver
         and probed(estimate)
         and (few_partitions(run_df, qrels_df) or made_of_lists(run_df, qrels_df))
     )
-    if in_driver or probe:
+    if (in_driver and untied) or probe:
         task = (measure_list, options, run_ids)
         limit = PROBE_ROWS if probe else None
         plain = evaluate_plain_in_driver(spark, run_df, qrels_df, task, estimate, limit)

@@ -5,7 +5,9 @@ This is the body of the Spark UDF and, unchanged, the single-process evaluator:
 rows of those queries) and returns one *wide* row per ``(run_id, query_id)``.
 
 Ordering is decided here and only here: score descending, ties broken by doc_id
-descending in code-point order (equal to trec_eval's byte-wise ``strcmp`` on UTF-8).
+descending in code-point order (equal to trec_eval's byte-wise ``strcmp`` on UTF-8);
+under another tie rule (``EvalOptions.ties``) tied scores are first ordered by the
+run's ``_tie`` column ascending (its rank, or its place in the input), then by doc_id.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from sparkeval.formats import (
     DUPLICATE_FLAG,
     EMPTY_RUN_CODE,
     RUN_CODE,
+    TIE_KEY,
+    TIE_RULES,
     measure_column,
 )
 from sparkeval.measures import GMEAN_FLOOR, NONPOOL, UNJUDGED, Measure, RankedBatch
@@ -54,6 +58,9 @@ META_COLUMNS: tuple[str, ...] = (
 #: how a rank-only run's ranks (its scores are ``-rank``) give positions
 RankReading = Literal["order", "position"]
 RANK_READINGS: tuple[str, ...] = ("order", "position")
+#: how tied scores are ordered: by doc id descending (trec_eval's), by the run's rank
+#: column ascending, or in the order of the input rows (then by doc id descending)
+TieRule = Literal["doc-id", "rank", "input-order"]
 
 
 @dataclass(frozen=True)
@@ -73,12 +80,16 @@ class EvalOptions:
             as the positions themselves (RecTools;
             :mod:`sparkeval.engine.worker.rank_positions`; every measure needs a cutoff,
             and the lists are cut at the largest one unless a measure reads past it).
+        ties: how tied scores are ordered: ``doc-id`` (doc id descending, trec_eval's),
+            ``rank`` or ``input-order`` (the run's ``_tie`` column ascending: its rank,
+            or its row's place in the input; then doc id descending).
     """
 
     queries: QueryPolicy = "qrels"
     rel_level: int = 1
     depth: int | None = None
     ranks: RankReading | None = None
+    ties: TieRule = "doc-id"
 
     def __post_init__(self) -> None:
         if self.queries not in QUERY_POLICIES:
@@ -92,6 +103,24 @@ class EvalOptions:
         if self.ranks is not None and self.ranks not in RANK_READINGS:
             readings = ", ".join(RANK_READINGS)
             raise ConfigError(f"ranks must be one of {readings}, got {self.ranks!r}")
+        check_tie_rule(self.ties)
+
+
+def check_tie_rule(ties: object) -> None:
+    """Raise a :class:`ConfigError` naming the option unless ``ties`` is a tie rule."""
+    if ties not in TIE_RULES:
+        raise ConfigError(f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}")
+
+
+def check_ties_allowed(ties: str, near_duplicates: bool) -> None:
+    """Refuse, naming the option, a tie rule other than ``doc-id`` with near-duplicate
+    pairs: a near-duplicate is flagged against the docs ranked above it in the doc id
+    tie order."""
+    if ties != "doc-id" and near_duplicates:
+        raise ConfigError(
+            f"ties {ties}: near-duplicate pairs are flagged in the doc id tie order; "
+            "use ties doc-id with near_duplicates"
+        )
 
 
 _RUN_TYPES = {
@@ -173,7 +202,8 @@ def _check_nulls(
         for col in table.column_names:
             if col != BAD and table.column(col).null_count:
                 row = _first_row(table, pc.is_null(table.column(col)), run_ids)
-                _raise(f"{name} row with empty {col}: {row}", in_worker)
+                label = "rank (ties rank)" if col == TIE_KEY else col
+                _raise(f"{name} row with empty {label}: {row}", in_worker)
     nan = pc.is_nan(run.column("score"))
     if pc.any(nan).as_py():
         row = _first_row(run, nan, run_ids)
@@ -236,6 +266,20 @@ def _grades_by_query(q_local: np.ndarray, grades: np.ndarray, n_queries: int):
     return starts.astype(np.int64), grades[order]
 
 
+def _ranked_order(run: pa.Table, seg_code: np.ndarray, ties: str) -> np.ndarray:
+    """The run rows' indices in ranked order: segment, score descending, then (tie rules
+    other than ``doc-id``) the tie key ascending, then doc_id descending (byte-wise, as
+    trec_eval)."""
+    columns = {"s": seg_code, "score": run.column("score")}
+    keys = [("s", "ascending"), ("score", "descending")]
+    if ties != "doc-id":
+        columns["tie"] = run.column(TIE_KEY)
+        keys.append(("tie", "ascending"))
+    columns["doc"] = run.column("doc_id")
+    keys.append(("doc", "descending"))
+    return pc.sort_indices(pa.table(columns), sort_keys=keys).to_numpy()
+
+
 def evaluate_tables(
     run: pd.DataFrame | pa.Table,
     qrels: pd.DataFrame | pa.Table,
@@ -266,9 +310,16 @@ def evaluate_tables(
     coded = isinstance(run, pa.Table) and RUN_CODE in run.column_names
     if coded and run_ids is None:
         raise ValueError(f"a {RUN_CODE!r} column needs run_ids")
-    has_dup = DUPLICATE_FLAG in (run.column_names if isinstance(run, pa.Table) else run.columns)
-    types = _CODED_RUN_TYPES if coded else _RUN_TYPES
-    run = _as_table(run, {**types, DUPLICATE_FLAG: pa.bool_()} if has_dup else types)
+    present = run.column_names if isinstance(run, pa.Table) else list(run.columns)
+    has_dup = DUPLICATE_FLAG in present
+    types = dict(_CODED_RUN_TYPES if coded else _RUN_TYPES)
+    if has_dup:
+        types[DUPLICATE_FLAG] = pa.bool_()
+    if options.ties != "doc-id":
+        if TIE_KEY not in present and (run.num_rows if isinstance(run, pa.Table) else len(run)):
+            raise ConfigError(f"ties {options.ties}: the run rows carry no {TIE_KEY} column")
+        types[TIE_KEY] = pa.float64()
+    run = _as_table(run, types)
     if not has_dup and run.num_rows:
         check_flags_available(measures, "a boolean run column _dup")
     qrels = _as_table(qrels, _QRELS_TYPES)
@@ -318,11 +369,7 @@ def evaluate_tables(
             in_worker,
         )
 
-    # --- rank: segment, score desc, doc_id desc (byte-wise, as trec_eval) ----------
-    order = pc.sort_indices(
-        pa.table({"s": seg_code, "score": run.column("score"), "doc": run.column("doc_id")}),
-        sort_keys=[("s", "ascending"), ("score", "descending"), ("doc", "descending")],
-    ).to_numpy()
+    order = _ranked_order(run, seg_code, options.ties)
     seg_sorted = seg_code[order]
     ret_rows = np.bincount(seg_sorted, minlength=len(all_seg))
     starts_all = np.concatenate(([0], np.cumsum(ret_rows)))
