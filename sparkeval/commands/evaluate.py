@@ -64,11 +64,6 @@ def needs_spark(config: EvaluateConfig) -> str | None:
         config.run, config.qrels_input(), run_format, config.qrels_format or config.format
     ):
         return "only Parquet, TREC, CSV and TSV inputs are read without Spark"
-    if config.append_to:
-        from sparkeval.summary_table import is_path_target
-
-        if not is_path_target(config.append_to):
-            return "--append-to a catalog table needs Spark"
     return None
 
 

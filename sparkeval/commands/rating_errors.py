@@ -43,11 +43,6 @@ def needs_spark(config: RatingErrorsConfig) -> str | None:
         return "catalog tables are read through Spark"
     if any(detect_format(path, config.format) == "jsonl" for path in paths):
         return "JSON Lines inputs are read by Spark"
-    if config.append_to:
-        from sparkeval.summary_table import is_path_target
-
-        if not is_path_target(config.append_to):
-            return "--append-to a catalog table needs Spark"
     return lp_needs_spark(parse_rating_measures(config.measure_names()))
 
 

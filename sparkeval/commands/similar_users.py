@@ -34,11 +34,6 @@ def needs_spark(config: SimilarUsersConfig) -> str | None:
         return "catalog tables are read through Spark"
     if detect_format(config.run, None) not in DIRECT_FORMATS:
         return "only Parquet, TREC, CSV and TSV inputs are read without Spark"
-    if config.append_to:
-        from sparkeval.summary_table import is_path_target
-
-        if not is_path_target(config.append_to):
-            return "--append-to a catalog table needs Spark"
     return None
 
 

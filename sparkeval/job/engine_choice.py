@@ -3,7 +3,8 @@
 ``auto`` (the default) runs a command in this process when
 
 * the command has a local engine and its config uses nothing only Spark does (a
-  catalog table, a SQL condition, ... : the command's own reason),
+  catalog table, a SQL condition, ... : the command's own reason; and for every
+  command, `--append-to` a catalog table),
 * no Spark is asked for: no cluster master (``--master local[...]`` is this machine),
   no Spark Connect (``--remote``, ``SPARK_REMOTE``), not under ``spark-submit``, and no
   session already running in this process (a notebook's or pipeline's is used), and
@@ -61,7 +62,7 @@ def runs_locally(config: Any, command_reason: Callable[[Any], str | None]) -> bo
     engine = getattr(config, "engine", "auto")
     if engine == "spark":
         return False
-    reason = command_reason(config)
+    reason = command_reason(config) or _job_reason(config)
     if engine == "local":
         if reason is not None:
             raise ConfigError(f"--engine local: {reason}; use --engine spark (or auto)")
@@ -72,6 +73,18 @@ def runs_locally(config: Any, command_reason: Callable[[Any], str | None]) -> bo
 
     size = local_input_bytes(config.input_paths())
     return size is not None and size <= LOCAL_ENGINE_BYTES
+
+
+def _job_reason(config: Any) -> str | None:
+    """Why a config needs Spark whatever its command: ``--append-to`` a catalog table
+    (every command's summary rows go there through a session), else None."""
+    target = getattr(config, "append_to", None)
+    if target:
+        from sparkeval.summary_table import is_path_target
+
+        if not is_path_target(target):
+            return "--append-to a catalog table needs Spark"
+    return None
 
 
 def run_here_or_on_spark(config: Any, run: Callable[[Any], R]) -> R | None:
