@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from sparkeval.errors import InputError
+from sparkeval.io.direct_input import NotDirect
 from sparkeval.lsh.minhash import MinHasher
 
 Similarity = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -52,6 +53,10 @@ def _sequential_sums(terms: np.ndarray) -> np.ndarray:
     return np.cumsum(np.hstack([start, terms]), axis=1)[:, -1]
 
 
+#: the largest norm whose product with another stays finite (sqrt of the largest double)
+_LARGEST_NORM = float(np.sqrt(np.finfo(np.float64).max))
+
+
 def cosine_similarity(vectors: list[np.ndarray | None]) -> Similarity:
     """``f_i · f_j / (|f_i| |f_j|)`` of the numeric vectors of the item codes (0 for a
     zero vector, or for vectors of different lengths, whose products Spark pads with
@@ -63,6 +68,10 @@ def cosine_similarity(vectors: list[np.ndarray | None]) -> Similarity:
         if vector is not None:
             matrix[code, : len(vector)] = vector
     norms = np.sqrt(_sequential_sums(matrix * matrix))
+    if not np.all(norms < _LARGEST_NORM):
+        # a product of two norms (or a dot product) would overflow to a NaN, which
+        # Spark's exact means count as a value and these count as a missing one
+        raise NotDirect("item feature vectors whose norms overflow a product of doubles")
     step = max(1, COSINE_CELLS // width)
 
     def sim(i: np.ndarray, j: np.ndarray) -> np.ndarray:

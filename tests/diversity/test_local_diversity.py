@@ -245,6 +245,20 @@ def test_engine_local_refuses_a_csv_run_by_name(inputs: Path, tmp_path: Path) ->
     assert not (tmp_path / "csv").exists()
 
 
+def test_engine_local_refuses_feature_norms_that_overflow(tmp_path: Path) -> None:
+    """Vectors of norm 1.4e200 make a product of norms of inf, so a cosine of NaN, which
+    Spark's exact means count as a value: the local engine leaves them to Spark."""
+    runs = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2"], "item_id": ["a", "b"] * 2})
+    runs.to_parquet(tmp_path / "two.parquet", index=False)
+    huge = pd.DataFrame({"item_id": ["a", "b"], "features": [[1e200, 1e200], [1e200, 1e200]]})
+    huge.to_parquet(tmp_path / "huge.parquet", index=False)
+    options = ["--run", "two.parquet", "--item-features", "huge.parquet"]
+    result = _local(tmp_path, str(tmp_path / "never"), "local", *options)
+    assert result.returncode == EXIT_INPUT, result.stderr
+    assert "item feature vectors whose norms overflow a product of doubles" in result.stderr
+    assert not (tmp_path / "never").exists()
+
+
 def test_a_small_run_starts_no_jvm_and_imports_no_pyspark(inputs: Path, tmp_path: Path) -> None:
     options = [*CASES["cosine-missing-features"].split(), "--out", str(tmp_path / "out")]
     result = run_without_java("diversity", inputs, tmp_path, *options)
