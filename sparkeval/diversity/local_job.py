@@ -43,16 +43,10 @@ from sparkeval.diversity.local_similarity import (
     minhash_similarity,
 )
 from sparkeval.diversity.summary import diversity_summary
-from sparkeval.errors import ConfigError, InputError
 from sparkeval.io.columns import FEATURE_ALIASES, RUN_ALIASES, TRAIN_ALIASES
 from sparkeval.io.direct_input import NotDirect
-from sparkeval.io.readers import check_exists, default_run_id
-from sparkeval.io.run_choice import (
-    check_k,
-    missing_run_id_column,
-    repeated_item_error,
-    shown_ids,
-)
+from sparkeval.io.readers import check_exists
+from sparkeval.io.run_choice import check_k, chosen_runs, repeated_item_error
 from sparkeval.lsh.minhash import MinHasher
 from sparkeval.output import atomic_output_dir, write_arrow_parquet, write_summary
 from sparkeval.status import status
@@ -75,6 +69,8 @@ class Inputs:
     rows: pd.DataFrame
     train: LocalTable | None
     features: LocalTable | None
+    #: the features' vectors or labels (:func:`read_features`), read once
+    vectors: Features | None = None
 
 
 def run_diversity_locally(config: DiversityConfig) -> dict[str, Any]:
@@ -110,19 +106,19 @@ def _read(config: DiversityConfig, k: int | None) -> Inputs:
     required = ("query_id", "doc_id", "score") if k is not None else ("query_id", "doc_id")
     check_exists(config.run)
     run = read_local_table(config.run, RUN_ALIASES, required)
-    train = features = None
+    train = features = vectors = None
     if config.train:
         check_exists(config.train)
         train = read_local_table(config.train, TRAIN_ALIASES, ("query_id", "doc_id"))
     if config.item_features:
         check_exists(config.item_features)
         features = read_local_table(config.item_features, FEATURE_ALIASES, ("doc_id", "features"))
-        read_features(features)  # an array column, else Spark's error
+        vectors = read_features(features)  # an array column, else Spark's error
     for column, tables in (("query_id", (run, train)), ("doc_id", (run, train, features))):
         kinds = {id_kind(t, column) for t in tables if t is not None}
         if len(kinds) > 1:
             raise NotDirect(f"the inputs' {column} columns hold ids of different kinds")
-    return Inputs(run, _run_rows(run, k), train, features)
+    return Inputs(run, _run_rows(run, k), train, features, vectors)
 
 
 def _run_rows(run: LocalTable, k: int | None) -> pd.DataFrame:
@@ -145,23 +141,15 @@ def _runs(
     rows: pd.DataFrame, path: str, run_id: str | None
 ) -> tuple[list[str], pd.DataFrame, bool]:
     """The runs to measure, their rows (``run_id`` named) and whether the run ids are
-    the table's, as :func:`~sparkeval.io.lists.select_runs` takes them."""
+    the table's, chosen as on Spark (:func:`~sparkeval.io.run_choice.chosen_runs`)."""
     found = rows["run_id"]
-    if found.isna().all():
-        if run_id is not None:
-            raise missing_run_id_column(path, run_id)
-        return [default_run_id(path)], rows.assign(run_id=default_run_id(path)), False
-    named = sorted(str(i) for i in found.dropna().unique())
+    present = [None if pd.isna(i) else str(i) for i in found.unique()]
+    keeps_ids, ids = chosen_runs(path, True, run_id, present)
+    if not keeps_ids:
+        return list(ids), rows.assign(run_id=ids[0]), False
     if run_id is not None:
-        if run_id not in named:
-            raise ConfigError(f"--run-id {run_id}: {path} holds no such run ({shown_ids(named)})")
         return [run_id], rows[found == run_id], True
-    if found.isna().any():
-        raise InputError(
-            f"{path}: some rows have no run id, others do ({shown_ids(named)}); "
-            "give every row its run's id"
-        )
-    return named, rows, True
+    return list(ids), rows, True
 
 
 def _check_repeated_items(rows: pd.DataFrame, path: str, has_ids: bool) -> None:
@@ -222,7 +210,7 @@ def _context(
             _encode(inputs.train.column("query_id"), codes["users"]),
             _encode(inputs.train.column("doc_id"), codes["items"]),
         )
-    features = None if inputs.features is None else read_features(inputs.features)
+    features = inputs.vectors
     name = config.similarity or default_similarity(train is not None, features is not None)
     featured = None
     if features is not None:
