@@ -845,10 +845,9 @@ def rank_column(columns: Sequence[str], mapping: Mapping[str, str]) -> str | Non
         >>> rank_column(["user_id", "item_id", "rank", "prediction"], {}) is None
         True
     """
-    lower = {c.lower(): c for c in columns}
-    if "score" in mapping or any(n in lower for n in SCORE_NAMES):
+    if "score" in mapping or any(c.lower() in SCORE_NAMES for c in columns):
         return None
-    return next((lower[n] for n in RANK_NAMES if n in lower), None)
+    return tie_rank_column(columns)
 
 
 def tie_rank_column(columns: Sequence[str]) -> str | None:
