@@ -68,6 +68,34 @@ def gini_of_blocks(blocks: Sequence[tuple[int, int]]) -> Fraction | None:
     return Fraction(weighted - before * total, before * total)
 
 
+def hamming_summary(
+    users: int, longest: int, shortest: int, co_pairs: int, cutoff: int | None
+) -> tuple[int, dict[str, Any]]:
+    """The denominator ``L (n - 1)`` of each user's inter-user Hamming diversity
+    ``1 - shared / (L (n - 1))``, and the summary's figures: ``co_pairs`` user pairs
+    share an item (counted once per shared item); with ``P = n (n - 1) / 2`` user
+    pairs, the mean intersection is ``co_pairs / P`` and the mean diversity
+    ``1 - co_pairs / (P L)``; ``L`` is the cutoff, else the longest list.
+
+    Example:
+        >>> hamming_summary(3, 2, 2, 1, None)[1]["inter_user_diversity"]
+        0.8333333333333334
+    """
+    big_l = int(cutoff) if cutoff is not None else longest
+    user_pairs = users * (users - 1) // 2
+    mean_inter = co_pairs / user_pairs if user_pairs else math.nan
+    mean_div = 1.0 - mean_inter / big_l if user_pairs and big_l else math.nan
+    return big_l * (users - 1), {
+        "users": users,
+        "list_length_L": big_l,
+        "longest_list": longest,
+        "shortest_list": shortest,
+        "co_occurring_pairs": co_pairs,
+        "mean_intersection": mean_inter,
+        "inter_user_diversity": mean_div,
+    }
+
+
 def jaccard_bounds(summary: dict[str, Any]) -> list[float]:
     """``[m / (2 Lmax - m), min(1, m / Lmin)]``: bounds of the mean user Jaccard from
     the mean intersection ``m`` and the longest and shortest lists of the inter-user

@@ -40,6 +40,7 @@ from pyspark.sql import functions as F
 from sparkeval.diversity.definitions import (
     DEFAULT_EXACT_PAIR_LIMIT,
     DEFAULT_SAMPLE_PAIRS,
+    hamming_summary,
     jaccard_bounds,
     sampled_jaccard,
 )
@@ -82,14 +83,14 @@ def hamming_diversity(lists: DataFrame, length: int | None = None) -> InterUser:
         F.max("list_length").alias("lmax"),
         F.min("list_length").alias("lmin"),
     ).collect()[0]
-    users = int(shape["users"] or 0)
-    lmax = int(shape["lmax"] or 0)
-    big_l = int(length) if length is not None else lmax
     co_pairs = int(totals["twice_co_pairs"] or 0) // 2
-    user_pairs = users * (users - 1) // 2
-    mean_inter = co_pairs / user_pairs if user_pairs else math.nan
-    mean_div = 1.0 - mean_inter / big_l if user_pairs and big_l else math.nan
-    denom = big_l * (users - 1)
+    denom, summary = hamming_summary(
+        int(shape["users"] or 0),
+        int(shape["lmax"] or 0),
+        int(shape["lmin"] or 0),
+        co_pairs,
+        length,
+    )
     per_user = (
         lists.join(counts, "doc_id")
         .groupBy("query_id")
@@ -104,15 +105,6 @@ def hamming_diversity(lists: DataFrame, length: int | None = None) -> InterUser:
             ).alias("inter_user_diversity"),
         )
     )
-    summary = {
-        "users": users,
-        "list_length_L": big_l,
-        "longest_list": lmax,
-        "shortest_list": int(shape["lmin"] or 0),
-        "co_occurring_pairs": co_pairs,
-        "mean_intersection": mean_inter,
-        "inter_user_diversity": mean_div,
-    }
     return InterUser(per_user=per_user, summary=summary)
 
 

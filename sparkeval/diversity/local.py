@@ -32,6 +32,7 @@ from sparkeval.diversity.definitions import (
     NOVELTY_BOUND,
     SIMILARITY_BOUND,
     gini_of_blocks,
+    hamming_summary,
     jaccard_bounds,
     sampled_jaccard,
 )
@@ -174,27 +175,14 @@ def _hamming(
     counts = np.bincount(lists.items).astype(np.int64)
     co_pairs = int((counts * (counts - 1)).sum()) // 2
     users = len(length)
-    lmax = int(length.max()) if users else 0
-    big_l = int(cutoff) if cutoff is not None else lmax
-    user_pairs = users * (users - 1) // 2
-    mean_inter = co_pairs / user_pairs if user_pairs else math.nan
-    mean_div = 1.0 - mean_inter / big_l if user_pairs and big_l else math.nan
-    denom = big_l * (users - 1)
+    longest, shortest = (int(length.max()), int(length.min())) if users else (0, 0)
+    denom, summary = hamming_summary(users, longest, shortest, co_pairs, cutoff)
     shared = np.zeros(users, dtype=np.int64)
     np.add.at(shared, index, counts[lists.items] - 1)
     if denom > 0:
         per_user = 1.0 - shared.astype(np.float64) / float(denom)
     else:
         per_user = np.full(users, np.nan)
-    summary = {
-        "users": users,
-        "list_length_L": big_l,
-        "longest_list": lmax,
-        "shortest_list": int(length.min()) if users else 0,
-        "co_occurring_pairs": co_pairs,
-        "mean_intersection": mean_inter,
-        "inter_user_diversity": mean_div,
-    }
     return per_user, summary
 
 
