@@ -30,6 +30,7 @@ def show(
     evaluation: Evaluation | LocalFileEvaluation, config: EvaluateConfig, stdout: TextIO
 ) -> None:
     """The trec_eval-style table (per query with ``--per-query``), then release the cache."""
+    from sparkeval.diversity.evaluate_sets import set_measure_names
     from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.trec_table import write_run_table, write_table
 
@@ -41,7 +42,8 @@ def show(
             frame: Any = evaluation.ordered_per_query
             rows = frame.toLocalIterator()
         writer = write_run_table if config.print_as == "table" else write_table
-        writer(stdout, evaluation.report, evaluation.measures, evaluation.names, rows)
+        names = [*evaluation.names, *set_measure_names(evaluation.report)]
+        writer(stdout, evaluation.report, evaluation.measures, names, rows)
     finally:
         evaluation.unpersist()
 

@@ -1,0 +1,206 @@
+"""The measures of the whole recommendation set in ``evaluate`` (``Coverage@k``,
+``Novelty@k``, ... with ``--train``): each run's top-k lists cut from the rows the
+evaluation reads, in its ranking order (score descending, ties by the doc id's text
+descending; ``--depth`` cuts first), measured by :mod:`sparkeval.diversity.set_values`
+in this process (the local engine) or on Spark, and added to the evaluation's report.
+
+Every query of a run counts (a list is a recommendation whether or not the qrels
+judge its user), as in ``sparkeval diversity``; ids are compared as text on both
+engines.
+
+The report gets, per run, each value under ``measures`` (0 ``undefined``, no
+interval) and its counts under ``set_measures``; ``parameters.set_measures`` names
+them and ``compat.definitions`` says what each computes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sparkeval.diversity.set_values import local_value, spark_value
+from sparkeval.errors import ConfigError
+from sparkeval.io.direct_input import NotDirect
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from sparkeval.evaluate_config import EvaluateConfig
+    from sparkeval.measures.set_names import SetMeasure
+
+#: {run id: {output name: the value and its counts}}
+SetValues = dict[str, dict[str, dict[str, Any]]]
+
+
+def _cut(config: EvaluateConfig, measure: SetMeasure) -> int:
+    """The ranks a measure takes: ``k``, or ``--depth`` when shorter."""
+    return min(measure.k, config.depth) if config.depth else measure.k
+
+
+def local_set_values(config: EvaluateConfig) -> SetValues:
+    """Each run's set measures, read and measured in this process.
+
+    Raises:
+        NotDirect: an input or option whose rows Spark's readers give (the run is then
+            evaluated on Spark under ``--engine auto``).
+    """
+    from sparkeval.diversity.local_read import read_local_table
+    from sparkeval.io.columns import RUN_ALIASES, TRAIN_ALIASES
+
+    if config.run_columns or config.run_id_column or config.where or config.run_table:
+        raise NotDirect("the measures of the recommendation set read such runs on Spark")
+    assert config.train is not None
+    train_table = read_local_table(config.train, TRAIN_ALIASES, ("query_id", "doc_id"))
+    train = pd.DataFrame({c: _text(train_table.column(c)) for c in ("query_id", "doc_id")})
+    out: SetValues = {}
+    for path in config.run:
+        if not path.endswith(".parquet") and not _is_parquet_dir(path):
+            raise NotDirect(f"{path}: the measures of the recommendation set read it on Spark")
+        table = read_local_table(path, RUN_ALIASES, ("query_id", "doc_id", "score"))
+        for run_id, rows in _local_runs(table, path).items():
+            ranked = _local_ranked(rows)
+            out[run_id] = {
+                m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(config, m)], train)
+                for m in config.set_measures()
+            }
+    return out
+
+
+def _is_parquet_dir(path: str) -> bool:
+    """A directory of Parquet parts."""
+    from pathlib import Path
+
+    where = Path(path)
+    return where.is_dir() and any(where.glob("*.parquet"))
+
+
+def _text(values: np.ndarray) -> np.ndarray:
+    """Ids as Python strings (integers as their decimal text, as Spark casts them)."""
+    return np.asarray([str(v) for v in values.tolist()], dtype=object)
+
+
+def _local_runs(table: Any, path: str) -> dict[str, pd.DataFrame]:
+    """The rows of each run of one input: by its ``run_id`` column, else the file's
+    run id (:func:`~sparkeval.io.readers.default_run_id`)."""
+    from sparkeval.io.readers import default_run_id
+
+    score = table.column("score")
+    if score.dtype == object:
+        raise NotDirect(f"{path}: a score that is not a number is cast by Spark")
+    frame = pd.DataFrame(
+        {
+            "query_id": _text(table.column("query_id")),
+            "doc_id": _text(table.column("doc_id")),
+            "score": score.astype(np.float64),
+        }
+    )
+    if not table.has("run_id"):
+        return {default_run_id(path): frame}
+    frame["run_id"] = _text(table.column("run_id"))
+    return {
+        str(run_id): rows.drop(columns="run_id")
+        for run_id, rows in frame.groupby("run_id", sort=True)
+    }
+
+
+def _local_ranked(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``_rank``, 1-based within each query: score descending, tied
+    scores by the doc id's text descending (:mod:`sparkeval.spark_order`)."""
+    if np.isnan(frame["score"].to_numpy()).any():
+        raise NotDirect("a missing or NaN score is judged by Spark's readers")
+    order = frame.sort_values(
+        ["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable"
+    )
+    return order.assign(_rank=order.groupby("query_id", sort=False).cumcount() + 1)
+
+
+def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues:
+    """Each run's set measures on Spark, from the run rows as the evaluation reads them
+    (every format, ``--where``, column maps, catalog tables)."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.io import read_runs
+    from sparkeval.spark_order import with_rank
+
+    run_df, run_ids = read_runs(
+        spark,
+        config.run_inputs(),
+        config.run_format or config.format,
+        config.run_column_map(),
+        config.where,
+        check_rows=False,
+    )
+    if "score" not in run_df.columns:
+        raise ConfigError("the measures of the recommendation set need the runs' scores")
+    measures = config.set_measures()
+    text = [F.col(c).cast("string").alias(c) for c in ("run_id", "query_id", "doc_id")]
+    rows = run_df.select(*text, F.col("score").cast("double").alias("score"))
+    deepest = max(_cut(config, m) for m in measures)
+    ranked = with_rank(rows, ["run_id", "query_id"], deepest, column="_rank").cache()
+    train = _spark_train(spark, config).cache()
+    try:
+        out: SetValues = {}
+        for run_id in run_ids:
+            of_run = ranked.where(F.col("run_id") == F.lit(run_id))
+            out[run_id] = {
+                m.name: spark_value(m.kind, of_run.where(F.col("_rank") <= _cut(config, m)), train)
+                for m in measures
+            }
+        return out
+    finally:
+        ranked.unpersist()
+        train.unpersist()
+
+
+def _spark_train(spark: SparkSession, config: EvaluateConfig) -> DataFrame:
+    """The training interactions as text ``query_id, doc_id`` (as ``diversity`` reads
+    them: the same aliases)."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.io.columns import TRAIN_ALIASES
+    from sparkeval.io.lists import normalise_columns, read_typed_table
+    from sparkeval.io.readers import decodes_text
+
+    assert config.train is not None
+    frame = normalise_columns(
+        read_typed_table(spark, config.train),
+        TRAIN_ALIASES,
+        ("query_id", "doc_id"),
+        config.train,
+        decodes_text(config.train),
+    )
+    return frame.select(*(F.col(c).cast("string").alias(c) for c in ("query_id", "doc_id")))
+
+
+def add_set_measures(report: dict[str, Any], config: EvaluateConfig, values: SetValues) -> None:
+    """Add each run's set measures to the evaluation's ``report`` (in place): values,
+    counts, their names and definitions.
+
+    Raises:
+        ConfigError: a run of the report without its lists (none should be missing).
+    """
+    measures = config.set_measures()
+    names = {m.name: (m.typed if config.names == "requested" else m.name) for m in measures}
+    for run_id, run in report["runs"].items():
+        if run_id not in values:
+            raise ConfigError(f"run {run_id}: its recommendation lists were not found")
+        blocks = values[run_id]
+        run["set_measures"] = {}
+        for m in measures:
+            block = dict(blocks[m.name])
+            name = names[m.name]
+            run["measures"][name] = block.pop("value")
+            run["undefined"][name] = 0
+            run["ci95"][name] = None
+            run["set_measures"][name] = {"k": m.k, **block}
+    report["parameters"]["set_measures"] = list(names.values())
+    report["parameters"]["train"] = config.train
+    compat = report.setdefault("compat", {"profile": config.compat})
+    compat.setdefault("definitions", {}).update({names[m.name]: m.definition() for m in measures})
+
+
+def set_measure_names(report: dict[str, Any]) -> list[str]:
+    """The output names of the set measures of a report (none without them)."""
+    return list(report.get("parameters", {}).get("set_measures", []))
