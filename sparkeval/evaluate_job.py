@@ -183,7 +183,7 @@ def _add_set_values(
     from sparkeval.diversity.evaluate_sets import add_set_measures
 
     try:
-        add_set_measures(evaluation.report, config, sets)
+        add_set_measures(evaluation, config, sets)
     except BaseException:
         evaluation.unpersist()
         raise

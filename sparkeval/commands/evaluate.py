@@ -30,7 +30,6 @@ def show(
     evaluation: Evaluation | LocalFileEvaluation, config: EvaluateConfig, stdout: TextIO
 ) -> None:
     """The trec_eval-style table (per query with ``--per-query``), then release the cache."""
-    from sparkeval.diversity.evaluate_sets import set_measure_names
     from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.trec_table import write_run_table, write_table
 
@@ -42,7 +41,7 @@ def show(
             frame: Any = evaluation.ordered_per_query
             rows = frame.toLocalIterator()
         writer = write_run_table if config.print_as == "table" else write_table
-        names = [*evaluation.names, *set_measure_names(evaluation.report)]
+        names = [*evaluation.names, *evaluation.set_names]
         writer(stdout, evaluation.report, evaluation.measures, names, rows)
     finally:
         evaluation.unpersist()

@@ -60,7 +60,7 @@ def local_set_values(config: EvaluateConfig) -> SetValues:
             raise NotDirect(f"{path}: the measures of the recommendation set read it on Spark")
         table = read_local_table(path, RUN_ALIASES, ("query_id", "doc_id", "score"))
         for run_id, rows in _local_runs(table, path).items():
-            ranked = _local_ranked(rows)
+            ranked = ranked_cut(rows)
             out[run_id] = {
                 m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(config, m)], train)
                 for m in config.set_measures()
@@ -105,7 +105,7 @@ def _local_runs(table: Any, path: str) -> dict[str, pd.DataFrame]:
     }
 
 
-def _local_ranked(frame: pd.DataFrame) -> pd.DataFrame:
+def ranked_cut(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with ``_rank``, 1-based within each query: score descending, tied
     scores by the doc id's text descending (:mod:`sparkeval.spark_order`)."""
     if np.isnan(frame["score"].to_numpy()).any():
@@ -122,7 +122,6 @@ def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues:
     from pyspark.sql import functions as F
 
     from sparkeval.io import read_runs
-    from sparkeval.spark_order import with_rank
 
     run_df, run_ids = read_runs(
         spark,
@@ -135,11 +134,9 @@ def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues:
     if "score" not in run_df.columns:
         raise ConfigError("the measures of the recommendation set need the runs' scores")
     measures = config.set_measures()
-    text = [F.col(c).cast("string").alias(c) for c in ("run_id", "query_id", "doc_id")]
-    rows = run_df.select(*text, F.col("score").cast("double").alias("score"))
-    deepest = max(_cut(config, m) for m in measures)
-    ranked = with_rank(rows, ["run_id", "query_id"], deepest, column="_rank").cache()
-    train = _spark_train(spark, config).cache()
+    ranked = spark_ranked(run_df, max(_cut(config, m) for m in measures)).cache()
+    assert config.train is not None
+    train = spark_train(spark, config.train).cache()
     try:
         out: SetValues = {}
         for run_id in run_ids:
@@ -154,53 +151,69 @@ def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues:
         train.unpersist()
 
 
-def _spark_train(spark: SparkSession, config: EvaluateConfig) -> DataFrame:
-    """The training interactions as text ``query_id, doc_id`` (as ``diversity`` reads
-    them: the same aliases)."""
+def spark_ranked(rows: DataFrame, deepest: int) -> DataFrame:
+    """``run_id, query_id, doc_id`` as text with ``_rank`` (1-based in each run's
+    query, :func:`~sparkeval.spark_order.with_rank`), the first ``deepest`` ranks."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.spark_order import with_rank
+
+    text = [F.col(c).cast("string").alias(c) for c in ("run_id", "query_id", "doc_id")]
+    frame = rows.select(*text, F.col("score").cast("double").alias("score"))
+    return with_rank(frame, ["run_id", "query_id"], deepest, column="_rank")
+
+
+def spark_train(spark: SparkSession, train: Any) -> DataFrame:
+    """The training interactions (a path, or a DataFrame) as text ``query_id, doc_id``,
+    their columns found by the same aliases as ``diversity`` finds them."""
     from pyspark.sql import functions as F
 
     from sparkeval.io.columns import TRAIN_ALIASES
     from sparkeval.io.lists import normalise_columns, read_typed_table
     from sparkeval.io.readers import decodes_text
 
-    assert config.train is not None
-    frame = normalise_columns(
-        read_typed_table(spark, config.train),
-        TRAIN_ALIASES,
-        ("query_id", "doc_id"),
-        config.train,
-        decodes_text(config.train),
-    )
+    if isinstance(train, str):
+        frame = normalise_columns(
+            read_typed_table(spark, train), TRAIN_ALIASES, ("query_id", "doc_id"), train,
+            decodes_text(train),
+        )  # fmt: skip
+    else:
+        frame = normalise_columns(
+            train, TRAIN_ALIASES, ("query_id", "doc_id"), "train DataFrame", False
+        )
     return frame.select(*(F.col(c).cast("string").alias(c) for c in ("query_id", "doc_id")))
 
 
-def add_set_measures(report: dict[str, Any], config: EvaluateConfig, values: SetValues) -> None:
-    """Add each run's set measures to the evaluation's ``report`` (in place): values,
-    counts, their names and definitions.
+def add_set_measures(evaluation: Any, config: EvaluateConfig, values: SetValues) -> None:
+    """Add each run's set measures of the ``evaluate`` job to its evaluation."""
+    add_set_values(evaluation, config.set_measures(), values, config.names, config.train)
+
+
+def add_set_values(
+    evaluation: Any, measures: list[SetMeasure], values: SetValues, names: Any, train: Any
+) -> None:
+    """Add each run's set measures to an evaluation (in place): to its report (values,
+    counts, their names and definitions) and to its ``summary`` table's names.
 
     Raises:
         ConfigError: a run of the report without its lists (none should be missing).
     """
-    measures = config.set_measures()
-    names = {m.name: (m.typed if config.names == "requested" else m.name) for m in measures}
+    report = evaluation.report
+    shown = {m.name: (m.typed if names == "requested" else m.name) for m in measures}
     for run_id, run in report["runs"].items():
-        if run_id not in values:
+        blocks = values.get(run_id)
+        if blocks is None:
             raise ConfigError(f"run {run_id}: its recommendation lists were not found")
-        blocks = values[run_id]
         run["set_measures"] = {}
         for m in measures:
             block = dict(blocks[m.name])
-            name = names[m.name]
+            name = shown[m.name]
             run["measures"][name] = block.pop("value")
             run["undefined"][name] = 0
             run["ci95"][name] = None
             run["set_measures"][name] = {"k": m.k, **block}
-    report["parameters"]["set_measures"] = list(names.values())
-    report["parameters"]["train"] = config.train
-    compat = report.setdefault("compat", {"profile": config.compat})
-    compat.setdefault("definitions", {}).update({names[m.name]: m.definition() for m in measures})
-
-
-def set_measure_names(report: dict[str, Any]) -> list[str]:
-    """The output names of the set measures of a report (none without them)."""
-    return list(report.get("parameters", {}).get("set_measures", []))
+    report["parameters"]["set_measures"] = list(shown.values())
+    report["parameters"]["train"] = train if isinstance(train, str) else "a table"
+    compat = report.setdefault("compat", {})
+    compat.setdefault("definitions", {}).update({shown[m.name]: m.definition() for m in measures})
+    evaluation.set_names = list(shown.values())
