@@ -11,7 +11,16 @@ engines, and the same values as the diversity command's for the same lists):
   the mean from exact fixed-point sums: :mod:`sparkeval.exact_means`);
 * ``unseen_share`` (RePlay's Novelty) = mean over the training users u of
   1 - |top-k_u ∩ train_u| / |top-k_u| (1 for a user without a list), exact sums;
-* ``distinct_items`` (RecTools' CatalogCoverage) = |L|.
+* ``distinct_items`` (RecTools' CatalogCoverage) = |L|;
+* ``inverse_user_frequency`` (RecTools' MeanInvUserFreq) = mean over the users of the
+  lists of the mean over their rows of -log2(u_i / U) (u_i distinct training users of
+  item i, 1 for an item absent from training; U all distinct training users);
+* ``recommended_popularity`` (RecTools' AvgRecPopularity) = mean over the users of the
+  lists of the mean over their rows of t_i (0 for an item absent from training).
+
+The per-user means and the means over users are exact fixed-point sums on both
+engines (:func:`~sparkeval.exact_means.local_bounded_means` and
+:func:`~sparkeval.exact_means.bounded_mean`, as ``diversity``'s per-user novelty).
 
 Example (RePlay's documented case, k = 2): the top-2 lists {3, 7}, {5, 8}, {4, 9} of
 users 1, 2, 3 cover 5 of the 9 training items (catalog coverage 5/9); only user 1 has
@@ -27,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from sparkeval.diversity.definitions import NOVELTY_BOUND
-from sparkeval.exact_means import ExactTotal, local_bounded_total
+from sparkeval.exact_means import ExactTotal, local_bounded_means, local_bounded_total
 from sparkeval.information import strict_log2
 
 if TYPE_CHECKING:
@@ -48,7 +57,32 @@ def local_value(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> dict[str
         return _local_unseen_share(lists, train)
     if kind == "distinct_items":
         return {"value": float(lists["doc_id"].nunique())}
+    if kind in ("inverse_user_frequency", "recommended_popularity"):
+        return _local_user_means(kind, lists, train)
     raise ValueError(f"unknown set measure kind {kind!r}")
+
+
+def _local_user_means(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
+    """RecTools' MeanInvUserFreq or AvgRecPopularity: each row's item value, its mean
+    per user of the lists, then the mean over those users."""
+    if kind == "inverse_user_frequency":
+        users_of = train.groupby("doc_id")["query_id"].nunique()
+        u = lists["doc_id"].map(users_of).fillna(1).to_numpy(dtype=np.float64)
+        values = -strict_log2(u / float(train["query_id"].nunique()))
+        bound = NOVELTY_BOUND
+    else:
+        rows_of = train["doc_id"].value_counts()
+        values = lists["doc_id"].map(rows_of).fillna(0).to_numpy(dtype=np.float64)
+        bound = _popularity_bound(len(train))
+    users, index = np.unique(lists["query_id"].to_numpy(dtype=object), return_inverse=True)
+    per_user = local_bounded_means(index, values, len(users), bound)
+    total = local_bounded_total(per_user, bound)
+    return {"value": total.mean, "users": total.count}
+
+
+def _popularity_bound(rows: int) -> float:
+    """The bound of an item's training rows: all of them (at least 1)."""
+    return float(max(rows, 1))
 
 
 def _local_coverage(lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
@@ -115,7 +149,32 @@ def spark_value(kind: str, lists: DataFrame, train: DataFrame) -> dict[str, Any]
         return _spark_unseen_share(lists, train)
     if kind == "distinct_items":
         return {"value": float(lists.select("doc_id").distinct().count())}
+    if kind in ("inverse_user_frequency", "recommended_popularity"):
+        return _spark_user_means(kind, lists, train)
     raise ValueError(f"unknown set measure kind {kind!r}")
+
+
+def _spark_user_means(kind: str, lists: DataFrame, train: DataFrame) -> dict[str, Any]:
+    """:func:`_local_user_means` on Spark: the same doubles and exact sums."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.exact_means import bounded_mean, bounded_totals
+
+    if kind == "inverse_user_frequency":
+        every = train.select("query_id").distinct().count()
+        per_item = train.groupBy("doc_id").agg(F.countDistinct("query_id").alias("_n"))
+        n = F.coalesce(F.col("_n"), F.lit(1)).cast("double")
+        value = -F.log2(n / F.lit(float(every)))
+        bound = NOVELTY_BOUND
+    else:
+        per_item = train.groupBy("doc_id").agg(F.count(F.lit(1)).alias("_n"))
+        value = F.coalesce(F.col("_n"), F.lit(0)).cast("double")
+        bound = _popularity_bound(train.count())
+    rows = lists.select("query_id", "doc_id").join(per_item, "doc_id", "left")
+    per_user = rows.select("query_id", value.alias("_v")).groupBy("query_id")
+    means = per_user.agg(bounded_mean("_v", bound).alias("_m"))
+    total = bounded_totals(means, {"_m": bound})["_m"]
+    return {"value": total.mean, "users": total.count}
 
 
 def _spark_coverage(lists: DataFrame, train: DataFrame) -> dict[str, Any]:

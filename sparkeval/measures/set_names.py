@@ -16,7 +16,16 @@ difference. The kinds of value:
   interactions of 1 - |top-k_u ∩ train_u| / |top-k_u|, 1 for a user without
   recommendations;
 * ``distinct_items`` (RecTools' ``CatalogCoverage``, ``normalize=False``): the number
-  of distinct items of the top-k lists.
+  of distinct items of the top-k lists;
+* ``inverse_user_frequency`` (RecTools' ``MeanInvUserFreq``): the mean over the users of
+  the lists of their rows' mean -log2(u_i / U), u_i the distinct training users of item
+  i (1 for an item absent from training), U all distinct training users;
+* ``recommended_popularity`` (RecTools' ``AvgRecPopularity``, ``normalize=False``): the
+  mean over the users of the lists of their rows' mean t_i (0 for an item absent from
+  training).
+
+A name with a parameter list (``CatalogCoverage(normalize=True)@10``) is refused: the
+peers' other variants are not computed.
 
 Example:
     >>> ranking, sets = split_set_measures(["nDCG@10,Coverage@10"], "trec")
@@ -43,6 +52,12 @@ DEFINITIONS: dict[str, str] = {
     "1 - |top-k_u & train_u| / |top-k_u| (1 for a train user without recommendations)",
     "distinct_items": "RecTools' CatalogCoverage (normalize=False): the number of distinct "
     "items in the top-k lists",
+    "inverse_user_frequency": "RecTools' MeanInvUserFreq: mean over the users of the lists of "
+    "the mean over the user's top-k rows of -log2(u_i / U), u_i the distinct train users of "
+    "item i (1 for an item not in train), U all distinct train users",
+    "recommended_popularity": "RecTools' AvgRecPopularity (normalize=False): mean over the "
+    "users of the lists of the mean over the user's top-k rows of the train rows of the item "
+    "(0 for an item not in train)",
 }
 
 #: sparkeval's spellings (lower case, without the cutoff): the kind and the output name
@@ -64,11 +79,8 @@ PROFILE_NAMES: dict[str, dict[str, tuple[str, str] | str]] = {
     },
     "rectools": {
         "catalogcoverage": ("distinct_items", "CatalogCoverage"),
-        "meaninvuserfreq": "RecTools' MeanInvUserFreq is a per-user mean over k of "
-        "-log2(u_i / U) with distinct train users (cold items as 1 user), not sparkeval's "
-        "Novelty (train rows, cold items left out); sparkeval does not compute it",
-        "avgrecpopularity": "RecTools' AvgRecPopularity (mean train popularity of the "
-        "recommended items per user) is not computed by sparkeval",
+        "meaninvuserfreq": ("inverse_user_frequency", "MeanInvUserFreq"),
+        "avgrecpopularity": ("recommended_popularity", "AvgRecPopularity"),
     },
     "recommenders": {
         name: "Microsoft Recommenders' own catalog coverage and novelty are not reproduced "
@@ -115,6 +127,11 @@ def set_measure(text: str, profile: str) -> SetMeasure | None:
         return None
     if isinstance(meaning, str):
         raise MeasureError(f"{text.strip()!r} under --compat {profile}: {meaning}")
+    if "(" in text:
+        raise MeasureError(
+            f"measure {text.strip()!r}: a measure of the recommendation set takes no "
+            "parameters here (only the peers' defaults are computed)"
+        )
     found = _NAME.match(text)
     if found is None or not re.fullmatch(r"\d+", found.group(2)) or int(found.group(2)) < 1:
         raise MeasureError(
