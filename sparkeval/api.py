@@ -82,7 +82,7 @@ def _with_train(
     Raises:
         ConfigError: set measures without ``train`` (or without a ranking measure).
     """
-    texts = [measures] if isinstance(measures, str) else [_text(m) for m in measures]
+    texts = _texts(measures)
     ranking, sets = split_set_measures(texts, str(keywords.get("compat", "trec")))
     if not sets:
         return function(spark, run, qrels, measures, **keywords)
@@ -104,8 +104,14 @@ def _with_train(
     return evaluation
 
 
-def _text(measure: str | Measure) -> str:
-    return measure if isinstance(measure, str) else measure.name
+def _texts(measures: Any) -> list[str]:
+    """The names of ``measures``; none for what is not a list of names or measures (the
+    engine names what is wrong with it)."""
+    if isinstance(measures, str):
+        return [measures]
+    if not isinstance(measures, Sequence):
+        return []
+    return [m if isinstance(m, str) else m.name for m in measures if isinstance(m, str | Measure)]
 
 
 def _held_values(

@@ -283,6 +283,12 @@ class EvaluateConfig(OutputJobConfig):
                 lines.append(qrels.describe())
         if self.near_duplicates:
             lines.append(input_schema(self.near_duplicates).describe())
+        if self.train:
+            from sparkeval.io.columns import TRAIN_ALIASES
+            from sparkeval.job.dry_run import check_list_table
+
+            train = input_schema(self.train)
+            lines.append(check_list_table(train, TRAIN_ALIASES, ("query_id", "doc_id")))
         return lines
 
     def plan(self) -> CompatPlan:
