@@ -129,7 +129,7 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
     direct = _direct_plan(None, config, plan, why_not, flags_here=True)
     if direct is None:
         raise NotDirect(why_not[0] if why_not else "an input the direct readers do not plan")
-    sets = _local_set_values(config)
+    sets = _local_set_values(config, direct)
     pairs = None
     if config.near_duplicates:  # flagged in one process
         pairs = read_local_pairs(config.near_duplicates, config.near_duplicates_format)
@@ -150,7 +150,7 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
     return evaluation
 
 
-def _local_set_values(config: EvaluateConfig) -> SetValues | None:
+def _local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues | None:
     """The set measures (``Coverage@k``, ...) read and measured in this process, or
     None without them (:func:`sparkeval.diversity.evaluate_sets.local_set_values`).
 
@@ -161,7 +161,7 @@ def _local_set_values(config: EvaluateConfig) -> SetValues | None:
         return None
     from sparkeval.diversity.evaluate_sets import local_set_values
 
-    return local_set_values(config)
+    return local_set_values(config, direct)
 
 
 def _spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues | None:

@@ -19,15 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sparkeval.diversity.set_values import local_value, spark_value
 from sparkeval.errors import ConfigError
+from sparkeval.formats import RUN_CODE
 from sparkeval.io.direct_input import NotDirect
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from sparkeval.evaluate_config import EvaluateConfig
+    from sparkeval.io.direct_input import DirectPlan
     from sparkeval.measures.set_names import SetMeasure
 
 #: {run id: {output name: the value and its counts}}
@@ -39,41 +42,29 @@ def _cut(config: EvaluateConfig, measure: SetMeasure) -> int:
     return min(measure.k, config.depth) if config.depth else measure.k
 
 
-def local_set_values(config: EvaluateConfig) -> SetValues:
-    """Each run's set measures, read and measured in this process.
+def local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues:
+    """Each run's set measures in this process, from the run rows of ``direct`` as the
+    local engine reads them (:func:`~sparkeval.io.direct.read_unit`: every format,
+    column map and run id of the plan) and the Parquet training interactions.
 
     Raises:
-        NotDirect: an input or option whose rows Spark's readers give (the run is then
-            evaluated on Spark under ``--engine auto``).
+        NotDirect: training interactions that are not Parquet, or ids Spark's readers
+            judge (the run is then evaluated on Spark under ``--engine auto``).
     """
     from sparkeval.diversity.local_read import read_local_table
-    from sparkeval.io.columns import RUN_ALIASES, TRAIN_ALIASES
+    from sparkeval.io.columns import TRAIN_ALIASES
 
-    if config.run_columns or config.run_id_column or config.where or config.run_table:
-        raise NotDirect("the measures of the recommendation set read such runs on Spark")
     assert config.train is not None
     train_table = read_local_table(config.train, TRAIN_ALIASES, ("query_id", "doc_id"))
     train = pd.DataFrame({c: _text(train_table.column(c)) for c in ("query_id", "doc_id")})
     out: SetValues = {}
-    for path in config.run:
-        if not path.endswith(".parquet") and not _is_parquet_dir(path):
-            raise NotDirect(f"{path}: the measures of the recommendation set read it on Spark")
-        table = read_local_table(path, RUN_ALIASES, ("query_id", "doc_id", "score"))
-        for run_id, rows in _local_runs(table, path).items():
-            ranked = ranked_cut(rows)
-            out[run_id] = {
-                m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(config, m)], train)
-                for m in config.set_measures()
-            }
+    for run_id, rows in _planned_runs(direct).items():
+        ranked = ranked_cut(rows)
+        out[run_id] = {
+            m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(config, m)], train)
+            for m in config.set_measures()
+        }
     return out
-
-
-def _is_parquet_dir(path: str) -> bool:
-    """A directory of Parquet parts."""
-    from pathlib import Path
-
-    where = Path(path)
-    return where.is_dir() and any(where.glob("*.parquet"))
 
 
 def _text(values: np.ndarray) -> np.ndarray:
@@ -81,28 +72,43 @@ def _text(values: np.ndarray) -> np.ndarray:
     return np.asarray([str(v) for v in values.tolist()], dtype=object)
 
 
-def _local_runs(table: Any, path: str) -> dict[str, pd.DataFrame]:
-    """The rows of each run of one input: by its ``run_id`` column, else the file's
-    run id (:func:`~sparkeval.io.readers.default_run_id`)."""
-    from sparkeval.io.readers import default_run_id
+def _planned_runs(direct: DirectPlan) -> dict[str, pd.DataFrame]:
+    """``query_id, doc_id`` (text) and ``score`` of each run of the plan, by run id."""
+    from sparkeval.io.direct import read_unit
 
-    score = table.column("score")
-    if score.dtype == object:
-        raise NotDirect(f"{path}: a score that is not a number is cast by Spark")
+    parts = [
+        read_unit(source, unit, direct.run_ids)
+        for source in direct.runs
+        for unit in range(len(source.units))
+    ]
+    codes = _joined(parts, RUN_CODE)
     frame = pd.DataFrame(
         {
-            "query_id": _text(table.column("query_id")),
-            "doc_id": _text(table.column("doc_id")),
-            "score": score.astype(np.float64),
+            "query_id": _text(_joined(parts, "query_id")),
+            "doc_id": _text(_joined(parts, "doc_id")),
+            "score": _joined(parts, "score").astype(np.float64),
         }
     )
-    if not table.has("run_id"):
-        return {default_run_id(path): frame}
-    frame["run_id"] = _text(table.column("run_id"))
-    return {
-        str(run_id): rows.drop(columns="run_id")
-        for run_id, rows in frame.groupby("run_id", sort=True)
-    }
+    out: dict[str, pd.DataFrame] = {}
+    for code in np.unique(codes):
+        if code >= 0:  # a negative code: a placeholder row of a run without rows
+            out[direct.run_ids[int(code)]] = frame[codes == code].reset_index(drop=True)
+    return out
+
+
+def _joined(parts: list[pa.Table], column: str) -> np.ndarray:
+    """``column`` of every table, one after the other (ids decoded, as text)."""
+    chunks = []
+    for part in parts:
+        for chunk in part.column(column).chunks:
+            if pa.types.is_dictionary(chunk.type):
+                chunk = chunk.dictionary_decode()
+            chunks.append(
+                chunk.cast(pa.string()) if column != "score" and column != RUN_CODE else chunk
+            )
+    if not chunks:
+        return np.zeros(0)
+    return pa.concat_arrays(chunks).to_numpy(zero_copy_only=False)
 
 
 def ranked_cut(frame: pd.DataFrame) -> pd.DataFrame:

@@ -280,3 +280,27 @@ def test_names_per_profile():
         "rectools": ["catalog_coverage", "novelty"],
     }
     assert split_set_measures(["CatalogCoverage@3"], "rectools")[1][0].kind == "distinct_items"
+
+
+def test_a_trec_run_is_measured_by_the_local_engine(replay_case):
+    """The local engine measures the rows it reads from a TREC text run (tag ``recs``)
+    as it does those of the Parquet run: the same values, without Spark (``--engine
+    local`` would refuse a run that needs it)."""
+    ranked = REPLAY_RECS.sort_values(["user_id", "score"], ascending=[True, False])
+    lines = [
+        f"{row.user_id} Q0 {row.item_id} {rank} {row.score} recs"
+        for rank, row in zip(
+            ranked.groupby("user_id").cumcount() + 1, ranked.itertuples(), strict=True
+        )
+    ]
+    (replay_case / "recs.txt").write_text("\n".join(lines) + "\n")
+    extra = ("--qrels", "truth.parquet", "--measures", "P@2,Coverage@3,Novelty@3")
+    text = _evaluate(
+        replay_case, "out-text", "--run", "recs.txt", *extra, "--train", "train.parquet"
+    )
+    table = _evaluate(
+        replay_case, "out-table", "--run", "recs.parquet", *extra, "--train", "train.parquet"
+    )
+    assert text["runs"]["recs"]["measures"] == table["runs"]["recs"]["measures"]
+    # top-3: {3, 7, 10}, {5, 8, 11}, {4, 9, 2}: all but 7 and 10 are training items, 7 of 9
+    assert text["runs"]["recs"]["measures"]["Coverage@3"] == 7 / 9
