@@ -20,7 +20,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sparkeval.engine.api import evaluate, evaluate_recommendations
+    from sparkeval.api import evaluate, evaluate_recommendations
     from sparkeval.engine.plans.rating_engine import RatingEvaluation, rating_errors
     from sparkeval.engine.plans.spark_engine import Evaluation
 
@@ -38,10 +38,10 @@ __all__ = [
 #: submodule (as every Python worker does) does not import pandas and the whole API
 _API = {
     "Evaluation": "sparkeval.engine.plans.spark_engine",
-    "evaluate": "sparkeval.engine.api",
+    "evaluate": "sparkeval.api",
     "RatingEvaluation": "sparkeval.engine.plans.rating_engine",
     "rating_errors": "sparkeval.engine.plans.rating_engine",
-    "evaluate_recommendations": "sparkeval.engine.api",
+    "evaluate_recommendations": "sparkeval.api",
 }
 
 

@@ -41,7 +41,8 @@ def show(
             frame: Any = evaluation.ordered_per_query
             rows = frame.toLocalIterator()
         writer = write_run_table if config.print_as == "table" else write_table
-        writer(stdout, evaluation.report, evaluation.measures, evaluation.names, rows)
+        names = [*evaluation.names, *evaluation.set_names]
+        writer(stdout, evaluation.report, evaluation.measures, names, rows)
     finally:
         evaluation.unpersist()
 

@@ -80,6 +80,9 @@ class LocalEvaluation:
     names: list[str]
     reader: str = IN_PROCESS
     _wide: pa.Table = field(default_factory=pa.table, repr=False)
+    #: output names of the measures of the recommendation set the report holds beside
+    #: ``names`` (``Coverage@10``, ...): in ``summary``, without per-query rows
+    set_names: list[str] = field(default_factory=list)
 
     @cached_property
     def per_query(self) -> pd.DataFrame:
@@ -92,7 +95,9 @@ class LocalEvaluation:
 
     @cached_property
     def summary(self) -> pd.DataFrame:
-        return pd.DataFrame(summary_rows(self.report, self.names), columns=list(SUMMARY_COLUMNS))
+        return pd.DataFrame(
+            summary_rows(self.report, [*self.names, *self.set_names]), columns=list(SUMMARY_COLUMNS)
+        )
 
     def unpersist(self) -> None:
         """Nothing is cached outside this object (kept for the same use as on Spark)."""

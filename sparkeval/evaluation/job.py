@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.engine.transport.early_pieces import EarlyPieces, ReadyPieces
     from sparkeval.evaluation.options import EvaluateConfig
+    from sparkeval.evaluation.set_measures import SetValues
 
 READ_BY = {
     "local": "this process, without Spark (Parquet row groups or text ranges, as Arrow)",
@@ -87,6 +88,7 @@ def run_evaluate(
     """
     target = check_output_path(config.out, config.input_paths(), config.overwrite)
     plan = config.plan()
+    sets = _spark_set_values(spark, config)
     ready = early.result() if early is not None else None
     direct = ready.plan if ready is not None else _direct_plan(spark, config, plan)
     evaluation = None
@@ -102,6 +104,7 @@ def run_evaluate(
     finally:
         if ready is not None:  # the engine removes it once used; not if it failed first
             shutil.rmtree(ready.directory, ignore_errors=True)
+    _add_set_values(config, evaluation, sets)
     _write_outputs(config, target, plan, evaluation)
     return evaluation
 
@@ -126,6 +129,7 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
     direct = _direct_plan(None, config, plan, why_not, flags_here=True)
     if direct is None:
         raise NotDirect(why_not[0] if why_not else "an input the direct readers do not plan")
+    sets = _local_set_values(config, direct)
     pairs = None
     if config.near_duplicates:  # flagged in one process
         pairs = read_local_pairs(config.near_duplicates, config.near_duplicates_format)
@@ -141,8 +145,48 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
         raise _no_rows(exc, config) from None
     except InputError as exc:
         raise _with_partition_hint(exc, config) from None
+    _add_set_values(config, evaluation, sets)
     _write_outputs(config, target, plan, evaluation)
     return evaluation
+
+
+def _local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues | None:
+    """The set measures (``Coverage@k``, ...) read and measured in this process, or
+    None without them (:func:`sparkeval.evaluation.set_measures.local_set_values`).
+
+    Raises:
+        NotDirect: inputs whose rows Spark's readers give.
+    """
+    if not config.set_measures():
+        return None
+    from sparkeval.evaluation.set_measures import local_set_values
+
+    return local_set_values(config, direct)
+
+
+def _spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues | None:
+    """The set measures measured on Spark, or None without them."""
+    if not config.set_measures():
+        return None
+    from sparkeval.evaluation.set_measures import spark_set_values
+
+    log(f"measuring {', '.join(m.name for m in config.set_measures())} with {config.train}")
+    return spark_set_values(spark, config)
+
+
+def _add_set_values(
+    config: EvaluateConfig, evaluation: Evaluation | LocalFileEvaluation, sets: SetValues | None
+) -> None:
+    """The set measures added to the evaluation's report (nothing without them)."""
+    if sets is None:
+        return
+    from sparkeval.evaluation.set_measures import add_set_measures
+
+    try:
+        add_set_measures(evaluation, config, sets)
+    except BaseException:
+        evaluation.unpersist()
+        raise
 
 
 def _write_outputs(
@@ -162,6 +206,8 @@ def _write_outputs(
         if "compat" in report:
             log(how_computed(report["compat"]))
         report["inputs"] = {"runs": config.run_inputs(), "qrels": config.qrels_input()}
+        if config.train:
+            report["inputs"]["train"] = config.train
         if config.near_duplicates:
             report["inputs"]["near_duplicates"] = config.near_duplicates
             counts = report.pop("near_duplicates")

@@ -25,6 +25,7 @@ from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.measures.names import parse_measures
 from sparkeval.measures.near_dup import check_flags_available
+from sparkeval.measures.set_names import SetMeasure, split_set_measures
 
 #: who reads Parquet inputs (see sparkeval.io.direct): the workers where possible, or Spark
 READERS: tuple[str, ...] = ("auto", "spark")
@@ -149,6 +150,11 @@ class EvaluateConfig(OutputJobConfig):
         help="format of the pairs (default from the extension; trec means whitespace "
         "separated 'doc_a doc_b' lines)",
     )
+    train: str | None = input_path(
+        "training interactions (user, item): the catalogue and item popularity of the "
+        "measures of the recommendation set, Coverage@k and Novelty@k",
+        None,
+    )
     reader: str = option(
         "auto",
         choices=READERS,
@@ -209,7 +215,24 @@ class EvaluateConfig(OutputJobConfig):
             except ConfigError as exc:
                 raise ConfigError(f"key '{key}': {exc}") from None
         try:
-            parse_measures(list(self.measures))
+            ranking, sets = split_set_measures(self.measures, self.compat)
+            if sets and not self.train:
+                raise ConfigError(
+                    f"{sets[0].typed} is a measure of the whole recommendation set: it needs "
+                    "the training interactions, --train PATH (key 'train'; train= in Python)"
+                )
+            if sets and not ranking:
+                raise ConfigError(
+                    f"{sets[0].typed} comes with the ranking measures of an evaluation: give "
+                    "one as well (e.g. nDCG@10), or use sparkeval diversity --train"
+                )
+            if sets and self.ties != "doc-id":
+                raise ConfigError(
+                    f"key 'ties': {sets[0].typed} cuts each run's top-k lists with tied "
+                    "scores by doc id, the default tie rule; it does not follow --ties "
+                    f"{self.ties}"
+                )
+            parse_measures(ranking)
         except ValueError as exc:
             raise ConfigError(f"key 'measures': {exc}") from None
         EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]
@@ -234,7 +257,13 @@ class EvaluateConfig(OutputJobConfig):
         """Every input path (runs, qrels, near-duplicate pairs), for output-path checks;
         catalog tables are not paths."""
         paths = [*self.run, *([self.qrels] if self.qrels else [])]
-        return [*paths, *([self.near_duplicates] if self.near_duplicates else [])]
+        paths += [self.near_duplicates] if self.near_duplicates else []
+        return [*paths, *([self.train] if self.train else [])]
+
+    def set_measures(self) -> list[SetMeasure]:
+        """The measures of the whole recommendation set asked for (``Coverage@k``, ...),
+        computed from the top-k lists and ``train``, beside the evaluation."""
+        return split_set_measures(self.measures, self.compat)[1]
 
     def input_tables(self) -> list[str]:
         """The catalog tables read (``--run-table``, ``--qrels-table``)."""
@@ -281,6 +310,12 @@ class EvaluateConfig(OutputJobConfig):
                 lines.append(qrels.describe())
         if self.near_duplicates:
             lines.append(input_schema(self.near_duplicates).describe())
+        if self.train:
+            from sparkeval.io.columns import TRAIN_ALIASES
+            from sparkeval.job.dry_run import check_list_table
+
+            train = input_schema(self.train)
+            lines.append(check_list_table(train, TRAIN_ALIASES, ("query_id", "doc_id")))
         return lines
 
     def plan(self) -> CompatPlan:
@@ -298,7 +333,8 @@ class EvaluateConfig(OutputJobConfig):
             self.relevance, self.relevance_threshold, self.relevant_only
         )
         queries = None if self.compat != "trec" and self.queries == "qrels" else self.queries
-        return plan_compat(self.compat, list(self.measures), rule, queries, self.ties)
+        ranking = split_set_measures(self.measures, self.compat)[0]
+        return plan_compat(self.compat, ranking, rule, queries, self.ties)
 
 
 def _whole(value: Any, key: str, minimum: int, maximum: int | None = None) -> None:

@@ -297,7 +297,7 @@ def test_a_bad_measure_or_option_is_a_sparkeval_error_and_a_value_error() -> Non
     with pytest.raises(SparkevalError) as wrong_type:
         sparkeval.evaluate(None, RUN, TRUTH, 5)
     assert isinstance(wrong_type.value, TypeError)
-    with pytest.raises(ConfigError, match="sparkeval diversity computes it as catalog_coverage"):
+    with pytest.raises(ConfigError, match="needs the training interactions, train="):
         sparkeval.evaluate(None, RUN, TRUTH, "Coverage@10", compat="replay")
     with pytest.raises(ConfigError, match="which sparkeval does not compute"):
         sparkeval.evaluate(None, RUN, TRUTH, "Unexpectedness@10", compat="replay")

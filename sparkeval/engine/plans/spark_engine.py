@@ -156,6 +156,9 @@ class Evaluation:
     names: list[str]
     reader: str = "spark"
     _blobs: Any = field(default=None, repr=False)
+    #: output names of the measures of the recommendation set the report holds beside
+    #: ``names`` (``Coverage@10``, ...): in ``summary``, without per-query rows
+    set_names: list[str] = field(default_factory=list)
 
     @property
     def _blob_frame(self):
@@ -174,7 +177,7 @@ class Evaluation:
 
     @cached_property
     def summary(self):
-        rows = list(zip(*summary_rows(self.report, self.names), strict=True))
+        rows = list(zip(*summary_rows(self.report, [*self.names, *self.set_names]), strict=True))
         columns = rows or [[]] * len(SUMMARY_COLUMNS)
         types = (pa.string(), pa.string(), pa.float64(), pa.int64(), pa.int64())
         table = pa.table(

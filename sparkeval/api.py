@@ -1,0 +1,201 @@
+"""The Python API of ``evaluate``: :func:`sparkeval.engine.api.evaluate` and
+:func:`~sparkeval.engine.api.evaluate_recommendations` with ``train=``, the training
+interactions of the measures of the whole recommendation set (``Coverage@k``,
+``Novelty@k``; :mod:`sparkeval.measures.set_names`).
+
+Without ``train`` (and without those measures) the engine's functions run as they are.
+With it, the ranking measures are evaluated by the engine and the set measures of each
+run's top-k lists are added to the result: its ``report`` (``summary.json``'s
+content) and its ``summary`` table; they have no per-query rows. ``train`` is a path
+(Parquet in process; any input Spark reads on Spark) or a table: a pandas DataFrame or
+an Arrow table in process, a Spark DataFrame on Spark (``query_id, doc_id`` or
+``user_id, item_id``).
+
+Example::
+
+    ev = evaluate_recommendations(None, recs, truth, "nDCG@10,Coverage@10", train=train)
+    ev.report["runs"]["run"]["measures"]["Coverage@10"]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from sparkeval.diversity.set_values import local_value, spark_value
+from sparkeval.engine import api as engine_api
+from sparkeval.errors import ConfigError
+from sparkeval.evaluation.set_measures import SetValues, add_set_values, ranked_cut
+from sparkeval.formats import DEFAULT_RUN_ID
+from sparkeval.measures import Measure
+from sparkeval.measures.set_names import SetMeasure, split_set_measures
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from sparkeval.engine.in_process import LocalEvaluation
+    from sparkeval.engine.plans.spark_engine import Evaluation
+
+
+def evaluate(
+    spark: SparkSession | None,
+    run: Any,
+    qrels: Any,
+    measures: Sequence[str | Measure] | str,
+    *,
+    train: Any = None,
+    **keywords: Any,
+) -> Evaluation | LocalEvaluation:
+    """:func:`sparkeval.engine.api.evaluate` (the same keywords), with ``train`` for
+    ``Coverage@k`` and ``Novelty@k`` (see the module text)."""
+    return _with_train(engine_api.evaluate, spark, run, qrels, measures, train, keywords)
+
+
+def evaluate_recommendations(
+    spark: SparkSession | None,
+    recommendations: Any,
+    truth: Any,
+    measures: Sequence[str | Measure] | str,
+    *,
+    train: Any = None,
+    **keywords: Any,
+) -> Evaluation | LocalEvaluation:
+    """:func:`sparkeval.engine.api.evaluate_recommendations` (the same keywords), with
+    ``train`` for ``Coverage@k`` and ``Novelty@k`` (see the module text)."""
+    function = engine_api.evaluate_recommendations
+    return _with_train(function, spark, recommendations, truth, measures, train, keywords)
+
+
+def _with_train(
+    function: Callable[..., Any],
+    spark: SparkSession | None,
+    run: Any,
+    qrels: Any,
+    measures: Sequence[str | Measure] | str,
+    train: Any,
+    keywords: dict[str, Any],
+) -> Any:
+    """``function`` with the ranking measures, then the set measures added.
+
+    Raises:
+        ConfigError: set measures without ``train`` (or without a ranking measure), or
+            with a tie rule other than ``doc-id``.
+    """
+    texts = _texts(measures)
+    ranking, sets = split_set_measures(texts, str(keywords.get("compat", "trec")))
+    if not sets:
+        return function(spark, run, qrels, measures, **keywords)
+    if train is None:
+        raise ConfigError(
+            f"{sets[0].typed} is a measure of the whole recommendation set: it needs the "
+            "training interactions, train= (a path or a table)"
+        )
+    if not ranking:
+        raise ConfigError(f"{sets[0].typed} comes with a ranking measure: give one as well")
+    ties = keywords.get("ties", "doc-id")
+    if ties != "doc-id":
+        raise ConfigError(
+            f"ties={ties!r}: {sets[0].typed} cuts each run's top-k lists with tied scores by "
+            "doc id, the default tie rule"
+        )
+    evaluation = function(spark, run, qrels, ranking, **keywords)
+    depth = keywords.get("depth")
+    columns = keywords.get("run_columns")
+    if spark is None:
+        values = _held_values(run, train, sets, depth, columns)
+    else:
+        values = _spark_values(spark, run, train, sets, depth, columns)
+    add_set_values(evaluation, sets, values, keywords.get("names", "canonical"), train)
+    return evaluation
+
+
+def _texts(measures: Any) -> list[str]:
+    """The names of ``measures``; none for what is not a list of names or measures (the
+    engine names what is wrong with it)."""
+    if isinstance(measures, str):
+        return [measures]
+    if not isinstance(measures, Sequence):
+        return []
+    return [m if isinstance(m, str) else m.name for m in measures if isinstance(m, str | Measure)]
+
+
+def _held_values(
+    run: Any, train: Any, sets: list[SetMeasure], depth: int | None, columns: Any
+) -> SetValues:
+    """The set measures of runs held in this process."""
+    from sparkeval.engine.held_inputs import held_run
+
+    rows = held_run(run, columns).to_pandas()
+    held = _held_train(train)
+    out: SetValues = {}
+    for run_id, frame in rows.groupby("run_id", sort=True):
+        ranked = ranked_cut(frame[["query_id", "doc_id", "score"]])
+        out[str(run_id)] = {
+            m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(m, depth)], held)
+            for m in sets
+        }
+    return out
+
+
+def _cut(measure: SetMeasure, depth: int | None) -> int:
+    return min(measure.k, depth) if depth else measure.k
+
+
+def _held_train(train: Any) -> pd.DataFrame:
+    """``query_id, doc_id`` as text of a training table or Parquet path held here."""
+    import pyarrow as pa
+
+    from sparkeval.diversity.local_read import read_local_table
+    from sparkeval.engine.held_inputs import as_arrow
+    from sparkeval.io.columns import TRAIN_ALIASES, match_columns
+
+    if isinstance(train, str):
+        table = read_local_table(train, TRAIN_ALIASES, ("query_id", "doc_id")).table
+    else:
+        given = as_arrow(train, "train")
+        found = match_columns(
+            given.column_names, TRAIN_ALIASES, ("query_id", "doc_id"), {}, "train table",
+            "this table", None,
+        )  # fmt: skip
+        table = pa.table({c: given.column(found[c]) for c in ("query_id", "doc_id")})
+    return pd.DataFrame(
+        {c: [str(v) for v in table.column(c).to_pylist()] for c in ("query_id", "doc_id")}
+    )
+
+
+def _spark_values(
+    spark: SparkSession,
+    run: DataFrame,
+    train: Any,
+    sets: list[SetMeasure],
+    depth: int | None,
+    columns: Any,
+) -> SetValues:
+    """The set measures of a run DataFrame on Spark."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.engine.spark_inputs import spark_run
+    from sparkeval.evaluation.set_measures import spark_ranked, spark_train
+
+    rows = spark_run(run, columns)
+    if "run_id" not in rows.columns:
+        rows = rows.withColumn("run_id", F.lit(DEFAULT_RUN_ID))
+    if "score" not in rows.columns and "rank" in rows.columns:
+        rows = rows.withColumn("score", -F.col("rank").cast("double"))
+    ranked = spark_ranked(rows, max(_cut(m, depth) for m in sets)).cache()
+    frame = spark_train(spark, train).cache()
+    try:
+        run_ids = [str(r[0]) for r in ranked.select("run_id").distinct().collect()]
+        out: SetValues = {}
+        for run_id in sorted(run_ids):
+            of_run = ranked.where(F.col("run_id") == F.lit(run_id))
+            out[run_id] = {
+                m.name: spark_value(m.kind, of_run.where(F.col("_rank") <= _cut(m, depth)), frame)
+                for m in sets
+            }
+        return out
+    finally:
+        ranked.unpersist()
+        frame.unpersist()

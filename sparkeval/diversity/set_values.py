@@ -1,0 +1,228 @@
+"""The values of the measures of the whole recommendation set that ``evaluate``
+computes (:mod:`sparkeval.measures.set_names`), from one run's top-k lists and the
+training interactions: in this process (pandas, numpy) and on Spark, with the same
+double operations and exact sums as ``sparkeval diversity`` (so the same bits on both
+engines, and the same values as the diversity command's for the same lists):
+
+* ``catalog_coverage`` = |L ∩ I| / |I|, L the distinct items of the lists, I those of
+  training (integers divided once);
+* ``novelty`` = mean over the list rows whose item is in training of -log2(t_i / T),
+  t_i the training rows of item i and T all training rows (``log2`` as Spark's;
+  the mean from exact fixed-point sums: :mod:`sparkeval.exact_means`);
+* ``unseen_share`` (RePlay's Novelty) = mean over the training users u of
+  1 - |top-k_u ∩ train_u| / |top-k_u| (1 for a user without a list), exact sums;
+* ``distinct_items`` (RecTools' CatalogCoverage) = |L|;
+* ``inverse_user_frequency`` (RecTools' MeanInvUserFreq) = mean over the users of the
+  lists of the mean over their rows of -log2(u_i / U) (u_i distinct training users of
+  item i, 1 for an item absent from training; U all distinct training users);
+* ``recommended_popularity`` (RecTools' AvgRecPopularity) = mean over the users of the
+  lists of the mean over their rows of t_i (0 for an item absent from training).
+
+The per-user means and the means over users are exact fixed-point sums on both
+engines (:func:`~sparkeval.exact_means.local_bounded_means` and
+:func:`~sparkeval.exact_means.bounded_mean`, as ``diversity``'s per-user novelty).
+
+Example (RePlay's documented case, k = 2): the top-2 lists {3, 7}, {5, 8}, {4, 9} of
+users 1, 2, 3 cover 5 of the 9 training items (catalog coverage 5/9); only user 1 has
+unseen items (both), so RePlay's Novelty is (1 + 0 + 0) / 3.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sparkeval.diversity.definitions import NOVELTY_BOUND
+from sparkeval.exact_means import ExactTotal, local_bounded_means, local_bounded_total
+from sparkeval.information import strict_log2
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+#: |1 - share| of RePlay's Novelty lies in [0, 1]
+SHARE_BOUND = 1.0
+
+
+def local_value(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
+    """The value of ``kind`` (and its counts) from ``lists`` and ``train``, both with
+    ``query_id, doc_id`` (ids of one kind), in this process."""
+    if kind == "catalog_coverage":
+        return _local_coverage(lists, train)
+    if kind == "novelty":
+        return _local_novelty(lists, train)
+    if kind == "unseen_share":
+        return _local_unseen_share(lists, train)
+    if kind == "distinct_items":
+        return {"value": float(lists["doc_id"].nunique())}
+    if kind in ("inverse_user_frequency", "recommended_popularity"):
+        return _local_user_means(kind, lists, train)
+    raise ValueError(f"unknown set measure kind {kind!r}")
+
+
+def _local_user_means(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
+    """RecTools' MeanInvUserFreq or AvgRecPopularity: each row's item value, its mean
+    per user of the lists, then the mean over those users."""
+    if kind == "inverse_user_frequency":
+        users_of = train.groupby("doc_id")["query_id"].nunique()
+        u = lists["doc_id"].map(users_of).fillna(1).to_numpy(dtype=np.float64)
+        values = -strict_log2(u / float(train["query_id"].nunique()))
+        bound = NOVELTY_BOUND
+    else:
+        rows_of = train["doc_id"].value_counts()
+        values = lists["doc_id"].map(rows_of).fillna(0).to_numpy(dtype=np.float64)
+        bound = _popularity_bound(len(train))
+    users, index = np.unique(lists["query_id"].to_numpy(dtype=object), return_inverse=True)
+    per_user = local_bounded_means(index, values, len(users), bound)
+    total = local_bounded_total(per_user, bound)
+    return {"value": total.mean, "users": total.count}
+
+
+def _popularity_bound(rows: int) -> float:
+    """The bound of an item's training rows: all of them (at least 1)."""
+    return float(max(rows, 1))
+
+
+def _local_coverage(lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
+    """|L ∩ I| / |I| and the counts (see the module)."""
+    listed = pd.unique(lists["doc_id"])
+    catalogue = pd.unique(train["doc_id"])
+    covered = int(pd.Series(listed).isin(catalogue).sum())
+    return _coverage_block(covered, len(catalogue), len(listed))
+
+
+def _coverage_block(covered: int, size: int, listed: int) -> dict[str, Any]:
+    """The value and counts of catalog coverage, the same dict on both engines."""
+    return {
+        "value": covered / size if size else math.nan,
+        "catalog_items": size,
+        "recommended_items": listed,
+        "recommended_outside_catalog": listed - covered,
+    }
+
+
+def _local_novelty(lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
+    """The mean item novelty over the list rows whose item is in training."""
+    counts = train["doc_id"].value_counts()
+    t = lists["doc_id"].map(counts).to_numpy(dtype=np.float64)  # NaN: not in training
+    with np.errstate(divide="ignore", invalid="ignore"):
+        item = -strict_log2(t / float(len(train)))
+    item = np.where(np.isnan(t), np.nan, item)
+    return _novelty_block(local_bounded_total(item, NOVELTY_BOUND))
+
+
+def _novelty_block(total: ExactTotal) -> dict[str, Any]:
+    """The mean novelty and its counts: list rows, those of items not in training."""
+    return {
+        "value": total.mean,
+        "rows": total.rows,
+        "rows_unseen_in_train": total.rows - total.count,
+    }
+
+
+def _local_unseen_share(lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
+    """RePlay's Novelty: the per-user share of listed items the user has no training
+    row with, averaged over the training users."""
+    history = train[["query_id", "doc_id"]].drop_duplicates()
+    length = lists.groupby("query_id").size()
+    seen = lists[["query_id", "doc_id"]].merge(history, on=["query_id", "doc_id"])
+    seen_counts = seen.groupby("query_id").size()
+    users = pd.Index(pd.unique(history["query_id"]))
+    n = length.reindex(users).to_numpy(dtype=np.float64)
+    c = seen_counts.reindex(users).fillna(0).to_numpy(dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(np.isnan(n), 1.0, 1.0 - c / n)
+    total = local_bounded_total(share, SHARE_BOUND)
+    without = int(np.isnan(n).sum())
+    return {"value": total.mean, "users": total.count, "users_without_lists": without}
+
+
+def spark_value(kind: str, lists: DataFrame, train: DataFrame) -> dict[str, Any]:
+    """:func:`local_value` on Spark: the same value to the bit and the same counts."""
+    if kind == "catalog_coverage":
+        return _spark_coverage(lists, train)
+    if kind == "novelty":
+        return _spark_novelty(lists, train)
+    if kind == "unseen_share":
+        return _spark_unseen_share(lists, train)
+    if kind == "distinct_items":
+        return {"value": float(lists.select("doc_id").distinct().count())}
+    if kind in ("inverse_user_frequency", "recommended_popularity"):
+        return _spark_user_means(kind, lists, train)
+    raise ValueError(f"unknown set measure kind {kind!r}")
+
+
+def _spark_user_means(kind: str, lists: DataFrame, train: DataFrame) -> dict[str, Any]:
+    """:func:`_local_user_means` on Spark: the same doubles and exact sums."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.exact_means import bounded_mean, bounded_totals
+
+    if kind == "inverse_user_frequency":
+        every = train.select("query_id").distinct().count()
+        per_item = train.groupBy("doc_id").agg(F.countDistinct("query_id").alias("_n"))
+        n = F.coalesce(F.col("_n"), F.lit(1)).cast("double")
+        value = -F.log2(n / F.lit(float(every)))
+        bound = NOVELTY_BOUND
+    else:
+        per_item = train.groupBy("doc_id").agg(F.count(F.lit(1)).alias("_n"))
+        value = F.coalesce(F.col("_n"), F.lit(0)).cast("double")
+        bound = _popularity_bound(train.count())
+    rows = lists.select("query_id", "doc_id").join(per_item, "doc_id", "left")
+    per_user = rows.select("query_id", value.alias("_v")).groupBy("query_id")
+    means = per_user.agg(bounded_mean("_v", bound).alias("_m"))
+    total = bounded_totals(means, {"_m": bound})["_m"]
+    return {"value": total.mean, "users": total.count}
+
+
+def _spark_coverage(lists: DataFrame, train: DataFrame) -> dict[str, Any]:
+    """|L ∩ I| / |I| from three counts of one joined frame."""
+    from pyspark.sql import functions as F
+
+    listed = lists.select("doc_id").distinct().withColumn("_l", F.lit(1))
+    catalogue = train.select("doc_id").distinct().withColumn("_c", F.lit(1))
+    row = (
+        listed.join(catalogue, "doc_id", "full_outer")
+        .agg(
+            F.count("_l").alias("listed"),
+            F.count("_c").alias("size"),
+            F.count(F.when(F.col("_l").isNotNull() & F.col("_c").isNotNull(), 1)).alias("both"),
+        )
+        .collect()[0]
+    )
+    return _coverage_block(int(row["both"]), int(row["size"]), int(row["listed"]))
+
+
+def _spark_novelty(lists: DataFrame, train: DataFrame) -> dict[str, Any]:
+    """The mean item novelty (:func:`sparkeval.diversity.coverage.novelty`'s overall)."""
+    from sparkeval.diversity.coverage import item_novelty
+    from sparkeval.exact_means import bounded_totals
+
+    scored = lists.select("doc_id").join(item_novelty(train), "doc_id", "left")
+    return _novelty_block(bounded_totals(scored, {"novelty": NOVELTY_BOUND})["novelty"])
+
+
+def _spark_unseen_share(lists: DataFrame, train: DataFrame) -> dict[str, Any]:
+    """RePlay's Novelty on Spark: per training user 1 - seen / listed (1 without a
+    list), the same doubles and exact sum as :func:`_local_unseen_share`."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.exact_means import bounded_totals
+
+    history = train.select("query_id", "doc_id").distinct().withColumn("_seen", F.lit(1))
+    per_user = (
+        lists.select("query_id", "doc_id")
+        .join(history, ["query_id", "doc_id"], "left")
+        .groupBy("query_id")
+        .agg(F.count(F.lit(1)).alias("n"), F.count("_seen").alias("c"))
+    )
+    users = history.select("query_id").distinct().join(per_user, "query_id", "left")
+    share = F.when(F.col("n").isNull(), F.lit(1.0)).otherwise(
+        F.lit(1.0) - F.col("c").cast("double") / F.col("n").cast("double")
+    )
+    scored = users.select(share.alias("share"), F.col("n").isNull().alias("_none"))
+    total = bounded_totals(scored, {"share": SHARE_BOUND})["share"]
+    without = scored.where(F.col("_none")).count()
+    return {"value": total.mean, "users": total.count, "users_without_lists": int(without)}

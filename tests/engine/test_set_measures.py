@@ -1,0 +1,327 @@
+"""The measures of the whole recommendation set in ``evaluate`` (``--train``):
+``Coverage@k`` and ``Novelty@k``, and the peers' spellings under ``--compat replay``
+and ``--compat rectools``.
+
+Expected values: derived by hand on RePlay's documented example (whose published
+values are RePlay's docstrings: Coverage@2 = 0.5555555555555556, Novelty@2 = 1/3),
+RecTools' documented per-user values, and ``sparkeval diversity``'s own path (its
+catalog_coverage and novelty for the same run, train and k). The local engine, Spark
+and the in-process API give the same bits.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import sparkeval
+from sparkeval.errors import ConfigError
+from sparkeval.measures.set_names import split_set_measures
+from tests.jobs import CLI, job_env
+
+#: RePlay's documented example (replay/metrics/coverage.py, novelty.py)
+REPLAY_RECS = pd.DataFrame(
+    {
+        "user_id": [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3],
+        "item_id": [3, 7, 10, 11, 2, 5, 8, 11, 1, 3, 4, 9, 2],
+        "score": [0.6, 0.5, 0.4, 0.3, 0.2, 0.6, 0.5, 0.4, 0.3, 0.2, 1.0, 0.5, 0.1],
+    }
+)
+REPLAY_TRAIN = pd.DataFrame(
+    {
+        "user_id": [1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3],
+        "item_id": [5, 6, 8, 9, 2, 5, 8, 11, 1, 3, 4, 9, 2],
+    }
+)
+TRUTH = pd.DataFrame({"user_id": [1, 2, 3], "item_id": [3, 1, 9], "relevance": [1, 1, 1]})
+
+
+def _cli(directory: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *argv], cwd=directory, env=job_env(), capture_output=True, text=True, timeout=600
+    )
+
+
+def _evaluate(directory: Path, out: str, *extra: str, engine: str = "local") -> dict:
+    result = _cli(
+        directory, "evaluate", "--engine", engine, "--master", "local[2]", "--out", out, *extra
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads((directory / out / "summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def replay_case(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("set-measures-replay")
+    REPLAY_RECS.to_parquet(directory / "recs.parquet", index=False)
+    REPLAY_TRAIN.to_parquet(directory / "train.parquet", index=False)
+    TRUTH.to_parquet(directory / "truth.parquet", index=False)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def random_case(tmp_path_factory) -> Path:
+    """40 users' lists of 12 integer items (ids 90..190: "99" sorts above "100" as
+    text) with scores of one decimal (ties at the cutoffs), training rows with repeats
+    that miss some recommended items, and truth rows."""
+    directory = tmp_path_factory.mktemp("set-measures-random")
+    rng = np.random.default_rng(7)
+    rows = []
+    for user in range(40):
+        items = rng.choice(np.arange(90, 191), size=12, replace=False)
+        for item in items:
+            rows.append((f"u{user}", int(item), round(float(rng.random()), 1)))
+    recs = pd.DataFrame(rows, columns=["user_id", "item_id", "score"])
+    recs.to_parquet(directory / "recs.parquet", index=False)
+    train = pd.DataFrame(
+        {
+            "user_id": [f"u{u}" for u in rng.integers(0, 45, 300)],
+            "item_id": rng.integers(95, 200, 300).astype(np.int64),
+        }
+    )
+    train.to_parquet(directory / "train.parquet", index=False)
+    truth = recs.groupby("user_id").head(3)[["user_id", "item_id"]].assign(relevance=1)
+    truth.to_parquet(directory / "truth.parquet", index=False)
+    return directory
+
+
+def test_hand_derived_values_on_replays_example(replay_case):
+    """Top-2 lists {3, 7}, {5, 8}, {4, 9}: 5 of the 9 training items are covered (7 is
+    not in training); of T = 13 training rows items 3 and 4 have 1, items 5, 8 and 9
+    have 2, so novelty = (2 log2 13 + 3 (log2 13 - 1)) / 5 = log2 13 - 3/5 over 5 rows,
+    1 left out."""
+    summary = _evaluate(
+        replay_case, "out", "--run", "recs.parquet", "--qrels", "truth.parquet",
+        "--measures", "P@2,Coverage@2,Novelty@2", "--train", "train.parquet",
+    )  # fmt: skip
+    run = summary["runs"]["recs"]
+    assert run["measures"]["Coverage@2"] == 5 / 9
+    assert run["measures"]["Novelty@2"] == pytest.approx(math.log2(13) - 0.6, abs=1e-15)
+    assert run["set_measures"]["Novelty@2"] == {"k": 2, "rows": 6, "rows_unseen_in_train": 1}
+    assert run["set_measures"]["Coverage@2"]["recommended_outside_catalog"] == 1
+    assert "Coverage@2" in summary["compat"]["definitions"]
+    assert summary["parameters"]["set_measures"] == ["Coverage@2", "Novelty@2"]
+    per_query = pq.read_table(replay_case / "out" / "per_query.parquet").to_pandas()
+    assert set(per_query["measure"]) == {"P@2"}  # no per-query rows of set measures
+    rows = pq.read_table(replay_case / "out" / "summary.parquet").to_pandas()
+    assert list(rows["measure"]) == ["P@2", "Coverage@2", "Novelty@2"]
+
+
+def test_replay_profile_computes_replays_novelty():
+    """Under compat="replay", Novelty@2 is RePlay's: per train user 1 - seen share of
+    the top-2 (user 1: both unseen, 1; users 2, 3: 0), mean 1/3 (RePlay's docstring);
+    Coverage@2 is RePlay's Coverage, the same definition: 0.5555555555555556."""
+    ev = sparkeval.evaluate_recommendations(
+        None, REPLAY_RECS, TRUTH, "Precision@2,Coverage@2,Novelty@2", train=REPLAY_TRAIN,
+        compat="replay",
+    )  # fmt: skip
+    measures = ev.report["runs"]["run"]["measures"]
+    assert measures["Coverage@2"] == 0.5555555555555556
+    assert measures["Novelty@2"] == 1 / 3
+    assert ev.report["compat"]["definitions"]["Novelty@2"].startswith("RePlay's Novelty")
+    assert ev.report["runs"]["run"]["set_measures"]["Novelty@2"]["users_without_lists"] == 0
+
+
+def test_rectools_spellings_match_its_documented_values():
+    """RecTools' docstring examples: MeanInvUserFreq per user (1.585, 1.585, 0) at k=1
+    and (1.585, 1.585, 0.7925) at k=3 (log2 3 and log2 3 / 2); AvgRecPopularity per
+    user (3, 1, 1) at k=1 and (2.5, 2, 1.5) at k=3; CatalogCoverage counts items."""
+    reco = pd.DataFrame(
+        {"user_id": [1, 2, 2, 3, 3], "item_id": [3, 2, 3, 1, 2], "rank": [1, 1, 2, 1, 2]}
+    )
+    prev = pd.DataFrame({"user_id": [1, 1, 2, 3], "item_id": [1, 2, 1, 1]})
+    truth = pd.DataFrame({"user_id": [1, 2, 3], "item_id": [3, 2, 1]})
+    third = math.log2(3)
+    for k, expected in ((1, 2 * third / 3), (3, (2 * third + third / 2) / 3)):
+        ev = sparkeval.evaluate_recommendations(
+            None, reco, truth, f"Precision@{k},MeanInvUserFreq@{k},CatalogCoverage@{k}",
+            train=prev, compat="rectools",
+        )  # fmt: skip
+        measures = ev.report["runs"]["run"]["measures"]
+        assert measures[f"MeanInvUserFreq@{k}"] == pytest.approx(expected, rel=1e-15)
+        assert measures[f"CatalogCoverage@{k}"] == 3.0
+    reco = pd.DataFrame(
+        {
+            "user_id": [1, 1, 2, 2, 2, 3, 3],
+            "item_id": [1, 2, 3, 1, 2, 3, 2],
+            "rank": [1, 2, 1, 2, 3, 1, 2],
+        }
+    )
+    prev = pd.DataFrame({"user_id": [1, 1, 2, 2, 3, 3], "item_id": [1, 2, 1, 3, 1, 2]})
+    for k, expected in ((1, 5 / 3), (3, 2.0)):
+        ev = sparkeval.evaluate_recommendations(
+            None, reco, truth, f"Precision@{k},AvgRecPopularity@{k}", train=prev,
+            compat="rectools",
+        )  # fmt: skip
+        assert ev.report["runs"]["run"]["measures"][f"AvgRecPopularity@{k}"] == expected
+
+
+def test_equal_to_diversity_and_in_process(random_case):
+    """Coverage@k and Novelty@k equal ``sparkeval diversity --k k``'s catalog_coverage
+    and novelty (its own reading, cut and sums), at two cutoffs with tied scores; the
+    in-process API gives the same bits."""
+    summary = _evaluate(
+        random_case, "out", "--run", "recs.parquet", "--qrels", "truth.parquet",
+        "--measures", "nDCG@5,Coverage@5,Novelty@5,Coverage@9,Novelty@9",
+        "--train", "train.parquet",
+    )  # fmt: skip
+    measures = summary["runs"]["recs"]["measures"]
+    recs = pd.read_parquet(random_case / "recs.parquet")
+    truth = pd.read_parquet(random_case / "truth.parquet")
+    held = sparkeval.evaluate_recommendations(
+        None, recs, truth, "nDCG@5,Coverage@5,Novelty@5,Coverage@9,Novelty@9",
+        train=str(random_case / "train.parquet"),
+    )  # fmt: skip
+    in_process = held.report["runs"]["run"]["measures"]
+    for k in (5, 9):
+        result = _cli(
+            random_case, "diversity", "--engine", "local", "--run", "recs.parquet",
+            "--train", "train.parquet", "--k", str(k), "--out", f"div{k}",
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        diversity = json.loads((random_case / f"div{k}" / "summary.json").read_text())
+        assert measures[f"Coverage@{k}"] == diversity["coverage"]["catalog_coverage"]
+        assert measures[f"Novelty@{k}"] == diversity["novelty"]["novelty"]
+        unseen = summary["runs"]["recs"]["set_measures"][f"Novelty@{k}"]["rows_unseen_in_train"]
+        assert unseen == diversity["novelty"]["recommended_rows_unseen_in_train"]
+        for name in (f"Coverage@{k}", f"Novelty@{k}"):
+            assert in_process[name] == measures[name]
+    assert 0 < measures["Coverage@5"] < measures["Coverage@9"] < 1
+
+
+def test_spark_engine_writes_the_local_engines_summary(random_case):
+    """``--engine spark`` (run rows read and ranked by Spark) writes the same
+    summary.json, byte for byte, as the local engine."""
+    extra = (
+        "--run", "recs.parquet", "--qrels", "truth.parquet", "--train", "train.parquet",
+        "--measures", "nDCG@5,Coverage@5,Novelty@5",
+    )  # fmt: skip
+    local = _evaluate(random_case, "out-local", *extra)
+    on_spark = _evaluate(random_case, "out-spark", *extra, engine="spark")
+    assert on_spark == local
+    assert (random_case / "out-spark" / "summary.json").read_bytes() == (
+        random_case / "out-local" / "summary.json"
+    ).read_bytes()
+
+
+def test_spark_api_equals_in_process_for_the_peers_spellings(spark, random_case):
+    """On Spark DataFrames the peers' measures (RePlay's Novelty, RecTools'
+    MeanInvUserFreq, AvgRecPopularity, CatalogCoverage) equal the in-process values
+    to the bit."""
+    recs = pd.read_parquet(random_case / "recs.parquet")
+    truth = pd.read_parquet(random_case / "truth.parquet")
+    train = pd.read_parquet(random_case / "train.parquet")
+    cases = {
+        "replay": "Precision@4,Novelty@4,Coverage@4",
+        "rectools": "Precision@4,MeanInvUserFreq@4,AvgRecPopularity@4,CatalogCoverage@4",
+    }
+    for profile, measures in cases.items():
+        held = sparkeval.evaluate_recommendations(
+            None, recs, truth, measures, train=train, compat=profile
+        )
+        on_spark = sparkeval.evaluate_recommendations(
+            spark, spark.createDataFrame(recs), spark.createDataFrame(truth), measures,
+            train=spark.createDataFrame(train), compat=profile,
+        )  # fmt: skip
+        try:
+            assert on_spark.report["runs"] == held.report["runs"]
+            rows = {r["measure"]: r["value"] for r in on_spark.summary.collect()}
+            assert rows == held.report["runs"]["run"]["measures"]
+        finally:
+            on_spark.unpersist()
+
+
+def test_refusals(replay_case):
+    """Without training data the CLI names --train and the API train=; a peer's
+    spelling sparkeval does not compute, or a variant with parameters, is refused."""
+    result = _cli(
+        replay_case, "evaluate", "--run", "recs.parquet", "--qrels", "truth.parquet",
+        "--measures", "P@2,Coverage@2", "--out", "refused",
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "--train PATH" in result.stderr
+    assert not (replay_case / "refused").exists()
+    with pytest.raises(ConfigError, match="train="):
+        sparkeval.evaluate_recommendations(None, REPLAY_RECS, TRUTH, "P@2,Novelty@2")
+    with pytest.raises(ConfigError, match="RePlay's Surprisal"):
+        sparkeval.evaluate_recommendations(
+            None, REPLAY_RECS, TRUTH, "Precision@2,Surprisal@2", train=REPLAY_TRAIN,
+            compat="replay",
+        )  # fmt: skip
+    with pytest.raises(ConfigError, match="takes no parameters"):
+        split_set_measures(["CatalogCoverage(normalize=True)@2"], "rectools")
+    with pytest.raises(ConfigError, match="Microsoft Recommenders"):
+        split_set_measures(["novelty@2"], "recommenders")
+
+
+def test_names_per_profile():
+    """The same spellings mean sparkeval's definitions outside the peers' profiles."""
+    ranking, sets = split_set_measures(["nDCG@10", "coverage@10,novelty@5"], "trec")
+    assert ranking == ["nDCG@10"]
+    assert [(m.name, m.kind, m.k, m.typed) for m in sets] == [
+        ("Coverage@10", "catalog_coverage", 10, "coverage@10"),
+        ("Novelty@5", "novelty", 5, "novelty@5"),
+    ]
+    assert split_set_measures(["Coverage@10", "Novelty@5"], "mllib")[1][1].kind == "novelty"
+    kinds = {
+        profile: [m.kind for m in split_set_measures(["Coverage@3,Novelty@3"], profile)[1]]
+        for profile in ("trec", "replay", "rectools")
+    }
+    assert kinds == {
+        "trec": ["catalog_coverage", "novelty"],
+        "replay": ["catalog_coverage", "unseen_share"],
+        "rectools": ["catalog_coverage", "novelty"],
+    }
+    assert split_set_measures(["CatalogCoverage@3"], "rectools")[1][0].kind == "distinct_items"
+
+
+def test_a_trec_run_is_measured_by_the_local_engine(replay_case):
+    """The local engine measures the rows it reads from a TREC text run (tag ``recs``)
+    as it does those of the Parquet run: the same values, without Spark (``--engine
+    local`` would refuse a run that needs it)."""
+    ranked = REPLAY_RECS.sort_values(["user_id", "score"], ascending=[True, False])
+    lines = [
+        f"{row.user_id} Q0 {row.item_id} {rank} {row.score} recs"
+        for rank, row in zip(
+            ranked.groupby("user_id").cumcount() + 1, ranked.itertuples(), strict=True
+        )
+    ]
+    (replay_case / "recs.txt").write_text("\n".join(lines) + "\n")
+    extra = ("--qrels", "truth.parquet", "--measures", "P@2,Coverage@3,Novelty@3")
+    text = _evaluate(
+        replay_case, "out-text", "--run", "recs.txt", *extra, "--train", "train.parquet"
+    )
+    table = _evaluate(
+        replay_case, "out-table", "--run", "recs.parquet", *extra, "--train", "train.parquet"
+    )
+    assert text["runs"]["recs"]["measures"] == table["runs"]["recs"]["measures"]
+    # top-3: {3, 7, 10}, {5, 8, 11}, {4, 9, 2}: all but 7 and 10 are training items, 7 of 9
+    assert text["runs"]["recs"]["measures"]["Coverage@3"] == 7 / 9
+
+
+def test_set_measures_refuse_a_tie_rule_they_do_not_follow(tmp_path: Path) -> None:
+    """The top-k lists of Coverage@k are cut with ties by doc id: another tie rule is
+    refused by name, on the command line and in Python, rather than half followed."""
+    import pandas as pd
+
+    from sparkeval.errors import ConfigError
+    from sparkeval.evaluation.options import EvaluateConfig
+
+    run = pd.DataFrame({"query_id": ["u1"], "doc_id": ["a"], "score": [1.0], "rank": [1]})
+    qrels = pd.DataFrame({"query_id": ["u1"], "doc_id": ["a"], "relevance": [1]})
+    train = pd.DataFrame({"query_id": ["u1"], "doc_id": ["a"]})
+    with pytest.raises(ConfigError, match="cuts each run's top-k lists with tied scores"):
+        sparkeval.evaluate(None, run, qrels, ["AP", "Coverage@5"], train=train, ties="rank")
+    with pytest.raises(ConfigError, match="it does not follow --ties rank"):
+        EvaluateConfig.load(
+            run=[str(tmp_path / "r.txt")], qrels=str(tmp_path / "q.txt"),
+            measures=["AP", "Coverage@5"], train=str(tmp_path / "t.txt"), ties="rank",
+            out=str(tmp_path / "out"),
+        )  # fmt: skip
