@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from sparkeval.diversity.set_values import local_value, spark_value
+from sparkeval.diversity.set_values import local_value
 from sparkeval.engine import api as engine_api
 from sparkeval.errors import ConfigError
 from sparkeval.evaluation.set_measures import SetValues, add_set_values, ranked_cut
@@ -177,25 +177,12 @@ def _spark_values(
     from pyspark.sql import functions as F
 
     from sparkeval.engine.spark_inputs import spark_run
-    from sparkeval.evaluation.set_measures import spark_ranked, spark_train
+    from sparkeval.evaluation.set_measures import spark_values_by_run
 
     rows = spark_run(run, columns)
     if "run_id" not in rows.columns:
         rows = rows.withColumn("run_id", F.lit(DEFAULT_RUN_ID))
     if "score" not in rows.columns and "rank" in rows.columns:
         rows = rows.withColumn("score", -F.col("rank").cast("double"))
-    ranked = spark_ranked(rows, max(_cut(m, depth) for m in sets)).cache()
-    frame = spark_train(spark, train).cache()
-    try:
-        run_ids = [str(r[0]) for r in ranked.select("run_id").distinct().collect()]
-        out: SetValues = {}
-        for run_id in sorted(run_ids):
-            of_run = ranked.where(F.col("run_id") == F.lit(run_id))
-            out[run_id] = {
-                m.name: spark_value(m.kind, of_run.where(F.col("_rank") <= _cut(m, depth)), frame)
-                for m in sets
-            }
-        return out
-    finally:
-        ranked.unpersist()
-        frame.unpersist()
+    run_ids = sorted(str(r[0]) for r in rows.select("run_id").distinct().collect())
+    return spark_values_by_run(spark, rows, train, run_ids, sets, lambda m: _cut(m, depth))

@@ -15,6 +15,7 @@ them and ``compat.definitions`` says what each computes.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -125,7 +126,6 @@ def ranked_cut(frame: pd.DataFrame) -> pd.DataFrame:
 def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues:
     """Each run's set measures on Spark, from the run rows as the evaluation reads them
     (every format, ``--where``, column maps, catalog tables)."""
-    from pyspark.sql import functions as F
 
     from sparkeval.io import read_runs
 
@@ -139,22 +139,40 @@ def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues:
     )
     if "score" not in run_df.columns:
         raise ConfigError("the measures of the recommendation set need the runs' scores")
-    measures = config.set_measures()
-    ranked = spark_ranked(run_df, max(_cut(config, m) for m in measures)).cache()
     assert config.train is not None
-    train = spark_train(spark, config.train).cache()
+    return spark_values_by_run(
+        spark, run_df, config.train, run_ids, config.set_measures(), lambda m: _cut(config, m)
+    )
+
+
+def spark_values_by_run(
+    spark: SparkSession,
+    rows: DataFrame,
+    train: Any,
+    run_ids: Sequence[str],
+    measures: Sequence[SetMeasure],
+    cut: Callable[[SetMeasure], int],
+) -> SetValues:
+    """Each run's value of each set measure on Spark: ``rows`` (``run_id, query_id,
+    doc_id, score``) ranked once to the deepest cut, each measure over its run's rows
+    within ``cut(measure)``, against the training interactions ``train`` (a path or a
+    DataFrame)."""
+    from pyspark.sql import functions as F
+
+    ranked = spark_ranked(rows, max(cut(m) for m in measures)).cache()
+    frame = spark_train(spark, train).cache()
     try:
         out: SetValues = {}
         for run_id in run_ids:
             of_run = ranked.where(F.col("run_id") == F.lit(run_id))
             out[run_id] = {
-                m.name: spark_value(m.kind, of_run.where(F.col("_rank") <= _cut(config, m)), train)
+                m.name: spark_value(m.kind, of_run.where(F.col("_rank") <= cut(m)), frame)
                 for m in measures
             }
         return out
     finally:
         ranked.unpersist()
-        train.unpersist()
+        frame.unpersist()
 
 
 def spark_ranked(rows: DataFrame, deepest: int) -> DataFrame:
