@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparkeval.compare.gate import GateCondition, evaluate_gate, parse_condition
 from sparkeval.compare.progress import stage
@@ -20,6 +20,9 @@ from sparkeval.errors import ConfigError, InputError
 from sparkeval.storage import files
 from sparkeval.storage.uris import is_remote, join, parent
 from sparkeval.storage.uris import name as name_of
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 OUTPUT_FILES = {
     "comparison": "comparison.parquet",
@@ -201,7 +204,7 @@ class ArrowTables:
 QUERY_ROW_ORDER = ["run_id", "measure", "query_id"]
 
 
-def _sorted_rows(frame: Any) -> Any:
+def _sorted_rows(frame: pd.DataFrame | None) -> pd.DataFrame | None:
     """``frame`` (a plot sample, or None) in :data:`QUERY_ROW_ORDER`, on a fresh index."""
     if frame is None:
         return None
