@@ -76,6 +76,8 @@ def test_append_to_a_catalog_table_runs_on_spark(name: str, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("name", sorted(SMALL_RUNS))
 def test_append_to_a_directory_stays_local(name: str, tmp_path: Path) -> None:
+    """(``--engine local``: whether ``auto`` runs here also depends on whether this
+    process already runs a Spark session, as a test worker may.)"""
     command = _commands_with_a_local_engine()[name]
-    config = _config(command, tmp_path, "auto", str(tmp_path / "history"))
+    config = _config(command, tmp_path, "local", str(tmp_path / "history"))
     assert command.local.applies(config) is True
