@@ -599,17 +599,38 @@ def _leading_int(text: str, request: str) -> int:
     return int(match.group(1))
 
 
+#: the parameters trec_eval gives a measure requested by its bare name (its
+#: defaults): ``-m ndcg_cut`` is ``-m ndcg_cut.5,10,15,20,30,100,200,500,1000``.
+#: ``P`` and ``recall`` are not among them: each spelling also names another measure
+#: (sparkeval's own ``P``, which needs a cutoff; ranx's ``recall``, the recall of the
+#: whole list), so a bare ``P`` or ``recall`` stays refused rather than misread.
+TREC_DEFAULT_PARAMS: dict[str, str] = {
+    "ndcg_cut": "5,10,15,20,30,100,200,500,1000",
+    "map_cut": "5,10,15,20,30,100,200,500,1000",
+    "relative_P": "5,10,15,20,30,100,200,500,1000",
+    "success": "1,5,10",
+    "Rprec_mult": "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0",
+    "iprec_at_recall": "0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0",
+}
+
+
 def parse_trec_request(text: str) -> list[Measure] | None:
     """Expand trec_eval's parameterised syntax ``base.v1,v2,...``; None if not one.
 
     Cutoff and per-value parameters are sorted ascending, as trec_eval prints
-    them; a repeated value is an error, as in trec_eval.
+    them; a repeated value is an error, as in trec_eval. A bare name of
+    :data:`TREC_DEFAULT_PARAMS` takes trec_eval's default parameters.
 
     Example:
         >>> [m.name for m in parse_trec_request("P.5,7,3")]
         ['P@3', 'P@5', 'P@7']
+        >>> [m.name for m in parse_trec_request("success")]
+        ['Success@1', 'Success@5', 'Success@10']
     """
-    match = _TREC_REQUEST.match(text.strip())
+    text = text.strip()
+    if text in TREC_DEFAULT_PARAMS:  # a bare trec_eval name: its default parameters
+        text = f"{text}.{TREC_DEFAULT_PARAMS[text]}"
+    match = _TREC_REQUEST.match(text)
     if not match:
         return None
     bases = trec_bases()

@@ -102,3 +102,35 @@ def test_set_f_beta_is_trec_evals_unsquared_weight(beta: str, rel_level: int) ->
     for i in range(len(measures)):
         for q, value in zip(wide["query_id"], wide[measure_column(i)], strict=True):
             assert value == pytest.approx(expected[q]["set_F"], rel=1e-12, abs=1e-12), (q, names[i])
+
+
+@pytest.mark.parametrize("base", ["ndcg_cut", "map_cut", "success", "Rprec_mult", "relative_P"])
+def test_bare_trec_names_take_trec_evals_default_parameters(base: str) -> None:
+    # pytrec_eval asked for the bare name computes every default parameter of trec_eval
+    # (iprec_at_recall's values are compared with trec_eval's outputs elsewhere, as
+    # EXCLUDED_PREFIXES says; its defaults are checked by name below)
+    run, qrels = random_collection(12, queries=30)
+    expected = _expected(run, qrels, 1, {base})
+    measures = parse_measures(base)
+    wide = evaluate_frames(run, qrels, measures, EvalOptions(queries="both"))
+    wide = wide[wide["evaluated"]]
+    names = {m.trec_name(1) for m in measures}
+    assert names == set(next(iter(expected.values())))  # the same names, every default
+    bad = []
+    for i, m in enumerate(measures):
+        for q, value in zip(wide["query_id"], wide[measure_column(i)], strict=True):
+            want = expected[q][m.trec_name(1)]
+            if not math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-9):
+                bad.append((m.trec_name(1), q, value, want))
+    assert not bad, bad[:10]
+
+
+def test_bare_iprec_at_recall_is_trec_evals_default_usage() -> None:
+    # trec_eval's help: "Default usage: -m iprec_at_recall.0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1"
+    explicit = parse_measures("iprec_at_recall.0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1")
+    assert parse_measures("iprec_at_recall") == explicit
+    assert [m.trec_name(1) for m in explicit][::5] == [
+        "iprec_at_recall_0.00",
+        "iprec_at_recall_0.50",
+        "iprec_at_recall_1.00",
+    ]
