@@ -52,6 +52,7 @@ EVALUATE_CASES: list[tuple[str, pd.DataFrame, pd.DataFrame, Any, dict[str, Any]]
     ("names=trec", RUN, TRUTH, TREC, {"names": "trec"}),
     ("names=requested", RUN, TRUTH, "map,P_2", {"names": "requested"}),
     ("names=dict", RUN, TRUTH, ["AP"], {"names": {"AP": "mean AP"}}),
+    ("ranx hits, bare trec names", RUN, TRUTH, "hits@2,Hits,success", {"names": "requested"}),
     ("run_ids", RUN, TRUTH, TREC, {"run_ids": ["b", "a", "c"]}),
     ("buckets", RUN, TRUTH, TREC, {"buckets": 1}),
     *((f"compat={p}", RUN, RATED, m, {"compat": p}) for p, m in PEER.items()),

@@ -202,3 +202,20 @@ def test_fall_out_hand_derived(name: str, rels, expected: float) -> None:
     assert value(name, rels=rels, qrels=[[2, 1, 1]] if rels != RELS else QRELS) == pytest.approx(
         expected, abs=1e-12
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        # the running example: relevant (grade >= 1) docs at ranks 1, 4 and 5
+        ("Hits@3", 1.0),
+        ("hits@4", 2.0),  # ranx's spelling
+        ("Hits", 3.0),  # the whole ranking: num_rel_ret
+        ("Hits@10", 3.0),  # a cutoff past the ranking counts what is there
+        ("Hits(rel=2)@5", 1.0),  # at level 2 only rank 4's doc
+        # condensed: the unjudged doc at rank 2 removed, ranks 1, 3 and 4 are relevant
+        ("Hits(judged_only=True)@3", 2.0),
+    ],
+)
+def test_hits_hand_derived(name: str, expected: float) -> None:
+    assert value(name) == expected
