@@ -47,6 +47,7 @@ truth), and fixes the query policy and the relevance rule:
     * ``HitRate@k`` → ``Success@k``; ``MRR@k`` → ``RR@k``; ``Precision@k`` → ``P@k``;
       ``Recall@k`` → ``R@k``; ``MAP@k`` → ``AP(denom=min_k)@k`` (/ min(k, |truth|));
       ``NDCG@k`` → ``nDCG@k`` (binary, ideal over min(k, |truth|) positions);
+      ``RocAuc@k`` → ``RocAuc@k`` (the AUC of the top k);
       Coverage, Novelty and the other beyond-accuracy metrics are refused, naming the
       value of ``sparkeval diversity`` that reports each (Unexpectedness and
       CategoricalDiversity: none).
@@ -112,7 +113,7 @@ _QUERIES = {
 _SUPPORTED = {
     "mllib": "P@k, R@k, MAP, MAP@k, nDCG@k",
     "recommenders": "P@k, R@k, nDCG@k, MAP, MAP@k",
-    "replay": "HitRate@k, MRR@k, Precision@k, Recall@k, MAP@k, NDCG@k",
+    "replay": "HitRate@k, MRR@k, Precision@k, Recall@k, MAP@k, NDCG@k, RocAuc@k",
     "rectools": (
         "Precision@k, RelP@k (Precision with r_precision=True), Recall@k, "
         "F1Beta(beta=b)@k, HitRate@k, MRR@k, MAP@k, AP(denom=k)@k "
@@ -251,6 +252,8 @@ def _map_one(
     top_k_only = profile in ("replay", "rectools")
     if top_k_only and plain.family in ("Success", "RR") and m.k is not None:
         target: Measure | None = plain  # HitRate@k: a hit in the top k; MRR@k: 1/first hit
+    elif profile == "replay" and plain.family == "RocAuc" and m.k is not None:
+        target = plain  # RocAuc(k): RePlay's AUC of the top k
     elif top_k_only and plain.family in ("AP", "nDCG") and m.k is None:
         target = None  # their MAP and NDCG are always @k
     elif profile == "rectools" and plain.family == "AP":

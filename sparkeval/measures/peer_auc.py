@@ -194,3 +194,29 @@ def recall_at_fixed_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any
     r = b.num_rel(level)
     values = safe_divide(best_recall_count(b, level, k, p["min_precision"]), r)
     return np.where(r > 0, values, EMPTY_TARGET[p["empty_target_action"]])
+
+
+@measure(
+    "RocAuc",
+    description=(
+        "RePlay's ROC AUC of the top k: with h hits and m = min(k, n) - h misses among "
+        "the first min(k, n) docs and F = sum over those hits of the misses above each, "
+        "1 - F / (h * m); 1 when no miss precedes a hit (every hit first, or no miss), "
+        "0 when the top k holds no hit (an empty ranking, or no relevant doc)"
+    ),
+    cutoff="required",
+    references="RePlay replay.metrics.RocAuc (k)",
+)
+def roc_auc_at_k(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    """Example: hit, miss, hit at k = 3: h = 2, m = 1, F = 0 + 1, so 1 - 1 / 2 = 0.5."""
+    level = p["rel"]
+    in_top = b.within(_cutoff(k))
+    hit = b.relevant(level) & in_top
+    misses = b.segment_sum((~hit & in_top).astype(np.float64))
+    hits = b.segment_sum(hit.astype(np.float64))
+    above = np.where(hit, b.positions - b.cum_relevant(level), 0.0)  # misses above a hit
+    ordered_wrongly = b.segment_sum(above.astype(np.float64))
+    values = 1.0 - safe_divide(ordered_wrongly, hits * misses)
+    values[ordered_wrongly == 0] = 1.0
+    values[hits == 0] = 0.0
+    return values

@@ -511,6 +511,16 @@ def _replay_per_user(pred: list[str], truth: set[str], k: int) -> dict[str, floa
     ap = sum(sum(hits[: i + 1]) / ((i + 1) * min(k, len(truth))) for i, h in enumerate(hits) if h)
     dcg = sum(1 / math.log2(i + 2) for i, hit in enumerate(hits) if hit)
     idcg = sum(1 / math.log2(i + 2) for i in range(min(k, len(truth))))
+    # RocAuc: the (hit, miss) pairs of the top k with the miss ranked higher, over all
+    # such pairs; 0 without a hit, 1 when no miss precedes a hit
+    misses_above = [i - sum(hits[:i]) for i, hit in enumerate(hits) if hit]
+    n_hits, n_misses = sum(hits), len(hits) - sum(hits)
+    if n_hits == 0:
+        roc_auc = 0.0
+    elif sum(misses_above) == 0:
+        roc_auc = 1.0
+    else:
+        roc_auc = 1 - sum(misses_above) / (n_hits * n_misses)
     return {
         "HitRate": float(any(hits)),
         "MRR": 0.0 if first is None else 1 / (first + 1),
@@ -518,6 +528,7 @@ def _replay_per_user(pred: list[str], truth: set[str], k: int) -> dict[str, floa
         "Recall": sum(hits) / len(truth),
         "MAP": ap if top else 0.0,
         "NDCG": dcg / idcg,
+        "RocAuc": roc_auc,
     }
 
 
@@ -539,7 +550,7 @@ def test_replay_profile_reproduces_its_definitions(spark) -> None:
     expected = {
         name: sum(_replay_per_user(by_user.get(u, []), wanted[u], k)[name] for u in wanted)
         / len(wanted)
-        for name in ("HitRate", "MRR", "Precision", "Recall", "MAP", "NDCG")
+        for name in ("HitRate", "MRR", "Precision", "Recall", "MAP", "NDCG", "RocAuc")
     }
     names = ",".join(f"{name}@{k}" for name in expected)
     ev = evaluate_recommendations(

@@ -219,3 +219,22 @@ def test_fall_out_hand_derived(name: str, rels, expected: float) -> None:
 )
 def test_hits_hand_derived(name: str, expected: float) -> None:
     assert value(name) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "rels", "expected"),
+    [
+        # the running example at level 1: hit, miss, miss, hit, hit; at k = 5, h = 3,
+        # m = 2 and the hits have 0, 2 and 2 misses above them: 1 - 4 / 6
+        ("RocAuc@5", RELS, 1 / 3),
+        ("RocAuc@4", RELS, 1 - 2 / 4),  # h = 2, m = 2, misses above: 0, 2
+        ("RocAuc@3", RELS, 1.0),  # hit, miss, miss: no miss above the hit
+        ("RocAuc@1", RELS, 1.0),  # one hit, no miss
+        ("RocAuc(rel=2)@5", RELS, 1 - 3 / 4),  # only rank 4's doc: h = 1, m = 4, 3 above
+        ("RocAuc@2", [[0, 1]], 0.0),  # miss, hit: every pair wrongly ordered
+        ("RocAuc@3", [[0, 0]], 0.0),  # no hit in the top k
+    ],
+)
+def test_replay_roc_auc_hand_derived(name: str, rels, expected: float) -> None:
+    qrels = QRELS if rels == RELS else [[1, 0, 0]]
+    assert value(name, rels=rels, qrels=qrels) == pytest.approx(expected, abs=1e-12)
