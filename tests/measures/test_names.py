@@ -80,8 +80,8 @@ def test_bad_names_are_clear_errors(text: str, fragment: str) -> None:
         ("Succes(rel=2)@5", ["Success(rel=2)@5", "success_10", "AUC"]),
         ("Precison", ["Precision@10", "Rprec", "recip_rank"]),  # P needs a cutoff
         ("mapp", ["MAP", "GMAP", "PAP@10"]),  # distinct measures: not MAP, AP and map
-        ("offical", ["official", "Recall@10", "FallOut"]),  # sets too
-        ("hit_rat@10", ["hit_rate@10", "relative_P_10", "P_10"]),  # one spelling of Success
+        ("offical", ["official", "RocAuc@10", "Recall@10"]),  # sets too
+        ("hit_rat@10", ["hit_rate@10", "Hits@10", "relative_P_10"]),  # one spelling of Success
     ],
 )
 def test_unknown_measure_is_one_short_line_with_the_closest_names(
