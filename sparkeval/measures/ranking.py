@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from sparkeval.measures.batch import NONPOOL, RankedBatch, safe_divide
+from sparkeval.measures.gain import TIES, tie_groups
 from sparkeval.measures.registry import Param, TrecParams, measure
 
 TREC = "trec_eval 10 (usnistgov/trec_eval)"
@@ -115,15 +116,51 @@ def recall(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
 AP_DENOMINATORS = ("R", "min_k", "k")
 
 
-def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "R") -> np.ndarray:
+def _average_precision(
+    b: RankedBatch, level: int, k: int | None, denom: str = "R", ties: str = "order"
+) -> np.ndarray:
     rel = b.relevant(level) & b.within(k)
-    precision_at_i = b.cum_relevant(level) / b.positions
+    if ties == "average":
+        precision_at_i = _tied_precision(b, level, k)
+    else:
+        precision_at_i = b.cum_relevant(level) / b.positions
     r = b.num_rel(level)
     if denom == "min_k" and k is not None:
         r = np.minimum(r, k)
     elif denom == "k" and k is not None:  # a cutoff is required with it (needs_cutoff)
         r = np.full_like(r, k)
     return safe_divide(b.segment_sum(np.where(rel, precision_at_i, 0.0)), r)
+
+
+def _tied_precision(b: RankedBatch, level: int, k: int | None) -> np.ndarray:
+    """Each doc's precision at the end of its run of tied scores (within the first k):
+    c_e / e with e the run's last position and c_e the relevant docs up to it, so that
+    tied docs share one threshold, as scikit-learn's average_precision_score takes it.
+
+    Example: scores 1, 1 with grades 1, 0 give both docs the precision 1/2.
+    """
+    groups = tie_groups(b)
+    if len(groups) == 0:
+        return np.zeros(0, dtype=np.float64)
+    inside = b.within(k)
+    ends = np.zeros(int(groups[-1]) + 1, dtype=np.float64)
+    np.maximum.at(ends, groups[inside], b.positions[inside].astype(np.float64))
+    found = np.zeros_like(ends)
+    np.maximum.at(found, groups[inside], b.cum_relevant(level)[inside].astype(np.float64))
+    return safe_divide(found, ends)[groups]
+
+
+#: how AP reads tied scores: in the ranking's order, or as one threshold per run of ties
+AP_TIES_PARAM = Param(
+    str,
+    "order",
+    choices=TIES,
+    help=(
+        "order: tied scores keep the ranking's order (doc id descending); average: a run of "
+        "tied scores is one threshold, each of its relevant docs counting the precision at "
+        "the run's end (scikit-learn's average_precision_score and LRAP)"
+    ),
+)
 
 
 @measure(
@@ -133,7 +170,10 @@ def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "
         "average precision: sum_i rel_i * P@i / R; with @k the sum stops at k "
         "but still divides by R (trec_eval map_cut); denom=min_k divides AP@k by "
         "min(R, k) instead (Spark MLlib meanAveragePrecisionAt, Microsoft Recommenders "
-        "map_at_k), denom=k by k (RecTools MAP with divide_by_k=True); 0 when R = 0"
+        "map_at_k), denom=k by k (RecTools MAP with divide_by_k=True); ties=average makes "
+        "a run of tied scores one threshold, each relevant doc of it counting the "
+        "precision at the run's end, within the first k (scikit-learn's "
+        "average_precision_score and LRAP); 0 when R = 0"
     ),
     cutoff="optional",
     params={
@@ -146,7 +186,8 @@ def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "
                 "or k (RecTools MAP(divide_by_k=True); needs @k)"
             ),
             needs_cutoff=("k",),
-        )
+        ),
+        "ties": AP_TIES_PARAM,
     },
     trec="map",
     trec_cut="map_cut_{k}",
@@ -156,7 +197,7 @@ def _average_precision(b: RankedBatch, level: int, k: int | None, denom: str = "
     + "rectools.metrics.MAP (denom=k)",
 )
 def average_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
-    return _average_precision(b, p["rel"], k, p["denom"])
+    return _average_precision(b, p["rel"], k, p["denom"], p["ties"])
 
 
 @measure(

@@ -166,14 +166,9 @@ def test_average_precision_toydata(y_true, y_score, want: float, naming: str) ->
     assert _mean(y_true, y_score, "AP", naming) == pytest.approx(want, abs=1e-7)
 
 
-TIES_GAP = (
-    "scikit-learn ranks tied items together (one threshold: each gets the precision of "
-    "the whole run of ties); sparkeval orders tied scores by doc id, so its AP depends on "
-    "which item is which"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=TIES_GAP)
+# scikit-learn ranks tied items together (one threshold: each gets the precision of the
+# whole run of ties): AP(ties=average); plain AP orders tied scores by doc id, so its
+# value depends on which item is which (both namings must give scikit-learn's value)
 @pytest.mark.parametrize(
     ("y_true", "y_score", "want"),
     [
@@ -188,7 +183,8 @@ TIES_GAP = (
 )  # fmt: skip
 def test_average_precision_with_ties(y_true, y_score, want: float) -> None:
     for naming in NAMINGS:
-        assert _mean(y_true, y_score, "AP", naming) == pytest.approx(want, abs=1e-7)
+        got = _mean(y_true, y_score, "AP(ties=average)", naming)
+        assert got == pytest.approx(want, abs=1e-7)
 
 
 # --- test_label_ranking_avp: check_lrap_toy, check_lrap_without_tie_and_increasing_score
@@ -257,7 +253,6 @@ def test_lrap_without_tie_and_increasing_score(naming: str) -> None:
         assert got == pytest.approx(want, abs=1e-7), y_true
 
 
-@pytest.mark.xfail(strict=True, reason=TIES_GAP.replace("AP", "AP (LRAP)"))
 @pytest.mark.parametrize(
     ("y_true", "y_score", "want"),
     [pytest.param(*c, id=f"check_lrap_toy {c[0]} {c[1]}") for c in LRAP_TIES]
@@ -268,8 +263,11 @@ def test_lrap_without_tie_and_increasing_score(naming: str) -> None:
     ],
 )
 def test_lrap_with_ties(y_true, y_score, want: float) -> None:
+    # LRAP with ties: each relevant label's share of relevant labels among those scored
+    # at least as high, the precision at the end of its run of ties: AP(ties=average)
     for naming in NAMINGS:
-        assert _mean(y_true, y_score, "AP", naming) == pytest.approx(want, abs=1e-7)
+        got = _mean(y_true, y_score, "AP(ties=average)", naming)
+        assert got == pytest.approx(want, abs=1e-7)
 
 
 def test_lrap_of_a_sample_without_relevant_labels() -> None:
@@ -368,3 +366,20 @@ def test_top_k_accuracy_score_ties() -> None:
     for k, want in [(1, 0.25), (2, 0.5), (3, 1.0)]:
         assert _mean(y_true, y_score, f"Success@{k}", "as_given") == pytest.approx(want)
     assert _mean(y_true, y_score, "Success@1", "reversed") != pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_tie_averaged_ap_is_sklearns_on_random_ties(seed: int) -> None:
+    # scikit-learn itself: per-sample average_precision_score and LRAP of scores drawn
+    # from four values (many ties); every sample holds a relevant and an irrelevant label
+    from sklearn.metrics import average_precision_score, label_ranking_average_precision_score
+
+    rng = np.random.RandomState(seed)
+    y_true = rng.randint(0, 2, size=(12, 9))
+    y_true[:, 0], y_true[:, 1] = 1, 0
+    y_score = rng.randint(0, 4, size=y_true.shape) / 4
+    got = _per_sample(y_true, y_score, "AP(ties=average)")
+    want = [average_precision_score(t, s) for t, s in zip(y_true, y_score, strict=True)]
+    assert got == pytest.approx(want, abs=1e-12)
+    lrap = label_ranking_average_precision_score(y_true, y_score)
+    assert float(np.mean(got)) == pytest.approx(lrap, abs=1e-12)

@@ -238,3 +238,18 @@ def test_hits_hand_derived(name: str, expected: float) -> None:
 def test_replay_roc_auc_hand_derived(name: str, rels, expected: float) -> None:
     qrels = QRELS if rels == RELS else [[1, 0, 0]]
     assert value(name, rels=rels, qrels=qrels) == pytest.approx(expected, abs=1e-12)
+
+
+def test_tie_averaged_ap_hand_derived() -> None:
+    # grades 1, 0, 1, 0 with scores 3, 2, 2, 1 and R = 2: the tied run at ranks 2-3
+    # ends at 3 with 2 relevant docs, so its relevant doc counts 2/3: (1 + 2/3) / 2;
+    # in the ranking's order it counts 2/3 too (rank 3), and 1/2 if it came first
+    rels, qrels, scores = [[1, 0, 1, 0]], [[1, 1, 0, 0]], [[3.0, 2.0, 2.0, 1.0]]
+    batch = RankedBatch.from_lists(rels, qrels, scores)
+    assert parse_measure("AP(ties=average)").compute(batch, 1)[0] == pytest.approx(5 / 6)
+    swapped = RankedBatch.from_lists([[1, 1, 0, 0]], qrels, scores)
+    assert parse_measure("AP").compute(swapped, 1)[0] == pytest.approx(1.0)
+    # tie-averaged, the relevant doc at rank 2 shares the run's end, rank 3: (1 + 2/3) / 2
+    assert parse_measure("AP(ties=average)").compute(swapped, 1)[0] == pytest.approx(5 / 6)
+    # @2 cuts the run at rank 2: its relevant doc counts 2/2 there
+    assert parse_measure("AP(ties=average)@2").compute(swapped, 1)[0] == pytest.approx(1.0)
