@@ -70,21 +70,6 @@ def num_rel_ret(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
 
 
 @measure(
-    "Hits",
-    judged_only=True,
-    description=(
-        "relevant docs among the first k: sum_{i<=min(k,n)} rel_i (the whole ranking "
-        "without @k); a mean over queries, 0 for a query with no relevant doc retrieved"
-    ),
-    cutoff="optional",
-    references="ranx hits@k (AmenRa/ranx); per query, trec_eval's num_rel_ret within k",
-)
-def hits(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
-    """Example: relevant docs at ranks 1, 2, 4 give Hits@3 = 2 and Hits = 3."""
-    return hits_at(b, p["rel"], k)
-
-
-@measure(
     "P",
     judged_only=True,
     description="precision at k: sum_{i<=min(k,n)} rel_i / k (divides by k even when n < k)",
@@ -254,6 +239,21 @@ def r_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
 )
 def success(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     return (hits_at(b, p["rel"], k) > 0).astype(np.float64)
+
+
+@measure(
+    "Hits",
+    judged_only=True,
+    description=(
+        "relevant docs among the first k: sum_{i<=min(k,n)} rel_i (the whole ranking "
+        "without @k); a mean over queries, 0 for a query with no relevant doc retrieved"
+    ),
+    cutoff="optional",
+    references="ranx hits@k (AmenRa/ranx); per query, trec_eval's num_rel_ret within k",
+)
+def hits(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
+    """Example: relevant docs at ranks 1, 2, 4 give Hits@3 = 2 and Hits = 3."""
+    return hits_at(b, p["rel"], k)
 
 
 @measure(
