@@ -27,10 +27,10 @@ TOP_K_NDCG = "nDCG(gain=linear,ideal=k,ties=order)@10"
 @pytest.mark.parametrize(
     ("keywords", "definitions"),
     [
-        ({}, ["AP(denom=R,rel=1)@10", "P(rel=1)@1", NDCG]),
-        ({"rel_level": 2}, ["AP(denom=R,rel=2)@10", "P(rel=2)@1", NDCG]),
-        ({"compat": "mllib"}, ["AP(denom=min_k,rel=1)@10", "P(rel=1)@1", NDCG]),
-        ({"compat": "rectools"}, ["AP(denom=R,rel=1)@10", "P(rel=1)@1", TOP_K_NDCG]),
+        ({}, ["AP(denom=R,ties=order,rel=1)@10", "P(rel=1)@1", NDCG]),
+        ({"rel_level": 2}, ["AP(denom=R,ties=order,rel=2)@10", "P(rel=2)@1", NDCG]),
+        ({"compat": "mllib"}, ["AP(denom=min_k,ties=order,rel=1)@10", "P(rel=1)@1", NDCG]),
+        ({"compat": "rectools"}, ["AP(denom=R,ties=order,rel=1)@10", "P(rel=1)@1", TOP_K_NDCG]),
     ],
     ids=["trec", "rel-level-2", "mllib", "rectools"],
 )  # fmt: skip
@@ -52,6 +52,8 @@ def test_the_command_says_how_it_computed_in_a_status_line_and_the_summary(
     assert code == 0
     err = capsys.readouterr().err
     line = next(x for x in err.splitlines() if "measures as computed" in x)
-    assert "MAP@10 = AP(denom=R,rel=1)@10, P@1 = P(rel=1)@1; relevance: grade; ties: score" in line
+    definitions = "MAP@10 = AP(denom=R,ties=order,rel=1)@10, P@1 = P(rel=1)@1"
+    assert f"{definitions}; relevance: grade; ties: score" in line
     compat = json.loads((out / "summary.json").read_text())["compat"]
-    assert compat["definitions"] == {"MAP@10": "AP(denom=R,rel=1)@10", "P@1": "P(rel=1)@1"}
+    ap = "AP(denom=R,ties=order,rel=1)@10"
+    assert compat["definitions"] == {"MAP@10": ap, "P@1": "P(rel=1)@1"}
