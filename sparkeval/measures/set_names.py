@@ -22,7 +22,10 @@ difference. The kinds of value:
   i (1 for an item absent from training), U all distinct training users;
 * ``recommended_popularity`` (RecTools' ``AvgRecPopularity``, ``normalize=False``): the
   mean over the users of the lists of their rows' mean t_i (0 for an item absent from
-  training).
+  training);
+* ``surprisal`` (RePlay's ``Surprisal``): the mean over the users of the lists of the
+  sum of their top-k rows' weights log2(U / u_i) / log2(U) divided by k (weight 1 for
+  an item absent from training).
 
 A name with a parameter list (``CatalogCoverage(normalize=True)@10``) is refused: the
 peers' other variants are not computed.
@@ -58,6 +61,9 @@ DEFINITIONS: dict[str, str] = {
     "recommended_popularity": "RecTools' AvgRecPopularity (normalize=False): mean over the "
     "users of the lists of the mean over the user's top-k rows of the train rows of the item "
     "(0 for an item not in train)",
+    "surprisal": "RePlay's Surprisal: mean over the users of the lists of the sum over the "
+    "user's top-k rows of log2(U / u_i) / log2(U), divided by k, u_i the distinct train users "
+    "of item i (weight 1 for an item not in train), U all distinct train users",
 }
 
 #: sparkeval's spellings (lower case, without the cutoff): the kind and the output name
@@ -73,9 +79,7 @@ DEFAULT_NAMES: dict[str, tuple[str, str]] = {
 PROFILE_NAMES: dict[str, dict[str, tuple[str, str] | str]] = {
     "replay": {
         "novelty": ("unseen_share", "Novelty"),
-        "surprisal": "RePlay's Surprisal weighs an item by -log2(u_i / U) / log2(U) over "
-        "distinct train users (cold items weigh 1) and averages per user over k; sparkeval "
-        "does not compute it",
+        "surprisal": ("surprisal", "Surprisal"),
     },
     "rectools": {
         "catalogcoverage": ("distinct_items", "CatalogCoverage"),
