@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import sparkeval
+from sparkeval.errors import ConfigError
 from tests.conformance.peer_cases import close, rec_values
 
 ABS = 1e-5  # test_metrics.py's ABS
@@ -194,3 +195,28 @@ def test_surprisal_docstring() -> None:
              (3, 4), (3, 9), (3, 2)]  # fmt: skip
     means = _replay_set_means(_recs(RECS), _truth(GT), ["Surprisal@2"], _truth(train))
     close(means["Surprisal@2"], 0.6845351232142715, 1e-12)
+
+
+# --- the aggregation modes: replay/metrics/descriptors.py (Mean, PerUser, Median,
+# ConfidenceInterval), named as RePlay's results name them (NDCG-Median@2) ------------
+MODES = [
+    ("NDCG-Mean@2", "default mode"),
+    ("NDCG-PerUser@2", "per_query.parquet"),
+    ("NDCG-Median@2", r"Median\(\) .* is not computed"),
+    ("NDCG-ConfidenceInterval@2", r"std\(ddof=1\) / sqrt\(n\).*ci95 of NDCG@2"),
+    ("Surprisal-PerUser@2", "reports its mean only"),
+]
+
+
+@pytest.mark.parametrize(("name", "reason"), MODES)
+def test_aggregation_modes_are_refused_naming_where_the_value_is(name: str, reason: str):
+    with pytest.raises(ConfigError, match=reason):
+        _replay_set_means(_recs(RECS), _truth(GT), [name], _truth(GT))
+
+
+def test_the_mean_mode_of_surprisal_is_its_plain_name() -> None:
+    """Surprisal(2, mode=Mean()) is RePlay's Surprisal@2; the docstring's other modes
+    (Median 0.6845351232142713, ConfidenceInterval(alpha=0.95) 0.3569755541728279) are
+    refused above."""
+    with pytest.raises(ConfigError, match=r"ask for Surprisal@2"):
+        _replay_set_means(_recs(RECS), _truth(GT), ["Surprisal-Mean@2"], _truth(GT))
