@@ -80,11 +80,20 @@ PROFILE_NAMES: dict[str, dict[str, tuple[str, str] | str]] = {
     "replay": {
         "novelty": ("unseen_share", "Novelty"),
         "surprisal": ("surprisal", "Surprisal"),
+        "unexpectedness": "RePlay's Unexpectedness compares each user's top k with a base "
+        "run's top k, 1 - |top-k & base top-k| / k (0 when either list is empty); evaluate "
+        "measures each run on its own, and this comparison of two runs is one which sparkeval "
+        "does not compute (sparkeval rank-distance's Jaccard@k, |A & B| / |A | B| per query, "
+        "is the nearest)",
     },
     "rectools": {
         "catalogcoverage": ("distinct_items", "CatalogCoverage"),
         "meaninvuserfreq": ("inverse_user_frequency", "MeanInvUserFreq"),
         "avgrecpopularity": ("recommended_popularity", "AvgRecPopularity"),
+        "intersection": "RecTools' Intersection compares each user's top k with a reference "
+        "run's top ref_k, |top-k & ref top-ref_k| / |top-k|; evaluate measures each run on "
+        "its own, and this comparison of two runs is one which sparkeval does not compute "
+        "(sparkeval rank-distance's Jaccard@k, |A & B| / |A | B| per query, is the nearest)",
     },
     "recommenders": {
         name: "Microsoft Recommenders' own catalog coverage and novelty are not reproduced "

@@ -371,3 +371,17 @@ def test_surprisal_only_under_replay():
     run = ev.report["runs"]["run"]
     assert math.isnan(run["measures"]["Surprisal@2"])
     assert run["set_measures"]["Surprisal@2"]["train_users"] == 1
+
+
+def test_the_peers_comparisons_of_two_runs_are_refused_naming_their_definition():
+    """RePlay's Unexpectedness and RecTools' Intersection compare a run with a reference
+    run; evaluate refuses them under their profiles, saying what each computes and
+    naming rank-distance's Jaccard@k, with or without --train and parameters."""
+    with pytest.raises(ConfigError, match=r"1 - \|top-k & base top-k\| / k.*Jaccard@k"):
+        split_set_measures(["Unexpectedness@5"], "replay")
+    with pytest.raises(ConfigError, match=r"\|top-k & ref top-ref_k\| / \|top-k\|"):
+        split_set_measures(["Intersection(ref_k=3)@5"], "rectools")
+    with pytest.raises(ConfigError, match="RecTools' Intersection"):
+        sparkeval.evaluate_recommendations(
+            None, REPLAY_RECS, TRUTH, "Precision@2,Intersection@2", compat="rectools"
+        )
