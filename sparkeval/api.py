@@ -133,7 +133,7 @@ def _held_values(
     for run_id, frame in rows.groupby("run_id", sort=True):
         ranked = ranked_cut(frame[["query_id", "doc_id", "score"]])
         out[str(run_id)] = {
-            m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(m, depth)], held)
+            m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(m, depth)], held, m.k)
             for m in sets
         }
     return out

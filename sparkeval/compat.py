@@ -123,6 +123,62 @@ _SUPPORTED = {
     ),
 }
 #: an explicit ``ideal=qrels`` in a requested nDCG (RecTools' divide_by_achievable=True)
+#: RePlay's names of a metric in an aggregation mode other than the mean, as its
+#: results name them: ``NDCG-Median@10`` (``NDCG(10, mode=Median())``)
+_REPLAY_MODE = re.compile(
+    r"^\s*([A-Za-z]+)-(Mean|PerUser|Median|ConfidenceInterval)\s*@\s*(\S+)\s*$", re.IGNORECASE
+)
+
+#: why each of RePlay's modes is not a measure here, and where its value is
+_REPLAY_MODE_REASONS = {
+    "mean": "the mean is RePlay's default mode (Mean()): ask for {metric}@{k}",
+    "peruser": "each user's value (PerUser()) is in per_query.parquet (run_id, query_id, "
+    "measure, value) and, with --per-query, on stdout: ask for {metric}@{k}",
+    "median": "RePlay's Median() (the median of the per-user values; percentile_approx on "
+    "Spark) is not computed; the per-user values of {metric}@{k} are in per_query.parquet",
+    "confidenceinterval": "RePlay's ConfidenceInterval(alpha) (the half-width "
+    "norm.ppf((1 + alpha) / 2) * std(ddof=1) / sqrt(n) of the per-user values) is not "
+    "computed; summary.json's ci95 of {metric}@{k} is Student's t 95% interval of the same "
+    "mean, and the per-user values are in per_query.parquet",
+}
+
+
+#: RePlay's metrics whose per-user values sparkeval does not write
+_REPLAY_SET_METRICS = frozenset(
+    ("coverage", "novelty", "surprisal", "unexpectedness", "categoricaldiversity")
+)
+
+
+def refuse_replay_mode(text: str) -> None:
+    """Refuse RePlay's spelling of a metric in an aggregation mode (``mode=`` of its
+    metrics), naming where sparkeval reports the value or that it does not compute it.
+
+    Example:
+        >>> refuse_replay_mode("NDCG@10")  # not a mode: nothing to refuse
+        >>> refuse_replay_mode("NDCG-Median@10")
+        Traceback (most recent call last):
+        ...
+        sparkeval.errors.ConfigError: measure 'NDCG-Median@10' under --compat replay: \
+RePlay's Median() (the median of the per-user values; percentile_approx on Spark) is not \
+computed; the per-user values of NDCG@10 are in per_query.parquet
+
+    Raises:
+        ConfigError: ``text`` is ``METRIC-MODE@k``.
+    """
+    found = _REPLAY_MODE.match(text)
+    if found is None:
+        return
+    metric, mode, k = found.groups()
+    if mode.lower() != "mean" and metric.lower() in _REPLAY_SET_METRICS:
+        reason = (
+            f"RePlay's {mode}() of {metric} is not computed: a measure of the "
+            f"recommendation set reports its mean only (ask for {metric}@{k})"
+        )
+    else:
+        reason = _REPLAY_MODE_REASONS[mode.lower()].format(metric=metric, k=k)
+    raise ConfigError(f"measure {text.strip()!r} under --compat replay: {reason}")
+
+
 _IDEAL_QRELS = re.compile(r"[(,]\s*ideal\s*=\s*['\"]?qrels['\"]?\s*[,)]", re.IGNORECASE)
 #: the parameters a RecTools AUC metric may be given under the rectools profile
 _RECTOOLS_AUC_PARAMS = frozenset({"insufficient_handling"})
@@ -378,6 +434,8 @@ def _plan_profile(
     requested: list[tuple[str, Measure]] = []
     for name in names:
         for part in _split(name):
+            if profile == "replay":
+                refuse_replay_mode(part)
             requested.extend((part, m) for m in _parse([part]))
     cutoffs = {m.k for _, m in requested if m.k is not None}
     map_cutoff = next(iter(cutoffs)) if len(cutoffs) == 1 else None

@@ -16,7 +16,11 @@ engines, and the same values as the diversity command's for the same lists):
   lists of the mean over their rows of -log2(u_i / U) (u_i distinct training users of
   item i, 1 for an item absent from training; U all distinct training users);
 * ``recommended_popularity`` (RecTools' AvgRecPopularity) = mean over the users of the
-  lists of the mean over their rows of t_i (0 for an item absent from training).
+  lists of the mean over their rows of t_i (0 for an item absent from training);
+* ``surprisal`` (RePlay's Surprisal) = mean over the users of the lists of
+  (Σ over their top-k rows of w_i) / k, w_i = log2(U / u_i) / log2(U) (u_i distinct
+  training users of item i, U all distinct training users; w_i = 1 for an item absent
+  from training): a user with 2 rows at k = 5 divides by 5, as RePlay does.
 
 The per-user means and the means over users are exact fixed-point sums on both
 engines (:func:`~sparkeval.exact_means.local_bounded_means` and
@@ -36,7 +40,12 @@ import numpy as np
 import pandas as pd
 
 from sparkeval.diversity.definitions import NOVELTY_BOUND
-from sparkeval.exact_means import ExactTotal, local_bounded_means, local_bounded_total
+from sparkeval.exact_means import (
+    ExactTotal,
+    local_bounded_means,
+    local_bounded_sums,
+    local_bounded_total,
+)
 from sparkeval.information import strict_log2
 
 if TYPE_CHECKING:
@@ -46,9 +55,14 @@ if TYPE_CHECKING:
 SHARE_BOUND = 1.0
 
 
-def local_value(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
+def local_value(
+    kind: str, lists: pd.DataFrame, train: pd.DataFrame, k: int | None = None
+) -> dict[str, Any]:
     """The value of ``kind`` (and its counts) from ``lists`` and ``train``, both with
-    ``query_id, doc_id`` (ids of one kind), in this process."""
+    ``query_id, doc_id`` (ids of one kind), in this process; ``k`` is the measure's
+    cutoff (the divisor of ``surprisal``)."""
+    if kind == "surprisal":
+        return _local_surprisal(lists, train, _divisor(k))
     if kind == "catalog_coverage":
         return _local_coverage(lists, train)
     if kind == "novelty":
@@ -78,6 +92,72 @@ def _local_user_means(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> di
     per_user = local_bounded_means(index, values, len(users), bound)
     total = local_bounded_total(per_user, bound)
     return {"value": total.mean, "users": total.count}
+
+
+def _divisor(k: int | None) -> int:
+    """The cutoff a per-user sum is divided by (a measure of the kind always has one)."""
+    if k is None or k < 1:
+        raise ValueError("surprisal needs the measure's cutoff k >= 1")
+    return k
+
+
+def _log2_users(users: int) -> float:
+    """log2(U) as Spark's ``log2`` gives it, the divisor of RePlay's item weight."""
+    return float(strict_log2(np.array([float(users)]))[0])
+
+
+def _surprisal_block(total: ExactTotal, train_users: int, cold_rows: int) -> dict[str, Any]:
+    """The mean surprisal and its counts, the same dict on both engines; NaN when
+    training has fewer than 2 users (log2(U) = 0: every weight is undefined)."""
+    return {
+        "value": total.mean if train_users >= 2 else math.nan,
+        "users": total.count,
+        "train_users": train_users,
+        "rows_unseen_in_train": cold_rows,
+    }
+
+
+def _local_surprisal(lists: pd.DataFrame, train: pd.DataFrame, k: int) -> dict[str, Any]:
+    """RePlay's Surprisal: per user of the lists the sum of the item weights of the
+    user's top-k rows over k, averaged over those users (exact sums)."""
+    every = int(train["query_id"].nunique())
+    users_of = train.groupby("doc_id")["query_id"].nunique()
+    u = lists["doc_id"].map(users_of).to_numpy(dtype=np.float64)  # NaN: a cold item
+    cold = np.isnan(u)
+    if every >= 2:
+        with np.errstate(invalid="ignore"):
+            weight = np.where(cold, 1.0, strict_log2(every / u) / _log2_users(every))
+    else:
+        weight = np.where(cold, 1.0, 0.0)  # the value is NaN; the counts still hold
+    users, index = np.unique(lists["query_id"].to_numpy(dtype=object), return_inverse=True)
+    per_user = local_bounded_sums(index, weight, len(users), SHARE_BOUND) / float(k)
+    total = local_bounded_total(per_user, SHARE_BOUND)
+    return _surprisal_block(total, every, int(cold.sum()))
+
+
+def _spark_surprisal(lists: DataFrame, train: DataFrame, k: int) -> dict[str, Any]:
+    """:func:`_local_surprisal` on Spark: the same doubles and exact sums."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.exact_means import bounded_sum, bounded_totals
+
+    every = train.select("query_id").distinct().count()
+    per_item = train.groupBy("doc_id").agg(F.countDistinct("query_id").alias("_n"))
+    rows = lists.select("query_id", "doc_id").join(per_item, "doc_id", "left")
+    if every >= 2:
+        warm = F.log2(F.lit(float(every)) / F.col("_n").cast("double")) / F.lit(_log2_users(every))
+    else:
+        warm = F.lit(0.0)
+    weight = F.when(F.col("_n").isNull(), F.lit(1.0)).otherwise(warm)
+    per_user = (
+        rows.select("query_id", weight.alias("_w"))
+        .groupBy("query_id")
+        .agg(bounded_sum("_w", SHARE_BOUND).alias("_s"))
+    )
+    scored = per_user.select((F.col("_s") / F.lit(float(k))).alias("_m"))
+    total = bounded_totals(scored, {"_m": SHARE_BOUND})["_m"]
+    cold = rows.where(F.col("_n").isNull()).count()
+    return _surprisal_block(total, every, int(cold))
 
 
 def _popularity_bound(rows: int) -> float:
@@ -139,8 +219,12 @@ def _local_unseen_share(lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, A
     return {"value": total.mean, "users": total.count, "users_without_lists": without}
 
 
-def spark_value(kind: str, lists: DataFrame, train: DataFrame) -> dict[str, Any]:
+def spark_value(
+    kind: str, lists: DataFrame, train: DataFrame, k: int | None = None
+) -> dict[str, Any]:
     """:func:`local_value` on Spark: the same value to the bit and the same counts."""
+    if kind == "surprisal":
+        return _spark_surprisal(lists, train, _divisor(k))
     if kind == "catalog_coverage":
         return _spark_coverage(lists, train)
     if kind == "novelty":

@@ -62,7 +62,7 @@ def local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues:
     for run_id, rows in _planned_runs(direct).items():
         ranked = ranked_cut(rows)
         out[run_id] = {
-            m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(config, m)], train)
+            m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(config, m)], train, m.k)
             for m in config.set_measures()
         }
     return out
@@ -166,7 +166,7 @@ def spark_values_by_run(
         for run_id in run_ids:
             of_run = ranked.where(F.col("run_id") == F.lit(run_id))
             out[run_id] = {
-                m.name: spark_value(m.kind, of_run.where(F.col("_rank") <= cut(m)), frame)
+                m.name: spark_value(m.kind, of_run.where(F.col("_rank") <= cut(m)), frame, m.k)
                 for m in measures
             }
         return out

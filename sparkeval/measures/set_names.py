@@ -22,7 +22,10 @@ difference. The kinds of value:
   i (1 for an item absent from training), U all distinct training users;
 * ``recommended_popularity`` (RecTools' ``AvgRecPopularity``, ``normalize=False``): the
   mean over the users of the lists of their rows' mean t_i (0 for an item absent from
-  training).
+  training);
+* ``surprisal`` (RePlay's ``Surprisal``): the mean over the users of the lists of the
+  sum of their top-k rows' weights log2(U / u_i) / log2(U) divided by k (weight 1 for
+  an item absent from training).
 
 A name with a parameter list (``CatalogCoverage(normalize=True)@10``) is refused: the
 peers' other variants are not computed.
@@ -58,6 +61,9 @@ DEFINITIONS: dict[str, str] = {
     "recommended_popularity": "RecTools' AvgRecPopularity (normalize=False): mean over the "
     "users of the lists of the mean over the user's top-k rows of the train rows of the item "
     "(0 for an item not in train)",
+    "surprisal": "RePlay's Surprisal: mean over the users of the lists of the sum over the "
+    "user's top-k rows of log2(U / u_i) / log2(U), divided by k, u_i the distinct train users "
+    "of item i (weight 1 for an item not in train), U all distinct train users",
 }
 
 #: sparkeval's spellings (lower case, without the cutoff): the kind and the output name
@@ -73,14 +79,21 @@ DEFAULT_NAMES: dict[str, tuple[str, str]] = {
 PROFILE_NAMES: dict[str, dict[str, tuple[str, str] | str]] = {
     "replay": {
         "novelty": ("unseen_share", "Novelty"),
-        "surprisal": "RePlay's Surprisal weighs an item by -log2(u_i / U) / log2(U) over "
-        "distinct train users (cold items weigh 1) and averages per user over k; sparkeval "
-        "does not compute it",
+        "surprisal": ("surprisal", "Surprisal"),
+        "unexpectedness": "RePlay's Unexpectedness compares each user's top k with a base "
+        "run's top k, 1 - |top-k & base top-k| / k (0 when either list is empty); evaluate "
+        "measures each run on its own, and this comparison of two runs is one which sparkeval "
+        "does not compute (sparkeval rank-distance's Jaccard@k, |A & B| / |A | B| per query, "
+        "is the nearest)",
     },
     "rectools": {
         "catalogcoverage": ("distinct_items", "CatalogCoverage"),
         "meaninvuserfreq": ("inverse_user_frequency", "MeanInvUserFreq"),
         "avgrecpopularity": ("recommended_popularity", "AvgRecPopularity"),
+        "intersection": "RecTools' Intersection compares each user's top k with a reference "
+        "run's top ref_k, |top-k & ref top-ref_k| / |top-k|; evaluate measures each run on "
+        "its own, and this comparison of two runs is one which sparkeval does not compute "
+        "(sparkeval rank-distance's Jaccard@k, |A & B| / |A | B| per query, is the nearest)",
     },
     "recommenders": {
         name: "Microsoft Recommenders' own catalog coverage and novelty are not reproduced "

@@ -4,8 +4,8 @@ NDCG@k).
 
 Sources, named in each case: tests/metrics/conftest.py (the recommendations and ground
 truth), tests/metrics/test_metrics.py (test_metric, test_recall, test_precision,
-test_offline_metrics, test_metric_value_by_user, test_descriptors) and the docstring
-examples of replay/metrics/{precision,recall,hitrate,mrr,map,ndcg,rocauc}.py, which use
+test_offline_metrics, test_metric_value_by_user, test_descriptors, test_surprisal) and the docstring
+examples of replay/metrics/{precision,recall,hitrate,mrr,map,ndcg,rocauc,surprisal}.py, which use
 the same data. RePlay's tests compare with ``approx(abs=1e-5)``; its docstrings print
 full precision (compared within 1e-12).
 """
@@ -15,6 +15,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+import sparkeval
+from sparkeval.errors import ConfigError
 from tests.conformance.peer_cases import close, rec_values
 
 ABS = 1e-5  # test_metrics.py's ABS
@@ -38,6 +40,16 @@ def _truth(rows) -> pd.DataFrame:
 
 def _replay(recs, truth, names):
     return rec_values(recs, truth, names, compat="replay")
+
+
+def _replay_set_means(recs, truth, names, train) -> dict[str, float]:
+    """The means of the measures of the recommendation set (``train=``) under the
+    replay profile (:func:`sparkeval.evaluate_recommendations` in this process, which
+    asks for a ranking measure beside them)."""
+    ev = sparkeval.evaluate_recommendations(
+        None, recs, truth, ["Precision@1", *names], train=train, compat="replay"
+    )
+    return ev.report["runs"]["run"]["measures"]
 
 
 # --- test_metrics.py::test_metric (and test_recall, test_precision, test_offline_metrics)
@@ -146,3 +158,61 @@ def test_roc_auc_value_by_user(pred: list[int], want: list[float]) -> None:
     recs = _recs([(1, item, float(len(pred) - i)) for i, item in enumerate(pred)])
     by_user, _ = _replay(recs, _truth([(1, 1), (1, 2)]), ["RocAuc@1", "RocAuc@5"])
     assert [by_user["RocAuc@1"]["1"], by_user["RocAuc@5"]["1"]] == want
+
+
+# --- Surprisal (computed with train=) ------------------------------------------------
+#: conftest.py: recs_with_cold_items_data and recs_with_missing_users_data
+COLD_ITEMS = [(1, 42, 0.5), (1, 5, 1.0), (2, 221, 0.2), (2, 7, 0.3), (3, 2, 0.4), (3, 934, 0.6)]
+MISSING_USERS = [(1, 7, 0.5), (1, 5, 1.0), (3, 2, 0.4), (3, 6, 0.6)]
+#: test_metrics.py::test_surprisal: (recommendations, train, topk, answer)
+SURPRISAL = [
+    pytest.param(RECS, [(u, i) for u, i, _ in RECS], [3, 5], [0.78969, 0.614294],
+                 id="test_surprisal[predict_pd-predict_pd]"),
+    pytest.param(RECS, GT, [3, 5], [0.719586, 0.698418], id="test_surprisal[predict_pd-gt_pd]"),
+    pytest.param(COLD_ITEMS, GT, [5], [0.315876],
+                 id="test_surprisal[recs_with_cold_items_pandas-gt_pd]"),
+    pytest.param(MISSING_USERS, GT, [5], [0.210721],
+                 id="test_surprisal[recs_with_missing_users_pandas-gt_pd]"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("recs", "train", "ks", "answers"), SURPRISAL)
+def test_surprisal(recs, train, ks: list[int], answers: list[float]) -> None:
+    names = [f"Surprisal@{k}" for k in ks]
+    means = _replay_set_means(_recs(recs), _truth(GT), names, _truth(train))
+    for name, want in zip(names, answers, strict=True):
+        close(means[name], want, ABS)
+
+
+def test_surprisal_docstring() -> None:
+    """replay/metrics/surprisal.py: Surprisal(2) of the docstring's recommendations and
+    train (conftest.py's recs_data; train is recs_data's users with other items)."""
+    train = [(1, 5), (1, 6), (1, 8), (1, 9), (1, 2), (2, 5), (2, 8), (2, 11), (2, 1), (2, 3),
+             (3, 4), (3, 9), (3, 2)]  # fmt: skip
+    means = _replay_set_means(_recs(RECS), _truth(GT), ["Surprisal@2"], _truth(train))
+    close(means["Surprisal@2"], 0.6845351232142715, 1e-12)
+
+
+# --- the aggregation modes: replay/metrics/descriptors.py (Mean, PerUser, Median,
+# ConfidenceInterval), named as RePlay's results name them (NDCG-Median@2) ------------
+MODES = [
+    ("NDCG-Mean@2", "default mode"),
+    ("NDCG-PerUser@2", "per_query.parquet"),
+    ("NDCG-Median@2", r"Median\(\) .* is not computed"),
+    ("NDCG-ConfidenceInterval@2", r"std\(ddof=1\) / sqrt\(n\).*ci95 of NDCG@2"),
+    ("Surprisal-PerUser@2", "reports its mean only"),
+]
+
+
+@pytest.mark.parametrize(("name", "reason"), MODES)
+def test_aggregation_modes_are_refused_naming_where_the_value_is(name: str, reason: str):
+    with pytest.raises(ConfigError, match=reason):
+        _replay_set_means(_recs(RECS), _truth(GT), [name], _truth(GT))
+
+
+def test_the_mean_mode_of_surprisal_is_its_plain_name() -> None:
+    """Surprisal(2, mode=Mean()) is RePlay's Surprisal@2; the docstring's other modes
+    (Median 0.6845351232142713, ConfidenceInterval(alpha=0.95) 0.3569755541728279) are
+    refused above."""
+    with pytest.raises(ConfigError, match=r"ask for Surprisal@2"):
+        _replay_set_means(_recs(RECS), _truth(GT), ["Surprisal-Mean@2"], _truth(GT))

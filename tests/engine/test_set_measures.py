@@ -219,7 +219,7 @@ def test_spark_api_equals_in_process_for_the_peers_spellings(spark, random_case)
     truth = pd.read_parquet(random_case / "truth.parquet")
     train = pd.read_parquet(random_case / "train.parquet")
     cases = {
-        "replay": "Precision@4,Novelty@4,Coverage@4",
+        "replay": "Precision@4,Novelty@4,Coverage@4,Surprisal@4,Surprisal@15",
         "rectools": "Precision@4,MeanInvUserFreq@4,AvgRecPopularity@4,CatalogCoverage@4",
     }
     for profile, measures in cases.items():
@@ -250,9 +250,9 @@ def test_refusals(replay_case):
     assert not (replay_case / "refused").exists()
     with pytest.raises(ConfigError, match="train="):
         sparkeval.evaluate_recommendations(None, REPLAY_RECS, TRUTH, "P@2,Novelty@2")
-    with pytest.raises(ConfigError, match="RePlay's Surprisal"):
+    with pytest.raises(ConfigError, match=r"Surprisal\(k=2\)@2.*takes no parameters"):
         sparkeval.evaluate_recommendations(
-            None, REPLAY_RECS, TRUTH, "Precision@2,Surprisal@2", train=REPLAY_TRAIN,
+            None, REPLAY_RECS, TRUTH, "Precision@2,Surprisal(k=2)@2", train=REPLAY_TRAIN,
             compat="replay",
         )  # fmt: skip
     with pytest.raises(ConfigError, match="takes no parameters"):
@@ -325,3 +325,63 @@ def test_set_measures_refuse_a_tie_rule_they_do_not_follow(tmp_path: Path) -> No
             measures=["AP", "Coverage@5"], train=str(tmp_path / "t.txt"), ties="rank",
             out=str(tmp_path / "out"),
         )  # fmt: skip
+
+
+def test_replay_surprisal_by_hand_on_every_engine(replay_case):
+    """RePlay's Surprisal@2 on its documented example: U = 3 training users; item 3 has
+    1 of them (weight log2 3 / log2 3 = 1), items 5, 8, 9 have 2 (weight
+    log2(3/2) / log2 3 = 1 - 1/log2 3), item 7 none (cold, weight 1). Users: {3, 7} gives
+    (1 + 1) / 2 = 1, {5, 8} gives 1 - 1/log2 3, {4, 9} (item 4: 1 user) gives
+    (2 - 1/log2 3) / 2; the mean of the three is RePlay's 0.6845351232142715. The CLI on
+    Spark (the replay profile's relevance rule needs it) and the in-process API give the
+    same bits."""
+    w = 1 - 1 / math.log2(3)
+    want = (1 + w + (1 + w) / 2) / 3
+    extra = (
+        "--run", "recs.parquet", "--qrels", "truth.parquet", "--train", "train.parquet",
+        "--compat", "replay", "--measures", "Precision@2,Surprisal@2,Surprisal@7",
+    )  # fmt: skip
+    on_spark = _evaluate(replay_case, "surprisal-spark", *extra, engine="spark")
+    measures = on_spark["runs"]["recs"]["measures"]
+    assert measures["Surprisal@2"] == pytest.approx(want, abs=1e-15)
+    assert measures["Surprisal@2"] == pytest.approx(0.6845351232142715, abs=1e-12)
+    assert on_spark["runs"]["recs"]["set_measures"]["Surprisal@2"] == {
+        "k": 2, "users": 3, "train_users": 3, "rows_unseen_in_train": 1,
+    }  # fmt: skip
+    assert on_spark["compat"]["definitions"]["Surprisal@2"].startswith("RePlay's Surprisal")
+    held = sparkeval.evaluate_recommendations(
+        None, REPLAY_RECS, TRUTH, "Precision@2,Surprisal@2,Surprisal@7", train=REPLAY_TRAIN,
+        compat="replay",
+    )  # fmt: skip
+    for name in ("Surprisal@2", "Surprisal@7"):
+        assert held.report["runs"]["run"]["measures"][name] == measures[name]
+    # user 3 has 3 rows: at k = 7 each user's sum is divided by 7, not by its rows
+    assert measures["Surprisal@7"] < measures["Surprisal@2"]
+
+
+def test_surprisal_only_under_replay():
+    """Outside the replay profile ``Surprisal@k`` is a ranking measure's name, not a set
+    measure (the registry refuses it as unknown); a training set of one user leaves
+    log2 U = 0 and the value undefined (NaN), with its counts."""
+    assert split_set_measures(["Surprisal@3"], "trec")[1] == []
+    one = pd.DataFrame({"user_id": [1, 1], "item_id": [3, 5]})
+    ev = sparkeval.evaluate_recommendations(
+        None, REPLAY_RECS, TRUTH, "Precision@2,Surprisal@2", train=one, compat="replay"
+    )
+    run = ev.report["runs"]["run"]
+    assert math.isnan(run["measures"]["Surprisal@2"])
+    assert run["set_measures"]["Surprisal@2"]["train_users"] == 1
+
+
+def test_the_peers_comparisons_of_two_runs_are_refused_naming_their_definition():
+    """RePlay's Unexpectedness and RecTools' Intersection compare a run with a reference
+    run; evaluate refuses them under their profiles, saying what each computes and
+    naming rank-distance's Jaccard@k, with or without --train and parameters."""
+    with pytest.raises(ConfigError, match=r"1 - \|top-k & base top-k\| / k.*Jaccard@k"):
+        split_set_measures(["Unexpectedness@5"], "replay")
+    with pytest.raises(ConfigError, match=r"\|top-k & ref top-ref_k\| / \|top-k\|"):
+        split_set_measures(["Intersection(ref_k=3)@5"], "rectools")
+    with pytest.raises(ConfigError, match="RecTools' Intersection"):
+        sparkeval.evaluate_recommendations(
+            None, REPLAY_RECS, TRUTH, "Precision@2,Intersection@2", compat="rectools"
+        )
