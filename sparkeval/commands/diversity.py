@@ -8,7 +8,8 @@ distributional coverage, Gini of exposure, novelty and serendipity
 ``--run-id`` picks one). Outputs in ``--out``: ``per_user.parquet`` (``run_id,
 query_id, ...``, by run and user) and ``summary.json`` (each run's under ``runs``).
 
-Small local Parquet inputs are measured in this process, without a JVM (the local
+Small local inputs (a Parquet, TREC, CSV or TSV run; Parquet training rows and item
+features) are measured in this process, without a JVM (the local
 engine, :mod:`sparkeval.diversity.local_job`; ``--engine`` chooses): the same files
 and lines as on Spark.
 
@@ -68,8 +69,10 @@ def needs_spark(config: DiversityConfig) -> str | None:
         return "catalog tables are read through Spark"
     if any(is_remote(path) for path in paths):
         return "remote inputs are read through Spark"
-    if any(detect_format(path, None) != "parquet" for path in paths):
-        return "diversity reads only Parquet inputs without Spark"
+    if detect_format(config.run, None) == "jsonl":
+        return "diversity reads a run as Parquet, TREC, CSV or TSV without Spark, not JSON Lines"
+    if any(detect_format(path, None) != "parquet" for path in paths[1:]):
+        return "diversity reads --train and --item-features only as Parquet without Spark"
     return None
 
 

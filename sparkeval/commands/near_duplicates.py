@@ -4,7 +4,7 @@ MinHash Jaccard or SimHash Hamming search over a docs table
 (:mod:`sparkeval.lsh.near_duplicate_search`). Outputs in ``--out``: ``pairs.parquet``,
 ``clusters.parquet`` and ``summary.json``.
 
-Small local Parquet docs run in this process without a JVM (``--engine``, see
+Small local Parquet, CSV and TSV docs run in this process without a JVM (``--engine``, see
 :mod:`sparkeval.lsh.local_near_duplicates`); anything else runs on Spark.
 
 Example::
@@ -47,8 +47,8 @@ def needs_spark(config: NearDuplicatesConfig) -> str | None:
         return "catalog tables are read through Spark"
     if not is_local_path(config.docs):
         return "docs on a remote store are read through Spark"
-    if detect_format(config.docs) != "parquet":
-        return "only Parquet docs tables are read without Spark (CSV, TSV and JSON Lines are not)"
+    if detect_format(config.docs) == "jsonl":
+        return "JSON Lines docs are read through Spark (Parquet, CSV and TSV without it)"
     return None
 
 

@@ -1,7 +1,8 @@
 """``sparkeval diversity`` in this process, without Spark: the command's local engine
 (``--engine local``, and ``auto`` on small local inputs).
 
-The inputs are read by :mod:`~sparkeval.diversity.local_read` (Parquet), checked in
+The inputs are read by :mod:`~sparkeval.diversity.local_read` (Parquet) and a TREC,
+CSV or TSV run by :mod:`~sparkeval.diversity.local_text_run` (the direct readers), checked in
 the order and with the messages of :func:`~sparkeval.diversity.job.run_diversity`
 (columns, then the run ids, then an item listed twice, then the scores of the top-k
 cut), measured by :func:`~sparkeval.diversity.local.measure_run` and written as on
@@ -42,10 +43,11 @@ from sparkeval.diversity.local_similarity import (
     jaccard_similarity,
     minhash_similarity,
 )
+from sparkeval.diversity.local_text_run import read_text_run
 from sparkeval.diversity.summary import diversity_summary
 from sparkeval.io.columns import FEATURE_ALIASES, RUN_ALIASES, TRAIN_ALIASES
 from sparkeval.io.direct_input import NotDirect
-from sparkeval.io.readers import check_exists
+from sparkeval.io.readers import check_exists, detect_format
 from sparkeval.io.run_choice import check_k, chosen_runs, repeated_item_error
 from sparkeval.lsh.minhash import MinHasher
 from sparkeval.output import atomic_output_dir, write_arrow_parquet, write_summary
@@ -105,7 +107,10 @@ def _read(config: DiversityConfig, k: int | None) -> Inputs:
     """The run, training and features tables, in Spark's order of checks."""
     required = ("query_id", "doc_id", "score") if k is not None else ("query_id", "doc_id")
     check_exists(config.run)
-    run = read_local_table(config.run, RUN_ALIASES, required)
+    if detect_format(config.run) == "parquet":
+        run = read_local_table(config.run, RUN_ALIASES, required)
+    else:
+        run = read_text_run(config.run, config.run_id, k)
     train = features = vectors = None
     if config.train:
         check_exists(config.train)

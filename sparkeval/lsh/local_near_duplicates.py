@@ -1,8 +1,10 @@
-"""``near-duplicates`` of a local Parquet docs table in this process, without Spark:
-the command's local engine (``--engine local``, and ``auto`` on small local inputs).
+"""``near-duplicates`` of a local Parquet, CSV or TSV docs table in this process,
+without Spark: the command's local engine (``--engine local``, and ``auto`` on small
+local inputs).
 
-The docs are read with pyarrow and checked as on Spark (the same column names and
-messages, a doc id given twice refused with the same message); text is shingled by
+The docs are read with pyarrow (CSV and TSV by :mod:`sparkeval.lsh.local_csv_docs`,
+which leaves to Spark what its CSV reader decides) and checked as on Spark (the same
+column names and messages, a doc id given twice refused with the same message); text is shingled by
 :func:`~sparkeval.lsh.text_units.text_shingles` (ASCII text only: the rules of the
 Spark SQL shingles there are exact), a ``tokens`` array is used as given. MinHash
 runs the driver stages Spark's driver path runs
@@ -39,10 +41,11 @@ from sparkeval.errors import InputError
 from sparkeval.io.columns import DOC_ALIASES, match_columns
 from sparkeval.io.direct import parquet_files
 from sparkeval.io.direct_input import NotDirect
-from sparkeval.io.readers import check_exists
+from sparkeval.io.readers import check_exists, detect_format
 from sparkeval.lsh.banding import check_threshold
 from sparkeval.lsh.driver_sets import TooManyCandidates, similar_docs_in_driver, sorted_codes
 from sparkeval.lsh.fingerprints import fingerprints, simhash_distance
+from sparkeval.lsh.local_csv_docs import csv_doc_names, is_csv_docs, read_csv_doc_columns
 from sparkeval.lsh.near_duplicate_outputs import (
     minhash_parameters,
     report_search,
@@ -213,18 +216,24 @@ def read_docs_locally(path: str, kind: str, k: int) -> LocalDocs:
     """
     check_shingles(kind, k)
     check_exists(path)
-    files, schema = _files_and_schema(path)
+    fmt = detect_format(path)
+    if is_csv_docs(fmt):
+        names = csv_doc_names(path, fmt)
+    else:
+        files, schema = _files_and_schema(path)
+        names = schema.names
     optional = [c for c in DOC_ALIASES if c != "doc_id"]
-    found = match_columns(
-        schema.names, DOC_ALIASES, ("doc_id",), {}, path, "this table", None, optional
-    )
+    found = match_columns(names, DOC_ALIASES, ("doc_id",), {}, path, "this table", None, optional)
     used = {"doc_id": found["doc_id"]}
     if "tokens" in found:
         used.update({c: found[c] for c in ("tokens", "weights") if c in found})
     elif "text" in found:
         used["text"] = found["text"]
-    _checked_types(schema, used, path)
-    table = _read_columns(files, used, path)
+    if is_csv_docs(fmt):
+        table = read_csv_doc_columns(path, fmt, used)
+    else:
+        _checked_types(schema, used, path)
+        table = _read_columns(files, used, path)
     ids = table["doc_id"]
     if ids.null_count:
         raise NotDirect(f"{path}: a null doc id")
@@ -240,9 +249,7 @@ def read_docs_locally(path: str, kind: str, k: int) -> LocalDocs:
     return LocalDocs(ids, _text_shingles(table["text"], path, used, kind, k), None, False)
 
 
-def _text_shingles(
-    texts: pa.Array, path: str, used: dict[str, str], kind: str, k: int
-) -> pa.Array:
+def _text_shingles(texts: pa.Array, path: str, used: dict[str, str], kind: str, k: int) -> pa.Array:
     """The shingles of each text (ASCII only; a null text has none)."""
     _valid_text(texts, path, used["text"])
     if not all_ascii(texts):
@@ -272,9 +279,7 @@ def _token_docs(
         weights = raw.cast(pa.list_(pa.float64()))
         same = pc.equal(pc.list_value_length(weights), pc.list_value_length(tokens))
         if not pc.all(same).as_py() and len(tokens):
-            raise NotDirect(
-                f"{path}: column {used['weights']} does not hold one weight per token"
-            )
+            raise NotDirect(f"{path}: column {used['weights']} does not hold one weight per token")
     return LocalDocs(ids, tokens, weights, "weights" in used)
 
 

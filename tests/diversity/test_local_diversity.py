@@ -239,9 +239,10 @@ def test_auto_sends_what_the_local_reader_leaves_to_spark(inputs: Path, tmp_path
 
 
 def test_engine_local_refuses_a_csv_run_by_name(inputs: Path, tmp_path: Path) -> None:
+    """A CSV run with a relevance column (``rating``): the direct readers read none."""
     csv = _local(inputs, str(tmp_path / "csv"), "local", "--run", "runs.csv")
     assert csv.returncode == EXIT_INPUT
-    assert "--engine local: diversity reads only Parquet inputs without Spark" in csv.stderr
+    assert "--engine local: runs.csv: a relevance column (rating) in a text run" in csv.stderr
     assert not (tmp_path / "csv").exists()
 
 
@@ -286,3 +287,101 @@ def test_the_local_logarithm_is_sparks_to_the_bit(spark) -> None:
     theirs = frame.select(F.log2("p").alias("l")).toPandas()["l"].to_numpy()
     assert np.array_equal(strict_log2(shares), theirs)
     assert not np.array_equal(np.log2(shares), theirs)  # the platform's log is not Java's
+
+
+def _write_text_runs(directory: Path) -> None:
+    """The runs of :func:`_runs` (without relevance) as CSV and TSV, run ``als`` as
+    TREC text, the training rows and features of :func:`_write_inputs`."""
+    _write_inputs(directory)
+    runs = _runs(np.random.default_rng(11)).drop(columns="rating")
+    runs.to_csv(directory / "text_runs.csv", index=False)
+    runs.to_csv(directory / "text_runs.tsv", index=False, sep="\t")
+    for name, kept in (("als.trec", ["als"]),):
+        lines = [
+            f"{row.user_id} Q0 {row.item_id} 0 {row.score} {row.run_id}\n"
+            for row in runs[runs["run_id"].isin(kept)].itertuples()
+        ]
+        (directory / name).write_text("".join(lines))
+
+
+TEXT_CASES = {
+    "csv-train-cosine": "--run text_runs.csv --train train.parquet "
+    "--item-features vectors.parquet --k 5",
+    "csv-no-cut": "--run text_runs.csv --train train.parquet",
+    "tsv-run-id-jaccard": "--run text_runs.tsv --run-id pop --item-features labels.parquet "
+    "--similarity jaccard --k 4",
+    "trec-train-ties": "--run als.trec --train train.parquet --k 3",
+    "csv-unknown-run-id": "--run text_runs.csv --run-id nope",
+}
+
+
+@pytest.fixture(scope="module")
+def text_inputs(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("local-diversity-text")
+    _write_text_runs(directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def text_on_spark(spark, text_inputs: Path) -> dict[str, dict[str, Any]]:
+    """Every text case run once on Spark."""
+    return {
+        case: _in_session(
+            text_inputs,
+            ["diversity", *options.split(), "--out", f"spark-{case}", "--engine", "spark"],
+        )
+        for case, options in TEXT_CASES.items()
+    }
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", sorted(TEXT_CASES))
+def test_text_runs_give_the_outputs_of_spark(
+    text_inputs: Path, text_on_spark: dict[str, dict[str, Any]], case: str
+) -> None:
+    """TREC, CSV and TSV runs on the local engine: Spark's files, lines and errors."""
+    spark = text_on_spark[case]
+    local = _local(text_inputs, f"local-{case}", "local", *TEXT_CASES[case].split())
+    assert local.returncode == spark["code"], local.stderr
+    assert "which Spark's readers judge" not in local.stderr
+    assert local.stdout.replace(f"local-{case}", f"spark-{case}") == spark["stdout"]
+    if spark["code"] != EXIT_OK:
+        assert _error_line(local.stderr) == spark["error"] != ""
+        return
+    mine, theirs = text_inputs / f"local-{case}", text_inputs / f"spark-{case}"
+    local_table, spark_table = _per_user(mine), _per_user(theirs)
+    assert [(f.name, f.type) for f in local_table.schema] == [
+        (f.name, f.type) for f in spark_table.schema
+    ]
+    assert local_table.to_pylist() == spark_table.to_pylist()
+    assert (mine / "summary.json").read_bytes() == (theirs / "summary.json").read_bytes()
+
+
+@pytest.mark.spark
+def test_the_text_cases_cover_what_they_are_named_for(
+    text_on_spark: dict[str, dict[str, Any]],
+) -> None:
+    assert text_on_spark["csv-train-cosine"]["stdout"].startswith("diversity: 3 runs;")
+    assert text_on_spark["tsv-run-id-jaccard"]["stdout"].startswith("diversity: 20 users,")
+    assert text_on_spark["trec-train-ties"]["stdout"].startswith("diversity: 20 users,")
+    assert "nope" in text_on_spark["csv-unknown-run-id"]["error"]
+
+
+def test_a_csv_run_starts_no_jvm_and_imports_no_pyspark(text_inputs: Path, tmp_path: Path) -> None:
+    options = ["--run", "text_runs.csv", "--train", "train.parquet", "--k", "5"]
+    result = run_without_java("diversity", text_inputs, tmp_path, *options, "--out", "nojvm")
+    assert result.returncode == EXIT_OK, result.stderr
+    assert result.stderr.splitlines()[-1] == "no pyspark"
+    table = pq.read_table(text_inputs / "nojvm" / "per_user.parquet")
+    assert table.num_rows == 3 * len(USERS)
+    assert table.schema.field("query_id").type == pa.string()
+
+
+def test_engine_local_refuses_a_csv_train_by_name(text_inputs: Path, tmp_path: Path) -> None:
+    """Training rows in CSV stay with Spark's reader: named under ``--engine local``."""
+    pd.read_parquet(text_inputs / "train.parquet").to_csv(text_inputs / "train.csv", index=False)
+    options = ["--run", "text_runs.csv", "--train", "train.csv"]
+    local = _local(text_inputs, str(tmp_path / "never"), "local", *options)
+    assert local.returncode == EXIT_INPUT
+    assert "--train and --item-features only as Parquet" in local.stderr
+    assert not (tmp_path / "never").exists()

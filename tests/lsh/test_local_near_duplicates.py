@@ -210,10 +210,12 @@ def test_non_ascii_text_goes_to_spark_and_is_refused_by_the_local_engine(inputs:
 
 
 def test_engine_local_refuses_what_it_does_not_read_by_name(inputs: Path, tmp_path: Path) -> None:
-    (inputs / "docs.csv").write_text("doc_id,text\nd1,a b c\nd2,a b c\n")
-    csv = _near_duplicates(inputs, str(tmp_path / "csv"), "local", "--docs docs.csv --threshold 1")
+    (inputs / "docs.jsonl").write_text('{"doc_id": "d1", "text": "a b c"}\n')
+    csv = _near_duplicates(
+        inputs, str(tmp_path / "csv"), "local", "--docs docs.jsonl --threshold 1"
+    )
     assert csv.returncode == EXIT_INPUT
-    assert "--engine local: only Parquet docs tables are read without Spark" in csv.stderr
+    assert "--engine local: JSON Lines docs are read through Spark" in csv.stderr
     table = pa.table({"doc_id": [1.5, 2.5], "text": ["a b", "a b"]})
     pq.write_table(table, inputs / "float_ids.parquet")
     floats = _near_duplicates(
@@ -234,3 +236,77 @@ def test_small_docs_start_no_jvm_and_import_no_pyspark(
     assert result.stderr.splitlines()[-1] == "no pyspark"
     assert on_spark("word-minhash").returncode == EXIT_OK
     _assert_same_outputs(tmp_path / "out", inputs / "spark-word-minhash", sorted_pairs=False)
+
+
+#: plain CSV and TSV docs (no quotes, no carriage returns): near copies by case,
+#: punctuation and runs of spaces; ids that are numbers to a type inference (``007``
+#: and ``7`` stay two ids); an empty text (null to Spark's CSV reader)
+TEXT_DOCS = {
+    "007": FOX,
+    "7": FOX.upper() + "!!",
+    "a3": FOX.replace("lazy", "sleepy"),
+    "a5": FOX.replace(" ", "   "),
+    "b2": "numbers 12 and 345 mixed case words and lines with feeds",
+    "b4": "Numbers 12 and 345; mixed-case WORDS and lines with FEEDS.",
+    "c1": "Completely different words stand here alone",
+    "c2": "x",
+    "e1": "",
+}
+#: a text with commas, read as one field in TSV
+TSV_ONLY = {"t1": "numbers, 12 and 345, mixed case words and lines with feeds"}
+
+TEXT_CASES = {
+    "csv-word-minhash": "--docs docs_text.csv --threshold 0.5",
+    "csv-char-minhash": "--docs docs_text.csv --shingle char --k 5 --threshold 0.7",
+    "tsv-char-simhash": "--docs docs_text.tsv --method simhash --shingle char --k 3 --threshold 16",
+}
+
+
+def _write_text_docs(directory: Path) -> None:
+    csv = "".join(f"{doc},{text}\n" for doc, text in TEXT_DOCS.items())
+    (directory / "docs_text.csv").write_text("doc_id,text\n" + csv)
+    rows = {**TEXT_DOCS, **TSV_ONLY}
+    tsv = "".join(f"{doc}\t{text}\n" for doc, text in rows.items())
+    (directory / "docs_text.tsv").write_text("id\ttext\n" + tsv)
+    (directory / "docs_quoted.csv").write_text(f'doc_id,text\nq1,"{FOX}"\nq2,{FOX}\n')
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.parametrize("case", sorted(TEXT_CASES))
+def test_csv_and_tsv_docs_give_the_pairs_of_spark(inputs: Path, case: str) -> None:
+    _write_text_docs(inputs)
+    options = TEXT_CASES[case]
+    spark = _near_duplicates(inputs, f"spark-{case}", "spark", options)
+    local = _near_duplicates(inputs, f"local-{case}", "local", options)
+    assert spark.returncode == local.returncode == EXIT_OK, spark.stderr + local.stderr
+    assert "[read]" in local.stderr
+    shown = local.stdout.replace(f"local-{case}", "OUT")
+    assert shown == spark.stdout.replace(f"spark-{case}", "OUT")
+    _assert_same_outputs(inputs / f"local-{case}", inputs / f"spark-{case}", "simhash" in case)
+    summary = json.loads((inputs / f"local-{case}" / "summary.json").read_text())
+    assert summary["counts"]["pairs"] > 0
+
+
+def test_csv_docs_are_read_here_as_text(inputs: Path, tmp_path: Path) -> None:
+    """Without a JVM: ids ``007`` and ``7`` stay two ids, the near copies pair (worked
+    out from the texts), the empty text has no shingle; a quoted field is refused by
+    name under ``--engine local``."""
+    _write_text_docs(inputs)
+    options = ["--docs", "docs_text.csv", "--threshold", "0.5", "--out", str(tmp_path / "out")]
+    result = run_without_java("near-duplicates", inputs, tmp_path, *options)
+    assert result.returncode == EXIT_OK, result.stderr
+    assert result.stderr.splitlines()[-1] == "no pyspark"
+    pairs = {(p["doc_a"], p["doc_b"]) for p in _pairs(tmp_path / "out").to_pylist()}
+    # 007, 7 and a5 share all 12 word 3-shingles, a3 9 of 15 with each; b2 and b4 the
+    # same 9 words
+    assert pairs == {("007", "7"), ("007", "a3"), ("007", "a5"), ("7", "a3"), ("7", "a5"),
+                     ("a3", "a5"), ("b2", "b4")}  # fmt: skip
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["counts"]["sets"] == len(TEXT_DOCS) and summary["counts"]["empty_sets"] == 1
+    quoted = _near_duplicates(
+        inputs, str(tmp_path / "quoted"), "local", "--docs docs_quoted.csv --threshold 1"
+    )
+    assert quoted.returncode == EXIT_INPUT
+    assert "--engine local: docs_quoted.csv: a double quote" in quoted.stderr
+    assert not (tmp_path / "quoted").exists()

@@ -1,0 +1,66 @@
+"""A ``diversity`` run in TREC, CSV or TSV text read in this process, for its local
+engine: the rows the direct readers give
+(:func:`~sparkeval.lsh.local_similar_users.read_runs_locally`, the reader of
+``similar-users``' local engine), in the types Spark's readers give the Spark job (ids
+as text, the file's run ids as text, scores as numbers; a TREC file's run id is the tag
+of its first line, as on Spark).
+
+What this reader leaves to Spark (:class:`~sparkeval.io.direct_input.NotDirect`):
+what the direct readers leave to Spark's readers (quoting, an empty field, a value
+that is not a plain decimal number, a CSV file without a score column, ...), and a
+relevance column (``rating``, ``grade``, ...) in a CSV or TSV run, which the direct
+readers do not read.
+
+Example::
+
+    run = read_text_run("reco.tsv", None, 10)
+    run.column("doc_id")      # the items, as text
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from sparkeval.diversity.local_read import LocalTable
+from sparkeval.io.columns import GRADE_NAMES
+from sparkeval.io.direct_csv import SEPARATORS, read_header
+from sparkeval.io.direct_input import NotDirect, local_single_file
+from sparkeval.io.readers import detect_format
+from sparkeval.lsh.local_similar_users import read_runs_locally
+
+
+def read_text_run(path: str, run_id: str | None, k: int | None) -> LocalTable:
+    """The run ``path`` (TREC, CSV or TSV) as ``query_id, doc_id[, score][, run_id]``:
+    the runs of ``run_id`` (every run when None), ``run_id`` as text and only where the
+    file has run ids (a TREC tag, a run id column), ``score`` only under a cut ``k``.
+
+    Raises:
+        NotDirect: an input or value for Spark's readers (see the module text).
+        ConfigError: ``run_id`` is not among the file's runs (Spark's message).
+        InputError: the file does not exist.
+    """
+    _check_no_relevance(path)
+    runs = read_runs_locally(path, run_id, k)
+    tables = []
+    for rid, table in runs.tables.items():
+        if runs.has_ids:
+            table = table.append_column("run_id", pa.array([rid] * table.num_rows, pa.string()))
+        tables.append(table)
+    return LocalTable(path, pa.concat_tables(tables))
+
+
+def _check_no_relevance(path: str) -> None:
+    """A CSV or TSV run has no relevance column (the direct readers read none).
+
+    Raises:
+        NotDirect: the header names one of the relevance aliases (any case).
+    """
+    fmt = detect_format(path)
+    local = local_single_file(path)
+    if fmt not in SEPARATORS or local is None:
+        return
+    header = read_header(local, SEPARATORS[fmt]) or []
+    grades = {name.lower() for name in GRADE_NAMES}
+    named = [name for name in header if name.lower() in grades]
+    if named:
+        raise NotDirect(f"{path}: a relevance column ({named[0]}) in a text run")
