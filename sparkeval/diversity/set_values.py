@@ -26,6 +26,9 @@ The per-user means and the means over users are exact fixed-point sums on both
 engines (:func:`~sparkeval.exact_means.local_bounded_means` and
 :func:`~sparkeval.exact_means.bounded_mean`, as ``diversity``'s per-user novelty).
 
+The three means over users (:data:`PER_USER_KINDS`) also give each user's value
+(:func:`local_per_user`, :func:`spark_per_user`), whose exact mean is the measure's.
+
 Example (RePlay's documented case, k = 2): the top-2 lists {3, 7}, {5, 8}, {4, 9} of
 users 1, 2, 3 cover 5 of the 9 training items (catalog coverage 5/9); only user 1 has
 unseen items (both), so RePlay's Novelty is (1 + 0 + 0) / 3.
@@ -53,6 +56,10 @@ if TYPE_CHECKING:
 
 #: |1 - share| of RePlay's Novelty lies in [0, 1]
 SHARE_BOUND = 1.0
+#: the kinds that are a mean over users, so have a value per user; the others are of
+#: the whole catalog (``catalog_coverage``, ``distinct_items``) or a mean over all list
+#: rows (``novelty``: a user's rows weigh by their number)
+PER_USER_KINDS = frozenset({"unseen_share", "inverse_user_frequency", "recommended_popularity"})
 
 
 def local_value(
@@ -79,19 +86,33 @@ def local_value(
 def _local_user_means(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
     """RecTools' MeanInvUserFreq or AvgRecPopularity: each row's item value, its mean
     per user of the lists, then the mean over those users."""
+    per_user = _local_per_user_means(kind, lists, train)
+    total = local_bounded_total(per_user["value"].to_numpy(), _user_bound(kind, train))
+    return {"value": total.mean, "users": total.count}
+
+
+def _user_bound(kind: str, train: pd.DataFrame) -> float:
+    """The bound of a user's value of ``kind`` (the exact sums' scale)."""
+    if kind == "inverse_user_frequency":
+        return NOVELTY_BOUND
+    if kind == "recommended_popularity":
+        return _popularity_bound(len(train))
+    return SHARE_BOUND
+
+
+def _local_per_user_means(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:
+    """``query_id, value``: each user of the lists with the exact mean over their rows
+    of the item value of ``kind`` (users in the order of their ids' text)."""
     if kind == "inverse_user_frequency":
         users_of = train.groupby("doc_id")["query_id"].nunique()
         u = lists["doc_id"].map(users_of).fillna(1).to_numpy(dtype=np.float64)
         values = -strict_log2(u / float(train["query_id"].nunique()))
-        bound = NOVELTY_BOUND
     else:
         rows_of = train["doc_id"].value_counts()
         values = lists["doc_id"].map(rows_of).fillna(0).to_numpy(dtype=np.float64)
-        bound = _popularity_bound(len(train))
     users, index = np.unique(lists["query_id"].to_numpy(dtype=object), return_inverse=True)
-    per_user = local_bounded_means(index, values, len(users), bound)
-    total = local_bounded_total(per_user, bound)
-    return {"value": total.mean, "users": total.count}
+    means = local_bounded_means(index, values, len(users), _user_bound(kind, train))
+    return pd.DataFrame({"query_id": users, "value": means})
 
 
 def _divisor(k: int | None) -> int:
@@ -205,18 +226,44 @@ def _novelty_block(total: ExactTotal) -> dict[str, Any]:
 def _local_unseen_share(lists: pd.DataFrame, train: pd.DataFrame) -> dict[str, Any]:
     """RePlay's Novelty: the per-user share of listed items the user has no training
     row with, averaged over the training users."""
+    per_user = _local_per_user_shares(lists, train)
+    total = local_bounded_total(per_user["value"].to_numpy(), SHARE_BOUND)
+    without = int((~per_user["query_id"].isin(lists["query_id"])).sum())
+    return {"value": total.mean, "users": total.count, "users_without_lists": without}
+
+
+def _local_per_user_shares(lists: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:
+    """``query_id, value``: each training user with 1 - |top-k_u ∩ train_u| / |top-k_u|
+    (1 without a list), users in the order of their ids' text."""
     history = train[["query_id", "doc_id"]].drop_duplicates()
     length = lists.groupby("query_id").size()
     seen = lists[["query_id", "doc_id"]].merge(history, on=["query_id", "doc_id"])
     seen_counts = seen.groupby("query_id").size()
-    users = pd.Index(pd.unique(history["query_id"]))
+    users = pd.Index(np.unique(history["query_id"].to_numpy(dtype=object)))
     n = length.reindex(users).to_numpy(dtype=np.float64)
     c = seen_counts.reindex(users).fillna(0).to_numpy(dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(np.isnan(n), 1.0, 1.0 - c / n)
-    total = local_bounded_total(share, SHARE_BOUND)
-    without = int(np.isnan(n).sum())
-    return {"value": total.mean, "users": total.count, "users_without_lists": without}
+    return pd.DataFrame({"query_id": users.to_numpy(dtype=object), "value": share})
+
+
+def local_per_user(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:
+    """Each user's value of a measure that is a mean over users (a kind of
+    :data:`PER_USER_KINDS`), as ``query_id, value`` sorted by the ids' text; the
+    exact mean of ``value`` (:func:`~sparkeval.exact_means.local_bounded_total`) is
+    :func:`local_value`'s to the bit.
+
+    Example (RePlay's documented case, k = 2): users 1, 2, 3 have the values 1.0,
+    0.0, 0.0 of ``unseen_share``, whose mean is its value 1/3.
+
+    Raises:
+        ValueError: a kind of the whole catalog or of all list rows (no per-user value).
+    """
+    if kind == "unseen_share":
+        return _local_per_user_shares(lists, train)
+    if kind in ("inverse_user_frequency", "recommended_popularity"):
+        return _local_per_user_means(kind, lists, train)
+    raise ValueError(f"set measure kind {kind!r} has no per-user values")
 
 
 def spark_value(
@@ -240,9 +287,18 @@ def spark_value(
 
 def _spark_user_means(kind: str, lists: DataFrame, train: DataFrame) -> dict[str, Any]:
     """:func:`_local_user_means` on Spark: the same doubles and exact sums."""
+    from sparkeval.exact_means import bounded_totals
+
+    means, bound = _spark_per_user_means(kind, lists, train)
+    total = bounded_totals(means, {"value": bound})["value"]
+    return {"value": total.mean, "users": total.count}
+
+
+def _spark_per_user_means(kind: str, lists: DataFrame, train: DataFrame) -> tuple[DataFrame, float]:
+    """:func:`_local_per_user_means` on Spark (unsorted), and the values' bound."""
     from pyspark.sql import functions as F
 
-    from sparkeval.exact_means import bounded_mean, bounded_totals
+    from sparkeval.exact_means import bounded_mean
 
     if kind == "inverse_user_frequency":
         every = train.select("query_id").distinct().count()
@@ -256,9 +312,7 @@ def _spark_user_means(kind: str, lists: DataFrame, train: DataFrame) -> dict[str
         bound = _popularity_bound(train.count())
     rows = lists.select("query_id", "doc_id").join(per_item, "doc_id", "left")
     per_user = rows.select("query_id", value.alias("_v")).groupBy("query_id")
-    means = per_user.agg(bounded_mean("_v", bound).alias("_m"))
-    total = bounded_totals(means, {"_m": bound})["_m"]
-    return {"value": total.mean, "users": total.count}
+    return per_user.agg(bounded_mean("_v", bound).alias("value")), bound
 
 
 def _spark_coverage(lists: DataFrame, train: DataFrame) -> dict[str, Any]:
@@ -295,6 +349,16 @@ def _spark_unseen_share(lists: DataFrame, train: DataFrame) -> dict[str, Any]:
 
     from sparkeval.exact_means import bounded_totals
 
+    scored = _spark_shares(lists, train)
+    total = bounded_totals(scored, {"value": SHARE_BOUND})["value"]
+    without = scored.where(F.col("_none")).count()
+    return {"value": total.mean, "users": total.count, "users_without_lists": int(without)}
+
+
+def _spark_shares(lists: DataFrame, train: DataFrame) -> DataFrame:
+    """``query_id, value, _none`` (no list): :func:`_local_per_user_shares` on Spark."""
+    from pyspark.sql import functions as F
+
     history = train.select("query_id", "doc_id").distinct().withColumn("_seen", F.lit(1))
     per_user = (
         lists.select("query_id", "doc_id")
@@ -306,7 +370,20 @@ def _spark_unseen_share(lists: DataFrame, train: DataFrame) -> dict[str, Any]:
     share = F.when(F.col("n").isNull(), F.lit(1.0)).otherwise(
         F.lit(1.0) - F.col("c").cast("double") / F.col("n").cast("double")
     )
-    scored = users.select(share.alias("share"), F.col("n").isNull().alias("_none"))
-    total = bounded_totals(scored, {"share": SHARE_BOUND})["share"]
-    without = scored.where(F.col("_none")).count()
-    return {"value": total.mean, "users": total.count, "users_without_lists": int(without)}
+    return users.select("query_id", share.alias("value"), F.col("n").isNull().alias("_none"))
+
+
+def spark_per_user(kind: str, lists: DataFrame, train: DataFrame) -> DataFrame:
+    """:func:`local_per_user` on Spark: ``query_id, value`` with the same doubles,
+    sorted by ``query_id``.
+
+    Raises:
+        ValueError: a kind without per-user values.
+    """
+    if kind == "unseen_share":
+        frame = _spark_shares(lists, train).select("query_id", "value")
+    elif kind in ("inverse_user_frequency", "recommended_popularity"):
+        frame = _spark_per_user_means(kind, lists, train)[0]
+    else:
+        raise ValueError(f"set measure kind {kind!r} has no per-user values")
+    return frame.orderBy("query_id")

@@ -385,3 +385,87 @@ def test_the_peers_comparisons_of_two_runs_are_refused_naming_their_definition()
         sparkeval.evaluate_recommendations(
             None, REPLAY_RECS, TRUTH, "Precision@2,Intersection@2", compat="rectools"
         )
+#: a 3-user toy catalog: training a:{x, y}, b:{x, z}, c:{x} (T = 5 rows, U = 3 users;
+#: item x has 3 rows and 3 users, y and z 1 each), top-2 lists a: [z, w], b: [y, x]
+#: (w not in training), c without a list
+TOY_TRAIN = pd.DataFrame({"query_id": ["a", "a", "b", "b", "c"], "doc_id": list("xyxzx")})
+TOY_LISTS = pd.DataFrame({"query_id": ["a", "a", "b", "b"], "doc_id": list("zwyx")})
+#: each kind's per-user values by its formula (set_values' docstring):
+#: unseen_share: a 1 - 0/2, b 1 - 1/2 (x seen), c 1 (no list);
+#: inverse_user_frequency: a (log2 3 + log2 3) / 2 (w absent: u = 1), b (log2 3 + 0) / 2;
+#: recommended_popularity: a (1 + 0) / 2, b (1 + 3) / 2
+TOY_PER_USER = {
+    "unseen_share": {"a": 1.0, "b": 0.5, "c": 1.0},
+    "inverse_user_frequency": {"a": math.log2(3), "b": math.log2(3) / 2},
+    "recommended_popularity": {"a": 0.5, "b": 2.0},
+}
+
+
+def _exact_mean(values) -> float:
+    """The mean of doubles from their exact rational sum, rounded once."""
+    from fractions import Fraction
+
+    return float(sum(Fraction(v) for v in values) / len(values))
+
+
+def test_per_user_values_by_hand_on_a_toy_catalog():
+    """Each mean-over-users kind gives each user the value its formula gives by hand,
+    sorted by user id, and the exact mean of those values is the kind's value to the
+    bit; the catalog-level kinds and the row mean ``novelty`` have none."""
+    from sparkeval.diversity.set_values import PER_USER_KINDS, local_per_user, local_value
+
+    assert set(TOY_PER_USER) == PER_USER_KINDS
+    for kind, expected in TOY_PER_USER.items():
+        frame = local_per_user(kind, TOY_LISTS, TOY_TRAIN)
+        assert list(frame["query_id"]) == list(expected)
+        assert frame["value"].tolist() == pytest.approx(list(expected.values()), rel=1e-15)
+        value = local_value(kind, TOY_LISTS, TOY_TRAIN)["value"]
+        assert value == _exact_mean(frame["value"].tolist())
+    assert local_value("unseen_share", TOY_LISTS, TOY_TRAIN)["users_without_lists"] == 1
+    for kind in ("catalog_coverage", "distinct_items", "novelty"):
+        with pytest.raises(ValueError, match="no per-user values"):
+            local_per_user(kind, TOY_LISTS, TOY_TRAIN)
+
+
+def test_per_user_values_of_replays_example():
+    """RePlay's documented case at k = 2: users 1, 2, 3 have the Novelty 1, 0, 0 (user
+    1's items 3 and 7 are not in its history; users 2 and 3 saw both), mean 1/3."""
+    from sparkeval.diversity.set_values import local_per_user
+    from sparkeval.evaluation.set_measures import ranked_cut
+
+    recs = REPLAY_RECS.rename(columns={"user_id": "query_id", "item_id": "doc_id"}).astype(
+        {"query_id": str, "doc_id": str}
+    )
+    ranked = ranked_cut(recs)
+    lists = ranked[ranked["_rank"] <= 2][["query_id", "doc_id"]]
+    train = REPLAY_TRAIN.rename(columns={"user_id": "query_id", "item_id": "doc_id"})
+    frame = local_per_user("unseen_share", lists, train.astype(str))
+    assert frame["value"].tolist() == [1.0, 0.0, 0.0]
+    assert _exact_mean(frame["value"].tolist()) == 1 / 3
+
+
+@pytest.mark.spark
+def test_spark_per_user_values_equal_local(spark, random_case):
+    """On Spark each user's value of every mean-over-users kind is the local one to the
+    bit, in the same order (40 users' tied lists cut at 4, training with repeats and
+    users without lists)."""
+    from sparkeval.diversity.set_values import PER_USER_KINDS, local_per_user, spark_per_user
+    from sparkeval.evaluation.set_measures import ranked_cut
+
+    recs = pd.read_parquet(random_case / "recs.parquet")
+    recs = recs.rename(columns={"user_id": "query_id", "item_id": "doc_id"})
+    recs = recs.astype({"doc_id": str})
+    ranked = ranked_cut(recs)
+    lists = ranked[ranked["_rank"] <= 4][["query_id", "doc_id"]].reset_index(drop=True)
+    train = pd.read_parquet(random_case / "train.parquet")
+    train = train.rename(columns={"user_id": "query_id", "item_id": "doc_id"})
+    train = train.astype({"doc_id": str})
+    spark_lists, spark_train = spark.createDataFrame(lists), spark.createDataFrame(train)
+    for kind in sorted(PER_USER_KINDS):
+        local = local_per_user(kind, lists, train)
+        rows = spark_per_user(kind, spark_lists, spark_train).collect()
+        assert [r["query_id"] for r in rows] == list(local["query_id"]), kind
+        assert [r["value"] for r in rows] == local["value"].tolist(), kind
+    shares = local_per_user("unseen_share", lists, train)
+    assert set(shares["query_id"]) == set(train["query_id"])  # every training user
+    assert (shares["value"] == 1.0).any() and (shares["value"] < 1.0).any()
