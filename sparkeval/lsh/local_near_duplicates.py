@@ -10,8 +10,10 @@ runs the driver stages Spark's driver path runs
 fingerprints with the functions the Spark workers call
 (:mod:`sparkeval.lsh.fingerprints`) and searches the same permuted tables
 (:mod:`sparkeval.lsh.permuted_tables`) in numpy. The pairs, the clusters and
-``summary.json`` are those of a Spark run; ``pairs.parquet`` is one part written by
-pyarrow (Spark writes its parts with its own writer: the same rows and types).
+``summary.json`` are those of a Spark run, byte for byte: ``pairs.parquet`` is one part
+written by pyarrow in :func:`~sparkeval.lsh.near_duplicate_outputs.pairs_schema`, as a
+Spark run of at most :data:`~sparkeval.output.DRIVER_WRITE_ROWS` pairs writes it from
+its driver (Spark's writer writes larger ones: the same rows and types).
 
 What this engine leaves to Spark (:class:`~sparkeval.io.direct_input.NotDirect`: an
 ``auto`` run goes to Spark, ``--engine local`` names it): a layout Spark's reader
@@ -45,6 +47,7 @@ from sparkeval.lsh.driver_sets import TooManyCandidates, similar_docs_in_driver,
 from sparkeval.lsh.fingerprints import fingerprints, simhash_distance
 from sparkeval.lsh.near_duplicate_outputs import (
     minhash_parameters,
+    pairs_schema,
     report_search,
     search_parameters,
     simhash_parameters,
@@ -240,9 +243,7 @@ def read_docs_locally(path: str, kind: str, k: int) -> LocalDocs:
     return LocalDocs(ids, _text_shingles(table["text"], path, used, kind, k), None, False)
 
 
-def _text_shingles(
-    texts: pa.Array, path: str, used: dict[str, str], kind: str, k: int
-) -> pa.Array:
+def _text_shingles(texts: pa.Array, path: str, used: dict[str, str], kind: str, k: int) -> pa.Array:
     """The shingles of each text (ASCII only; a null text has none)."""
     _valid_text(texts, path, used["text"])
     if not all_ascii(texts):
@@ -272,9 +273,7 @@ def _token_docs(
         weights = raw.cast(pa.list_(pa.float64()))
         same = pc.equal(pc.list_value_length(weights), pc.list_value_length(tokens))
         if not pc.all(same).as_py() and len(tokens):
-            raise NotDirect(
-                f"{path}: column {used['weights']} does not hold one weight per token"
-            )
+            raise NotDirect(f"{path}: column {used['weights']} does not hold one weight per token")
     return LocalDocs(ids, tokens, weights, "weights" in used)
 
 
@@ -302,6 +301,7 @@ def minhash_locally(docs: LocalDocs, config: NearDuplicatesConfig) -> tuple[Loca
     except TooManyCandidates as exc:
         raise NotDirect(f"{config.docs}: {exc}, more than one process takes") from None
     pairs = found.pairs.rename_columns(["doc_a", "doc_b", "jaccard"])
+    pairs = pairs.cast(pairs_schema("minhash", pairs.schema.field("doc_a").type))
     parameters = search_parameters("minhash", config.shingle, config.k, cap, docs.has_weights)
     parameters.update(minhash_parameters(config, params))
     return LocalPairs(pairs, found.stats), parameters
@@ -427,15 +427,7 @@ def simhash_locally(docs: LocalDocs, config: NearDuplicatesConfig) -> tuple[Loca
     record_lap(stats, "verify", start)
     first, second, distance = _member_pairs(groups, a, b, hamming)
     order = np.lexsort((second, first))
-    # the schema Spark writes: the ids are never null, the distances may be
-    schema = pa.schema(
-        [
-            pa.field("doc_a", id_values.type, nullable=False),
-            pa.field("doc_b", id_values.type, nullable=False),
-            pa.field("hamming", pa.int32()),
-            pa.field("similarity", pa.float64()),
-        ]
-    )
+    schema = pairs_schema("simhash", id_values.type)
     columns = [
         id_values.take(pa.array(first[order])),
         id_values.take(pa.array(second[order])),
