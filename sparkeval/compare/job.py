@@ -19,7 +19,6 @@ from sparkeval.compare.outputs import (
     write_outputs,
 )
 from sparkeval.compare.pipeline import (
-    DRIVER_WRITE_ROWS,
     RD_ARROW_SCHEMA,
     CompareOptions,
     compare,
@@ -34,7 +33,7 @@ from sparkeval.output import (
     atomic_output_dir,
     shown_path,
     write_arrow_parquet,
-    write_parquet,
+    write_spark_table,
     write_summary,
 )
 
@@ -133,10 +132,8 @@ def run_rank_distance(spark: SparkSession, config: RankDistanceConfig) -> dict[s
     ordered = table.orderBy("run_id", "query_id")
 
     def write_table(directory: Path) -> object:
-        if rows > DRIVER_WRITE_ROWS:
-            return write_parquet(ordered, directory)
-        # the local engine's bytes
-        return write_arrow_parquet(ordered.toArrow().cast(RD_ARROW_SCHEMA), directory)
+        # the row count is the summary's: no pass to count
+        return write_spark_table(ordered, directory, RD_ARROW_SCHEMA, rows)
 
     try:
         _write_rank_distance(config, summary, write_table)

@@ -11,9 +11,10 @@ and Holm correction (:func:`~sparkeval.compare.pipeline.assemble_comparison`), t
 means (:func:`~sparkeval.engine.worker.exact_summary.exact_total`), the rank distances
 and exposure of :mod:`sparkeval.compare.local_rank_distance`, the gate, the summary and
 the reports (:func:`~sparkeval.compare.outputs.write_outputs`). So the files are those of
-a Spark run: ``comparison.parquet``, ``summary.json`` and the reports byte for byte,
-``deltas.parquet`` and ``rank_distance.parquet`` with the same rows, types and order
-(Spark's writer writes other bytes).
+a Spark run, byte for byte: ``comparison.parquet``, ``summary.json``, the reports, and
+``deltas.parquet`` and ``rank_distance.parquet`` (which a Spark run of at most
+:data:`~sparkeval.output.DRIVER_WRITE_ROWS` rows writes from its driver as this engine
+does).
 
 What only Spark does ends the local run (:class:`~sparkeval.io.direct_input.NotDirect`):
 a per-query file pyarrow cannot read, a partitioned directory, id or value columns of
@@ -49,6 +50,7 @@ from sparkeval.compare.local_rank_distance import (
 )
 from sparkeval.compare.pipeline import (
     BASELINE_ONLY,
+    DELTAS_SCHEMA,
     PAIRED,
     PER_QUERY_COLUMNS,
     PLOT_MAX_ROWS,
@@ -75,21 +77,6 @@ from sparkeval.compare.pipeline import (
 from sparkeval.engine.worker.exact_summary import ExactTotal, exact_total
 from sparkeval.errors import InputError
 from sparkeval.io.direct_input import NotDirect
-
-#: the columns of ``deltas.parquet`` as Spark writes them (the baseline and the status
-#: are never null there)
-DELTAS_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string()),
-        pa.field("baseline", pa.string(), nullable=False),
-        pa.field("query_id", pa.string()),
-        pa.field("measure", pa.string()),
-        pa.field("value", pa.float64()),
-        pa.field("baseline_value", pa.float64()),
-        pa.field("delta", pa.float64()),
-        pa.field("status", pa.string(), nullable=False),
-    ]
-)
 
 #: the statistics columns of one (run, measure) and their pandas types, as Spark's
 #: ``applyInPandas`` returns them (:func:`~sparkeval.compare.pipeline.group_statistics`)

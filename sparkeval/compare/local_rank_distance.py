@@ -9,7 +9,7 @@ kernel (:func:`~sparkeval.compare.pipeline.distance_rows`), the same exact total
 the exposure divergences (:func:`~sparkeval.compare.pipeline.divergence_terms`), so
 ``rank_distance.parquet`` and ``summary.json`` are byte for byte those of a Spark run
 (whose driver writes a table of at most
-:data:`~sparkeval.compare.pipeline.DRIVER_WRITE_ROWS` rows as this engine does).
+:data:`~sparkeval.output.DRIVER_WRITE_ROWS` rows as this engine does).
 
 What the direct readers leave to Spark's (JSON Lines, a rank-only run, a malformed line)
 ends the local run (:class:`~sparkeval.io.direct_input.NotDirect`).

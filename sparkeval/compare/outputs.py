@@ -173,13 +173,15 @@ def _plain(value: Any) -> Any:
 
 class SparkTables:
     """How :func:`write_outputs` writes the tables of a comparison computed on Spark:
-    ``deltas`` and ``rank_distance`` are cached DataFrames, sorted and written by
-    Spark's writer (:func:`sparkeval.output.write_parquet`), then unpersisted."""
+    ``deltas`` and ``rank_distance`` are cached DataFrames, sorted and written as the
+    local engine writes them up to :func:`sparkeval.output.driver_write_rows` rows, by
+    Spark's writer past it (:func:`sparkeval.output.write_spark_table`: at most N + 1
+    rows of the cached frame collected to tell), then unpersisted."""
 
-    def write(self, table: Any, directory: Path, order: Sequence[str]) -> None:
-        from sparkeval.output import write_parquet
+    def write(self, table: Any, directory: Path, order: Sequence[str], schema: Any) -> None:
+        from sparkeval.output import write_spark_table
 
-        write_parquet(table.orderBy(*order), directory)
+        write_spark_table(table.orderBy(*order), directory, schema)
 
     def release(self, table: Any) -> None:
         table.unpersist()
@@ -187,10 +189,10 @@ class SparkTables:
 
 class ArrowTables:
     """How :func:`write_outputs` writes the tables of a comparison computed in this
-    process: Arrow tables already in their order, written as one Parquet part
-    (:func:`sparkeval.output.write_arrow_parquet`)."""
+    process: Arrow tables already in their order and ``schema``, written as one Parquet
+    part (:func:`sparkeval.output.write_arrow_parquet`)."""
 
-    def write(self, table: Any, directory: Path, order: Sequence[str]) -> None:
+    def write(self, table: Any, directory: Path, order: Sequence[str], schema: Any) -> None:
         from sparkeval.output import write_arrow_parquet
 
         write_arrow_parquet(table, directory)
@@ -222,7 +224,7 @@ def write_outputs(
     """Judge the gate and write every output atomically; returns the summary and the
     gate's failures (empty when it passed). ``tables`` writes ``deltas.parquet`` and
     ``rank_distance.parquet`` (default: :class:`SparkTables`)."""
-    from sparkeval.compare.pipeline import higher_is_better
+    from sparkeval.compare.pipeline import DELTAS_SCHEMA, RD_ARROW_SCHEMA, higher_is_better
     from sparkeval.output import atomic_output_dir, write_summary
     from sparkeval.report.html import render_html
     from sparkeval.report.markdown import render_markdown
@@ -244,12 +246,14 @@ def write_outputs(
     }
     with atomic_output_dir(out) as staging:
         result.comparison.to_parquet(staging / OUTPUT_FILES["comparison"], index=False)
-        tables.write(result.deltas, staging / OUTPUT_FILES["deltas"], QUERY_ROW_ORDER)
+        deltas = staging / OUTPUT_FILES["deltas"]
+        tables.write(result.deltas, deltas, QUERY_ROW_ORDER, DELTAS_SCHEMA)
         if result.rank_distance is not None:
             tables.write(
                 result.rank_distance,
                 staging / OUTPUT_FILES["rank_distance"],
                 ["run_id", "query_id"],
+                RD_ARROW_SCHEMA,
             )
         write_summary(staging, summary, "compare", inputs)
         stage("report", "rendering report.html and report.md")

@@ -117,6 +117,7 @@ _STATS_SCHEMA = (
 #: the largest ``--k`` and ``--depth``: Spark compares ranks as 64-bit integers
 MAX_RANK = 2**63 - 1
 
+
 @dataclass(frozen=True)
 class CompareOptions:
     """Settings of one comparison.
@@ -714,12 +715,22 @@ def distance_rows(pdf: pd.DataFrame, baseline: str, k: int, p: float) -> pd.Data
     return out
 
 
-#: a rank-distance table of at most this many rows is collected and written by the
-#: driver as the local engine writes it (the same bytes); larger ones by Spark's writer
-DRIVER_WRITE_ROWS = 4_000_000
-
 _RD_COLUMNS = ("run_id", "baseline", "query_id", "status", "n_run", "n_baseline", *DISTANCE_FIELDS)
-#: the rank-distance table's columns, as Arrow types
+#: the columns of ``deltas.parquet`` as both engines write them (the baseline and the
+#: status are never null)
+DELTAS_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string()),
+        pa.field("baseline", pa.string(), nullable=False),
+        pa.field("query_id", pa.string()),
+        pa.field("measure", pa.string()),
+        pa.field("value", pa.float64()),
+        pa.field("baseline_value", pa.float64()),
+        pa.field("delta", pa.float64()),
+        pa.field("status", pa.string(), nullable=False),
+    ]
+)
+#: the rank-distance table's columns, as Arrow types (both engines write them)
 RD_ARROW_SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),

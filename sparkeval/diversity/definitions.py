@@ -1,6 +1,7 @@
 """What both diversity engines share, without Spark: the similarity names, the bounds
 of the exact means, the sampling defaults, the Gini of exposure from its blocks, the
-Jaccard bounds and the summary's sampled mean Jaccard.
+Jaccard bounds, the summary's sampled mean Jaccard and the Arrow schema of
+``per_user.parquet``.
 
 The Spark measures (:mod:`~sparkeval.diversity.inter_user`,
 :mod:`~sparkeval.diversity.intra_list`, :mod:`~sparkeval.diversity.coverage`) and the
@@ -15,6 +16,36 @@ import statistics
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
+
+import pyarrow as pa
+
+#: the measure columns of ``per_user.parquet``, after ``run_id, query_id, list_length``
+PER_USER_MEASURES = ("inter_user_diversity", "intra_list_diversity", "novelty", "serendipity")
+
+
+def per_user_schema(id_type: pa.DataType) -> pa.Schema:
+    """The Arrow schema both engines write ``per_user.parquet`` in: every column
+    nullable, the user ids of ``id_type`` (``large_string`` written as ``string``).
+
+    Example:
+        >>> per_user_schema(pa.int64()).field("query_id").type
+        DataType(int64)
+    """
+    kind = pa.string() if pa.types.is_large_string(id_type) else id_type
+    return pa.schema(
+        [
+            pa.field("run_id", pa.string()),
+            pa.field("query_id", kind),
+            pa.field("list_length", pa.int64()),
+            *(pa.field(name, pa.float64()) for name in PER_USER_MEASURES),
+        ]
+    )
+
+
+def per_user_schema_of(collected: pa.Schema) -> pa.Schema:
+    """:func:`per_user_schema` of the user ids of a collected ``per_user`` table."""
+    return per_user_schema(collected.field("query_id").type)
+
 
 #: the item similarities of intra-list diversity and serendipity (``--similarity``)
 SIMILARITIES: tuple[str, ...] = ("cooccurrence", "cosine", "jaccard", "minhash")

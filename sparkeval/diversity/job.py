@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparkeval.diversity.definitions import per_user_schema_of
 from sparkeval.diversity.evaluate import evaluate_diversity
 from sparkeval.diversity.summary import diversity_summary
 from sparkeval.errors import InputError
@@ -26,7 +27,7 @@ from sparkeval.io.lists import (
     top_k,
 )
 from sparkeval.io.readers import decodes_text
-from sparkeval.output import atomic_output_dir, write_parquet, write_summary
+from sparkeval.output import atomic_output_dir, write_spark_table, write_summary
 from sparkeval.status import status
 
 if TYPE_CHECKING:
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any]:
     """Read the inputs, measure each run of ``--run`` (every run, or ``--run-id``'s),
-    write ``per_user.parquet`` (``run_id`` first, sorted by run and user) and
+    write ``per_user.parquet`` (``run_id`` first, sorted by run and user; the local
+    engine's bytes, :func:`sparkeval.output.write_spark_table`) and
     ``summary.json`` (each run's measures under ``runs``; one run's also at the top)."""
     config.preflight()
     start = time.perf_counter()
@@ -81,7 +83,10 @@ def run_diversity(spark: SparkSession, config: DiversityConfig) -> dict[str, Any
         status("[write] per_user.parquet and summary.json")
         with atomic_output_dir(config.out) as staging:
             table = functools.reduce(lambda a, b: a.union(b), per_user)
-            write_parquet(table.orderBy("run_id", "query_id"), staging / "per_user.parquet")
+            # the local engine's bytes up to the driver's limit (at most N + 1 rows of
+            # the cached per-user tables collected to tell), else Spark's writer
+            ordered = table.orderBy("run_id", "query_id")
+            write_spark_table(ordered, staging / "per_user.parquet", per_user_schema_of)
             summary = diversity_summary(config, k, blocks)
             summary["timings_s"] = {"total": round(time.perf_counter() - start, 3)}
             write_summary(staging, summary, "diversity", config.input_paths())

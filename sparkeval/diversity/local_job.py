@@ -6,8 +6,9 @@ CSV or TSV run by :mod:`~sparkeval.diversity.local_text_run` (the direct readers
 the order and with the messages of :func:`~sparkeval.diversity.job.run_diversity`
 (columns, then the run ids, then an item listed twice, then the scores of the top-k
 cut), measured by :func:`~sparkeval.diversity.local.measure_run` and written as on
-Spark: ``per_user.parquet`` (the same rows, types and order) and ``summary.json`` (the
-same bytes).
+Spark: ``per_user.parquet`` and ``summary.json`` (the same bytes, up to
+:data:`~sparkeval.output.DRIVER_WRITE_ROWS` rows, the table's size the Spark driver writes
+itself).
 
 Example::
 
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sparkeval.diversity.definitions import default_similarity
+from sparkeval.diversity.definitions import PER_USER_MEASURES, default_similarity, per_user_schema
 from sparkeval.diversity.local import Context, Lists, PerUser, measure_run, top_k
 from sparkeval.diversity.local_read import (
     Features,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 #: the MinHash length of ``--similarity minhash`` (``evaluate_diversity``'s default)
 MINHASH_PERMUTATIONS = 128
 #: the per-user table's measure columns, after ``run_id, query_id, list_length``
-MEASURES = ("inter_user_diversity", "intra_list_diversity", "novelty", "serendipity")
+MEASURES = PER_USER_MEASURES
 
 
 @dataclass(frozen=True)
@@ -271,14 +272,15 @@ def _similarity(
 
 
 def _table(run_id: str, per_user: PerUser, user_ids: np.ndarray, id_type: pa.DataType) -> pa.Table:
-    """``run_id, query_id, list_length`` and the measures of one run, by user."""
-    kind = pa.string() if pa.types.is_large_string(id_type) else id_type
-    columns: dict[str, pa.Array] = {
-        "run_id": pa.array([run_id] * len(per_user.users), pa.string()),
-        "query_id": pa.array(user_ids[per_user.users].tolist(), kind),
-        "list_length": pa.array(per_user.list_length, pa.int64()),
-    }
+    """``run_id, query_id, list_length`` and the measures of one run, by user
+    (:func:`~sparkeval.diversity.definitions.per_user_schema`)."""
+    schema = per_user_schema(id_type)
+    columns: list[pa.Array] = [
+        pa.array([run_id] * len(per_user.users), pa.string()),
+        pa.array(user_ids[per_user.users].tolist(), schema.field("query_id").type),
+        pa.array(per_user.list_length, pa.int64()),
+    ]
     for name in MEASURES:
         values = per_user.columns[name]
-        columns[name] = pa.array(values, pa.float64(), mask=np.isnan(values))
-    return pa.table(columns)
+        columns.append(pa.array(values, pa.float64(), mask=np.isnan(values)))
+    return pa.Table.from_arrays(columns, schema=schema)

@@ -12,8 +12,10 @@ runs the driver stages Spark's driver path runs
 fingerprints with the functions the Spark workers call
 (:mod:`sparkeval.lsh.fingerprints`) and searches the same permuted tables
 (:mod:`sparkeval.lsh.permuted_tables`) in numpy. The pairs, the clusters and
-``summary.json`` are those of a Spark run; ``pairs.parquet`` is one part written by
-pyarrow (Spark writes its parts with its own writer: the same rows and types).
+``summary.json`` are those of a Spark run, byte for byte: ``pairs.parquet`` is one part
+written by pyarrow in :func:`~sparkeval.lsh.near_duplicate_outputs.pairs_schema`, as a
+Spark run of at most :data:`~sparkeval.output.DRIVER_WRITE_ROWS` pairs writes it from
+its driver (Spark's writer writes larger ones: the same rows and types).
 
 What this engine leaves to Spark (:class:`~sparkeval.io.direct_input.NotDirect`: an
 ``auto`` run goes to Spark, ``--engine local`` names it): a layout Spark's reader
@@ -48,6 +50,7 @@ from sparkeval.lsh.fingerprints import fingerprints, simhash_distance
 from sparkeval.lsh.local_csv_docs import csv_doc_names, is_csv_docs, read_csv_doc_columns
 from sparkeval.lsh.near_duplicate_outputs import (
     minhash_parameters,
+    pairs_schema,
     report_search,
     search_parameters,
     simhash_parameters,
@@ -307,6 +310,7 @@ def minhash_locally(docs: LocalDocs, config: NearDuplicatesConfig) -> tuple[Loca
     except TooManyCandidates as exc:
         raise NotDirect(f"{config.docs}: {exc}, more than one process takes") from None
     pairs = found.pairs.rename_columns(["doc_a", "doc_b", "jaccard"])
+    pairs = pairs.cast(pairs_schema("minhash", pairs.schema.field("doc_a").type))
     parameters = search_parameters("minhash", config.shingle, config.k, cap, docs.has_weights)
     parameters.update(minhash_parameters(config, params))
     return LocalPairs(pairs, found.stats), parameters
@@ -432,15 +436,7 @@ def simhash_locally(docs: LocalDocs, config: NearDuplicatesConfig) -> tuple[Loca
     record_lap(stats, "verify", start)
     first, second, distance = _member_pairs(groups, a, b, hamming)
     order = np.lexsort((second, first))
-    # the schema Spark writes: the ids are never null, the distances may be
-    schema = pa.schema(
-        [
-            pa.field("doc_a", id_values.type, nullable=False),
-            pa.field("doc_b", id_values.type, nullable=False),
-            pa.field("hamming", pa.int32()),
-            pa.field("similarity", pa.float64()),
-        ]
-    )
+    schema = pairs_schema("simhash", id_values.type)
     columns = [
         id_values.take(pa.array(first[order])),
         id_values.take(pa.array(second[order])),

@@ -1,5 +1,6 @@
-"""The outputs of ``near-duplicates``, whichever engine found the pairs: the
-clusters of the written pairs, ``summary.json`` and the status lines (no pyspark).
+"""The outputs of ``near-duplicates``, whichever engine found the pairs: the Arrow
+schema of ``pairs.parquet``, the clusters of the written pairs, ``summary.json`` and
+the status lines (no pyspark).
 
 :func:`write_near_duplicates` takes a function that writes ``pairs.parquet`` (Spark's
 DataFrame writer, or pyarrow from this process) and writes the rest from the written
@@ -29,6 +30,23 @@ if TYPE_CHECKING:
 
 #: how a summary says the clusters were found
 CLUSTERS_METHOD = "driver-side vectorised union-find over the verified pairs"
+
+
+def pairs_schema(method: str, id_type: pa.DataType) -> pa.Schema:
+    """The Arrow schema both engines write ``pairs.parquet`` in: the doc ids (of
+    ``id_type``) never null, then MinHash's ``jaccard`` or SimHash's ``hamming`` and
+    ``similarity``, which may be.
+
+    Example:
+        >>> pairs_schema("minhash", pa.string()).names
+        ['doc_a', 'doc_b', 'jaccard']
+    """
+    ids = [pa.field("doc_a", id_type, nullable=False), pa.field("doc_b", id_type, nullable=False)]
+    if method == "simhash":
+        return pa.schema(
+            [*ids, pa.field("hamming", pa.int32()), pa.field("similarity", pa.float64())]
+        )
+    return pa.schema([*ids, pa.field("jaccard", pa.float64())])
 
 
 def write_clusters(pairs_path: Path, clusters_path: Path) -> dict[str, int]:

@@ -36,6 +36,7 @@ from sparkeval.lsh.driver_docs import near_duplicates_in_driver
 from sparkeval.lsh.fingerprints import simhash_distance
 from sparkeval.lsh.near_duplicate_outputs import (  # noqa: F401 (also here)
     minhash_parameters,
+    pairs_schema,
     report_search,
     search_parameters,
     simhash_parameters,
@@ -50,11 +51,13 @@ from sparkeval.lsh.simhash import (
     similar_fingerprints,
 )
 from sparkeval.lsh.similar import SimilarSets, similar_sets
-from sparkeval.output import write_parquet
+from sparkeval.output import write_spark_table
 from sparkeval.spark import spark_type
 from sparkeval.status import status
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from sparkeval.lsh.options import NearDuplicatesConfig
 
 
@@ -159,8 +162,15 @@ def run_near_duplicates(spark: SparkSession, config: NearDuplicatesConfig) -> di
     )
     report_search(result.stats, result.searched_in_driver)
 
+    def schema_of(collected: pa.Schema) -> pa.Schema:
+        return pairs_schema(config.method, collected.field("doc_a").type)
+
     def write_pairs(path: Path) -> object:
-        return write_parquet(result.pairs, path)
+        # the local engine's bytes up to the driver's limit (at most N + 1 pairs
+        # collected to tell: their count is known only once they are written); SimHash
+        # pairs come in the order of Spark's joins, the driver sorts them as it does
+        order = ("doc_a", "doc_b") if config.method == "simhash" else ()
+        return write_spark_table(result.pairs, path, schema_of, sort_by=order)
 
     try:
         return write_near_duplicates(config, write_pairs, result.stats, parameters, start)

@@ -19,7 +19,7 @@ from sparkeval.output import (
     atomic_output_dir,
     shown_path,
     write_arrow_parquet,
-    write_parquet,
+    write_spark_table,
     write_summary,
 )
 
@@ -28,10 +28,6 @@ if TYPE_CHECKING:
 
     from sparkeval.engine.plans.rating_engine import RatingEvaluation
     from sparkeval.rating.options import RatingErrorsConfig
-
-#: ``per_user.parquet`` of at most this many rows is collected and written in the driver
-#: as the local engine writes it (the same bytes); larger ones by Spark's writer
-DRIVER_WRITE_ROWS = 4_000_000
 
 
 def run_rating_errors(spark: SparkSession, config: RatingErrorsConfig) -> RatingEvaluation:
@@ -55,12 +51,9 @@ def run_rating_errors(spark: SparkSession, config: RatingErrorsConfig) -> Rating
     )
 
     def write_per_user(directory: Path) -> None:
+        # the row count is the summary's: no pass to count (sparkeval.output.write_spark_table)
         rows = evaluation.report["users"]["evaluated"] * len(evaluation.requests)
-        if rows > DRIVER_WRITE_ROWS:
-            write_parquet(evaluation.ordered_per_user, directory)
-        else:
-            table = evaluation.ordered_per_user.toArrow().cast(PER_USER_SCHEMA)
-            write_arrow_parquet(table, directory)
+        write_spark_table(evaluation.ordered_per_user, directory, PER_USER_SCHEMA, rows)
 
     try:
         evaluation.report = _write(config, evaluation.report, write_per_user, started)

@@ -2,8 +2,10 @@
 
 Each case runs once on Spark (``--engine spark``, in this process's session: one JVM
 for the module) and once in a subprocess on the local engine; the two must give the
-same ``per_user.parquet`` rows, types and order, the same ``summary.json`` bytes (no
-timings in it), the same stdout and the same exit code. Every value compares exactly:
+same files byte for byte (``per_user.parquet``, which the Spark driver collects and
+writes as the local engine does, and ``summary.json``, which holds no timings;
+``summary.parquet`` by its rows without ``evaluated_at``), the same stdout and the same
+exit code. Every value compares exactly:
 the local engine adds the same fixed-point terms, takes Java's logarithm and sums
 vectors left to right as Spark does. The local engine must not import pyspark.
 """
@@ -25,7 +27,7 @@ import pytest
 
 from sparkeval.cli import main
 from sparkeval.errors import EXIT_INPUT, EXIT_OK
-from tests.jobs import run_on_engine, run_without_java
+from tests.jobs import run_on_engine, run_without_java, tree
 
 USERS = [f"u{i:02d}" for i in range(20)]
 ITEMS = [f"i{i:03d}" for i in range(60)]
@@ -184,6 +186,13 @@ def _per_user(out: Path) -> pa.Table:
     return ds.dataset(out / "per_user.parquet").to_table()
 
 
+def _assert_same_files(local: Path, spark: Path) -> None:
+    """Every file of the two outputs alike, byte for byte (:func:`tests.jobs.tree`),
+    ``per_user.parquet`` one part."""
+    assert tree(local) == tree(spark)
+    assert [p.name for p in (spark / "per_user.parquet").iterdir()] == ["part-00000.parquet"]
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_local_and_spark_engines_give_the_same_outputs(
@@ -200,12 +209,13 @@ def test_local_and_spark_engines_give_the_same_outputs(
         return
     mine, theirs = inputs / f"local-{case}", inputs / f"spark-{case}"
     local_table, spark_table = _per_user(mine), _per_user(theirs)
-    # the types (Spark's writer marks its non-null columns required; pyarrow's does not)
+    # the types (the nullable flags too, with the bytes below)
     assert [(f.name, f.type) for f in local_table.schema] == [
         (f.name, f.type) for f in spark_table.schema
     ]
     assert local_table.to_pylist() == spark_table.to_pylist()  # rows, order, every bit
     assert (mine / "summary.json").read_bytes() == (theirs / "summary.json").read_bytes()
+    _assert_same_files(mine, theirs)
 
 
 @pytest.mark.spark

@@ -4,10 +4,9 @@ Every case runs once on Spark (``--engine spark``) and once with the default eng
 which takes this process for these small Parquet docs. Compared: the exit code, stdout
 (the output directory named alike), ``clusters.parquet`` and ``summary.json`` byte for
 byte, ``summary.parquet`` by its rows without ``evaluated_at`` (:func:`tests.jobs.tree`)
-and ``pairs.parquet`` by its schema and rows: Spark's DataFrame writer writes its parts,
-this engine one part with pyarrow. MinHash pairs are in the same order (both sort
-them); Spark writes SimHash pairs in the order of its joins, so those are compared
-sorted, the local ones being sorted already.
+and ``pairs.parquet`` by its schema and rows, then every file byte for byte: the Spark
+driver collects small pair tables, sorts SimHash pairs (which Spark's joins leave
+unsorted) as the local engine does, and writes them as it does, one part with pyarrow.
 """
 
 from __future__ import annotations
@@ -131,6 +130,12 @@ def _assert_same_outputs(local: Path, spark: Path, sorted_pairs: bool) -> None:
     assert [p.name for p in (local / "pairs.parquet").iterdir()] == ["part-00000.parquet"]
 
 
+def _assert_same_bytes(local: Path, spark: Path) -> None:
+    """Every file of the two outputs alike, byte for byte (:func:`tests.jobs.tree`)."""
+    assert tree(local) == tree(spark)
+    assert [p.name for p in (spark / "pairs.parquet").iterdir()] == ["part-00000.parquet"]
+
+
 @pytest.mark.slow
 @pytest.mark.spark
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -142,6 +147,7 @@ def test_local_and_spark_engines_find_the_same_pairs(inputs: Path, on_spark, cas
     shown = local.stdout.replace(f"local-{case}", "OUT")
     assert shown == spark.stdout.replace(f"spark-{case}", "OUT")
     _assert_same_outputs(inputs / f"local-{case}", inputs / f"spark-{case}", "simhash" in case)
+    _assert_same_bytes(inputs / f"local-{case}", inputs / f"spark-{case}")
     summary = json.loads((inputs / f"local-{case}" / "summary.json").read_text())
     if case == "empty-texts":
         assert summary["counts"]["pairs"] == 0 and summary["counts"]["empty_sets"] == 3

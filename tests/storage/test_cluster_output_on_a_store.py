@@ -5,7 +5,8 @@ part of a table straight into the output's staging prefix on the S3 server (moto
 on 127.0.0.1), and the driver commits them under their final names.
 
 The jobs (``evaluate``, whose Python tasks write its table, and ``diversity``, whose
-table Spark's DataFrame writer writes on local disk) are submitted with
+table Spark's DataFrame writer writes on local disk when it is larger than
+``spark.sparkeval.driverWriteRows``, set to 0 here) are submitted with
 ``spark-submit`` as the user guide says; the results equal those of the same command
 in local mode on local disk. The executors' Python workers
 get no AWS variables of their own (the cluster's daemons were started without them):
@@ -97,13 +98,15 @@ def test_evaluate_on_a_cluster_writes_its_parts_into_the_store(
 def test_a_table_of_spark_rows_is_written_by_the_executors_too(
     standalone_cluster, s3, job, spark, tmp_path
 ) -> None:
-    """``diversity`` writes its per-user table through Spark's DataFrame writer locally;
+    """``diversity`` writes its per-user table through Spark's DataFrame writer locally
+    when it has more rows than ``spark.sparkeval.driverWriteRows`` (0 here: any row);
     on the cluster each task uploads its sorted partition, and the parts, read in name
     order, hold the local run's rows in its order."""
     data = job["config"].parent
     out = f"s3://{s3.bucket()}/diversity"
     args = ["--run", str(data / "run_strong.txt"), "--k", "5"]
     settings = ["--conf", "spark.sql.shuffle.partitions=4"]
+    settings += ["--conf", "spark.sparkeval.driverWriteRows=0"]  # Spark's writer
     command = [*settings, str(ROOT / "jobs" / "diversity.py"), *args, "--out", out]
     proc = subprocess.run(
         [*spark_submit(standalone_cluster.url, job["zip"]), *command],
