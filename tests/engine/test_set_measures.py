@@ -385,6 +385,8 @@ def test_the_peers_comparisons_of_two_runs_are_refused_naming_their_definition()
         sparkeval.evaluate_recommendations(
             None, REPLAY_RECS, TRUTH, "Precision@2,Intersection@2", compat="rectools"
         )
+
+
 #: a 3-user toy catalog: training a:{x, y}, b:{x, z}, c:{x} (T = 5 rows, U = 3 users;
 #: item x has 3 rows and 3 users, y and z 1 each), top-2 lists a: [z, w], b: [y, x]
 #: (w not in training), c without a list
