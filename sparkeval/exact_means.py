@@ -172,18 +172,8 @@ def local_bounded_means(
         [0.19999999999999998, nan]
     """
     values = np.asarray(values, dtype=np.float64)
-    held = ~np.isnan(values)
-    where = np.asarray(groups)[held]
-    hi, lo = _fixed_point_terms(values, bound)
-    k = _scale_bits(bound)
-    sum_hi = np.zeros(size, dtype=np.int64)
-    sum_lo = np.zeros(size, dtype=np.int64)
-    np.add.at(sum_hi, where, hi)
-    np.add.at(sum_lo, where, lo)
-    count = np.bincount(where, minlength=size)
-    total = sum_hi.astype(np.float64) * math.ldexp(1.0, LIMB_BITS - k) + sum_lo.astype(
-        np.float64
-    ) * math.ldexp(1.0, -k)
+    total = local_bounded_sums(groups, values, size, bound)
+    count = np.bincount(np.asarray(groups)[~np.isnan(values)], minlength=size)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / count, np.nan)
 
