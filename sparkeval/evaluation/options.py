@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Self
 
-from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
+from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat, replay_mode
 from sparkeval.engine.local_processes import MAX_WORKERS as MAX_LOCAL_WORKERS
 from sparkeval.engine.local_processes import PARALLEL_BYTES
 from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions, check_ties_allowed
@@ -232,7 +232,9 @@ class EvaluateConfig(OutputJobConfig):
                     "scores by doc id, the default tie rule; it does not follow --ties "
                     f"{self.ties}"
                 )
-            parse_measures(ranking)
+            # RePlay's aggregation modes (NDCG-Median@10) are parsed by the profile's plan
+            plain = [n for n in ranking if self.compat != "replay" or replay_mode(n) is None]
+            parse_measures(plain)
         except ValueError as exc:
             raise ConfigError(f"key 'measures': {exc}") from None
         EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]

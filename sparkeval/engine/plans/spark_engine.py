@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.aggregation_modes import RunValues, wide_values
 from sparkeval.engine.evaluation_report import (
     SUMMARY_COLUMNS,
     as_measures,
@@ -156,9 +157,20 @@ class Evaluation:
     names: list[str]
     reader: str = "spark"
     _blobs: Any = field(default=None, repr=False)
-    #: output names of the measures of the recommendation set the report holds beside
-    #: ``names`` (``Coverage@10``, ...): in ``summary``, without per-query rows
+    #: output names of the values the report holds beside ``names``, in ``summary``
+    #: without per-query rows: RePlay's aggregation modes (``NDCG-Median@10``) and the
+    #: measures of the recommendation set (``Coverage@10``, ...)
     set_names: list[str] = field(default_factory=list)
+
+    def measure_values(self, index: int) -> RunValues:
+        """The defined per-query values of measure ``index``, by run, collected to the
+        driver (for the modes of :mod:`sparkeval.engine.aggregation_modes`; a driver
+        evaluation holds them already)."""
+        if isinstance(self._blobs, DeferredBlobs):
+            return wide_values(self._blobs.wide, index)
+        column = measure_column(index)
+        rows = self._wide.where("evaluated").select("run_id", "evaluated", column)
+        return wide_values(rows.where(rows[column].isNotNull()).toArrow(), index)
 
     @property
     def _blob_frame(self):
