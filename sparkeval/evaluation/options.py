@@ -234,7 +234,8 @@ class EvaluateConfig(OutputJobConfig):
                 )
             # RePlay's aggregation modes (NDCG-Median@10) are parsed by the profile's plan
             plain = [n for n in ranking if self.compat != "replay" or replay_mode(n) is None]
-            parse_measures(plain)
+            if plain or not ranking:
+                parse_measures(plain)
         except ValueError as exc:
             raise ConfigError(f"key 'measures': {exc}") from None
         EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]
@@ -296,7 +297,9 @@ class EvaluateConfig(OutputJobConfig):
         from sparkeval.job.dry_run import check_run_or_qrels, input_schema
 
         plan = self.plan()
-        lines = [f"measures: {', '.join(m.name for m in plan.measures)}"]
+        names = [m.name for m in plan.measures]
+        names += [f"{mode.name} (of {mode.base.name})" for mode in plan.modes]
+        lines = [f"measures: {', '.join(names)}"]
         run_map = parse_mapping(self.run_column_map(), "run")
         for path in self.run:
             schema = input_schema(path, self.run_format or self.format)

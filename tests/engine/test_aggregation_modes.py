@@ -144,19 +144,27 @@ def test_plan_and_refusals() -> None:
         plan_compat("trec", ["NDCG-Median@5"])  # a RePlay spelling, under its profile only
 
 
+def _evaluate(directory: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            *CLI, "evaluate", "--run", "recs.parquet", "--qrels", "truth.parquet",
+            "--compat", "replay", "--relevance", "grade", "--measures",
+            "NDCG-Median@2,NDCG-ConfidenceInterval@2", *extra,
+        ],
+        cwd=directory, env=job_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
 def test_cli_local_engine(tmp_path: Path) -> None:
-    """``evaluate --engine local`` (grades read as they are): stdout, summary.json,
-    summary.parquet, and per_query.parquet without mode rows."""
+    """``evaluate --engine local`` (grades read as they are) asked for the modes alone:
+    stdout, summary.json, summary.parquet, and per_query.parquet without mode rows; the
+    dry run names the modes with their base measure."""
     RECS.to_parquet(tmp_path / "recs.parquet", index=False)
     TRUTH.assign(rating=1).to_parquet(tmp_path / "truth.parquet", index=False)
-    result = subprocess.run(
-        [
-            *CLI, "evaluate", "--engine", "local", "--run", "recs.parquet", "--qrels",
-            "truth.parquet", "--compat", "replay", "--relevance", "grade", "--measures",
-            "NDCG@2,NDCG-Median@2,NDCG-ConfidenceInterval@2", "--out", "out",
-        ],
-        cwd=tmp_path, env=job_env(), capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+    dry = _evaluate(tmp_path, "--dry-run", "--out", "dry")
+    assert dry.returncode == 0, dry.stderr
+    assert "measures: nDCG@2, NDCG-Median@2 (of nDCG@2), NDCG-ConfidenceInterval@2" in dry.stdout
+    result = _evaluate(tmp_path, "--engine", "local", "--out", "out")
     assert result.returncode == 0, result.stderr
     cells = [line.split("\t") for line in result.stdout.splitlines()]
     shown = {cell[0].strip(): cell[2] for cell in cells}  # name, "all", value
