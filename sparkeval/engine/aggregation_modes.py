@@ -81,39 +81,41 @@ def mode_value(mode: ModeMeasure, values: np.ndarray) -> float | None:
     return half_width(values, mode.alpha)
 
 
-def wide_values(wide: pa.Table, index: int) -> RunValues:
-    """The defined values of measure ``index`` of the evaluated wide rows ``wide``
-    (``run_id``, ``evaluated``, ``m{index}``), by run."""
-    column = measure_column(index)
-    kept = wide.filter(pc.and_(wide.column("evaluated"), pc.is_valid(wide.column(column))))
-    runs = kept.column("run_id").to_numpy(zero_copy_only=False)
-    values = kept.column(column).to_numpy(zero_copy_only=False).astype(np.float64)
-    return {str(run): values[runs == run] for run in np.unique(runs)}
+def wide_values(wide: pa.Table, indexes: Sequence[int]) -> dict[int, RunValues]:
+    """The defined values of each measure of ``indexes`` in the evaluated wide rows
+    ``wide`` (``run_id``, ``evaluated``, ``m{index}``), by run."""
+    out: dict[int, RunValues] = {}
+    for index in indexes:
+        column = measure_column(index)
+        kept = wide.filter(pc.and_(wide.column("evaluated"), pc.is_valid(wide.column(column))))
+        runs = kept.column("run_id").to_numpy(zero_copy_only=False)
+        values = kept.column(column).to_numpy(zero_copy_only=False).astype(np.float64)
+        out[index] = {str(run): values[runs == run] for run in np.unique(runs)}
+    return out
 
 
 def add_modes(
     evaluation: Any,
     modes: Sequence[ModeMeasure],
     names: str | Mapping[str, str],
-    values_of: Callable[[int], RunValues],
+    values_of: Callable[[Sequence[int]], dict[int, RunValues]],
 ) -> None:
     """Add each mode's value per run to ``evaluation`` (in place): to its report and to
     its ``set_names`` (the names its ``summary`` shows beside the measures').
 
     ``names`` is the evaluation's naming: a mapping gives a mode's output name from its
     own name (the name typed, under ``requested``); else the mode's own name.
-    ``values_of(i)`` gives the defined per-user values of measure ``i`` by run.
+    ``values_of(indexes)`` gives the defined per-user values of each measure of
+    ``indexes`` by run (on Spark, collected by one job).
     """
     if not modes:
         return
     report = evaluation.report
     measures: list[Measure] = list(evaluation.measures)
     shown: list[str] = []
-    by_base: dict[int, RunValues] = {}
+    by_base = values_of(sorted({measures.index(mode.base) for mode in modes}))
     for mode in modes:
         index = measures.index(mode.base)
-        if index not in by_base:
-            by_base[index] = values_of(index)
         base_name = evaluation.names[index]
         name = names.get(mode.name, mode.name) if isinstance(names, Mapping) else mode.name
         shown.append(name)

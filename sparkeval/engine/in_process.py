@@ -86,10 +86,10 @@ class LocalEvaluation:
     #: measures of the recommendation set (``Coverage@10``, ...)
     set_names: list[str] = field(default_factory=list)
 
-    def measure_values(self, index: int) -> RunValues:
-        """The defined per-query values of measure ``index``, by run (for the modes of
-        :mod:`sparkeval.engine.aggregation_modes`)."""
-        return wide_values(self._wide, index)
+    def measure_values(self, indexes: Sequence[int]) -> dict[int, RunValues]:
+        """The defined per-query values of each measure of ``indexes``, by run (for the
+        modes of :mod:`sparkeval.engine.aggregation_modes`)."""
+        return wide_values(self._wide, indexes)
 
     @cached_property
     def per_query(self) -> pd.DataFrame:

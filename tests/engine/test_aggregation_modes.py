@@ -80,7 +80,7 @@ def test_wide_values_leave_out_undefined_and_unevaluated_rows() -> None:
             "m0": [0.5, None, 0.25, 1.0],
         }
     )
-    got = wide_values(wide, 0)
+    [got] = wide_values(wide, [0]).values()
     assert {k: v.tolist() for k, v in got.items()} == {"a": [0.5], "b": [1.0]}
 
 

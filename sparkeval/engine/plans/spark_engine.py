@@ -162,15 +162,15 @@ class Evaluation:
     #: measures of the recommendation set (``Coverage@10``, ...)
     set_names: list[str] = field(default_factory=list)
 
-    def measure_values(self, index: int) -> RunValues:
-        """The defined per-query values of measure ``index``, by run, collected to the
-        driver (for the modes of :mod:`sparkeval.engine.aggregation_modes`; a driver
-        evaluation holds them already)."""
+    def measure_values(self, indexes: Sequence[int]) -> dict[int, RunValues]:
+        """The defined per-query values of each measure of ``indexes``, by run,
+        collected to the driver by one job (for the modes of
+        :mod:`sparkeval.engine.aggregation_modes`; a driver evaluation holds them)."""
         if isinstance(self._blobs, DeferredBlobs):
-            return wide_values(self._blobs.wide, index)
-        column = measure_column(index)
-        rows = self._wide.where("evaluated").select("run_id", "evaluated", column)
-        return wide_values(rows.where(rows[column].isNotNull()).toArrow(), index)
+            return wide_values(self._blobs.wide, indexes)
+        columns = [measure_column(i) for i in indexes]
+        rows = self._wide.where("evaluated").select("run_id", "evaluated", *columns)
+        return wide_values(rows.toArrow(), indexes)
 
     @property
     def _blob_frame(self):
