@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Self
 
-from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
+from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat, replay_mode
 from sparkeval.engine.local_processes import MAX_WORKERS as MAX_LOCAL_WORKERS
 from sparkeval.engine.local_processes import PARALLEL_BYTES
 from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions, check_ties_allowed
@@ -232,7 +232,10 @@ class EvaluateConfig(OutputJobConfig):
                     "scores by doc id, the default tie rule; it does not follow --ties "
                     f"{self.ties}"
                 )
-            parse_measures(ranking)
+            # RePlay's aggregation modes (NDCG-Median@10) are parsed by the profile's plan
+            plain = [n for n in ranking if self.compat != "replay" or replay_mode(n) is None]
+            if plain or not ranking:
+                parse_measures(plain)
         except ValueError as exc:
             raise ConfigError(f"key 'measures': {exc}") from None
         EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]
@@ -294,7 +297,9 @@ class EvaluateConfig(OutputJobConfig):
         from sparkeval.job.dry_run import check_run_or_qrels, input_schema
 
         plan = self.plan()
-        lines = [f"measures: {', '.join(m.name for m in plan.measures)}"]
+        names = [m.name for m in plan.measures]
+        names += [f"{mode.name} (of {mode.base.name})" for mode in plan.modes]
+        lines = [f"measures: {', '.join(names)}"]
         run_map = parse_mapping(self.run_column_map(), "run")
         for path in self.run:
             schema = input_schema(path, self.run_format or self.format)

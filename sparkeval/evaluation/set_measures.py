@@ -240,4 +240,4 @@ def add_set_values(
     report["parameters"]["train"] = train if isinstance(train, str) else "a table"
     compat = report.setdefault("compat", {})
     compat.setdefault("definitions", {}).update({shown[m.name]: m.definition() for m in measures})
-    evaluation.set_names = list(shown.values())
+    evaluation.set_names = [*evaluation.set_names, *shown.values()]
