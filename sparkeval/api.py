@@ -13,10 +13,10 @@ an Arrow table in process, a Spark DataFrame on Spark (``query_id, doc_id`` or
 
 The intent-aware measures (``alpha-nDCG@20``, ``ERR-IA@20``, ...;
 :mod:`sparkeval.measures.intent_aware_names`) take ``subtopic_qrels=``: a path (ndeval's
-text, Parquet, CSV or TSV) or a pandas DataFrame or Arrow table with the columns
-``query_id, subtopic_id, doc_id, relevance``. They are computed in this process only
-(``spark=None``); their means are added to the report and the ``summary`` table as the
-set measures' are (:mod:`sparkeval.evaluation.intent_aware`).
+text, Parquet, CSV or TSV, read in this process) or a pandas DataFrame or Arrow table
+with the columns ``query_id, subtopic_id, doc_id, relevance``. They are computed in this
+process (``spark=None``) or on Spark; their means are added to the report and the
+``summary`` table as the set measures' are (:mod:`sparkeval.evaluation.intent_aware`).
 
 Example::
 
@@ -109,10 +109,10 @@ def _with_train(
     if not sets and not intent_aware:
         return function(spark, run, qrels, measures, **keywords)
     if intent_aware:
-        _check_intent_aware(spark, intent_aware, ranking, subtopic_qrels, keywords)
+        _check_intent_aware(intent_aware, ranking, subtopic_qrels, keywords)
     if not sets:
         evaluation = function(spark, run, qrels, ranking, **keywords)
-        _add_intent_aware(evaluation, run, intent_aware, subtopic_qrels, keywords)
+        _add_intent_aware(spark, evaluation, run, intent_aware, subtopic_qrels, keywords)
         return evaluation
     if train is None:
         raise ConfigError(
@@ -136,12 +136,11 @@ def _with_train(
         values = _spark_values(spark, run, train, sets, depth, columns)
     add_set_values(evaluation, sets, values, keywords.get("names", "canonical"), train)
     if intent_aware:
-        _add_intent_aware(evaluation, run, intent_aware, subtopic_qrels, keywords)
+        _add_intent_aware(spark, evaluation, run, intent_aware, subtopic_qrels, keywords)
     return evaluation
 
 
 def _check_intent_aware(
-    spark: SparkSession | None,
     measures: list[IntentAwareMeasure],
     ranking: list[str],
     subtopic_qrels: Any,
@@ -153,11 +152,6 @@ def _check_intent_aware(
         raise ConfigError(
             f"{first} is an intent-aware measure: it needs subtopic qrels, subtopic_qrels= "
             "(a path or a table of query_id, subtopic_id, doc_id, relevance)"
-        )
-    if spark is not None:
-        raise ConfigError(
-            f"{first}: the intent-aware measures are computed in this process only "
-            "(spark=None); the Spark engine does not compute them"
         )
     if not ranking:
         raise ConfigError(f"{first} comes with a ranking measure: give one as well")
@@ -172,17 +166,37 @@ def _check_intent_aware(
 
 
 def _add_intent_aware(
+    spark: SparkSession | None,
     evaluation: Any,
     run: Any,
     measures: list[IntentAwareMeasure],
     subtopic_qrels: Any,
     keywords: dict[str, Any],
 ) -> None:
-    """The intent-aware means of runs held in this process, added to ``evaluation``."""
+    """The intent-aware means of the runs (held in this process, or a Spark DataFrame
+    with a session), added to ``evaluation``."""
     from sparkeval.engine.held_inputs import held_run
     from sparkeval.evaluation.intent_aware import add_intent_aware_values, values_by_run
     from sparkeval.io.subtopic_qrels import read_subtopic_qrels
 
+    qrels = read_subtopic_qrels(subtopic_qrels)
+    depth = keywords.get("depth")
+    if spark is not None:
+        from pyspark.sql import functions as F
+
+        from sparkeval.engine.spark_inputs import spark_run
+        from sparkeval.evaluation.intent_aware import spark_values_by_run
+
+        frame = spark_run(run, keywords.get("run_columns"))
+        if "run_id" not in frame.columns:
+            frame = frame.withColumn("run_id", F.lit(DEFAULT_RUN_ID))
+        if "score" not in frame.columns and "rank" in frame.columns:
+            frame = frame.withColumn("score", -F.col("rank").cast("double"))
+        run_ids = list(evaluation.report["runs"])
+        values = spark_values_by_run(frame, run_ids, qrels, measures, depth)
+        names = keywords.get("names", "canonical")
+        add_intent_aware_values(evaluation, measures, values, names, subtopic_qrels)
+        return
     rows = held_run(run, keywords.get("run_columns")).to_pandas()
     runs = {
         str(run_id): frame[["query_id", "doc_id", "score"]].reset_index(drop=True)
@@ -190,8 +204,7 @@ def _add_intent_aware(
     }
     for run_id in evaluation.report["runs"]:
         runs.setdefault(run_id, rows.iloc[:0][["query_id", "doc_id", "score"]])
-    qrels = read_subtopic_qrels(subtopic_qrels)
-    values = values_by_run(runs, qrels, measures, keywords.get("depth"))
+    values = values_by_run(runs, qrels, measures, depth)
     names = keywords.get("names", "canonical")
     add_intent_aware_values(evaluation, measures, values, names, subtopic_qrels)
 

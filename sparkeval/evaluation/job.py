@@ -87,7 +87,6 @@ def run_evaluate(
     the cached results with ``evaluation.unpersist()``.  ``early`` is the read
     :func:`start_early_read` started before Spark (used when it fits this session).
     """
-    refuse_intent_aware_on_spark(config)
     target = check_output_path(config.out, config.input_paths(), config.overwrite)
     plan = config.plan()
     sets = _spark_set_values(spark, config)
@@ -106,7 +105,9 @@ def run_evaluate(
     finally:
         if ready is not None:  # the engine removes it once used; not if it failed first
             shutil.rmtree(ready.directory, ignore_errors=True)
+    intent_aware = _spark_intent_aware_values(spark, config, evaluation)
     _add_set_values(config, evaluation, sets)
+    _add_intent_aware_values(config, evaluation, intent_aware)
     _write_outputs(config, target, plan, evaluation)
     return evaluation
 
@@ -154,20 +155,39 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
     return evaluation
 
 
-def refuse_intent_aware_on_spark(config: EvaluateConfig) -> None:
-    """Refuse, by name, the intent-aware measures on Spark (computed in this process
-    only).
+def _spark_intent_aware_values(
+    spark: SparkSession, config: EvaluateConfig, evaluation: Evaluation
+) -> IntentAwareValues | None:
+    """The intent-aware means of the runs on Spark, or None without them (the
+    evaluation's cache is released on failure)."""
+    if not config.intent_aware_measures():
+        return None
+    from sparkeval.evaluation.intent_aware import spark_intent_aware_values
 
-    Raises:
-        ConfigError: an intent-aware measure asked of the Spark engine.
-    """
-    measures = config.intent_aware_measures()
-    if measures:
-        raise ConfigError(
-            f"{', '.join(m.typed for m in measures)}: the intent-aware measures are "
-            "computed by the local engine only (--engine local, or auto on local files); "
-            "the Spark engine does not compute them"
-        )
+    log(
+        f"measuring {', '.join(m.name for m in config.intent_aware_measures())} with "
+        f"{config.subtopic_qrels}"
+    )
+    try:
+        values = spark_intent_aware_values(spark, config)
+    except BaseException:
+        evaluation.unpersist()
+        raise
+    _log_skipped(values)
+    return values
+
+
+def _log_skipped(values: IntentAwareValues) -> None:
+    """A status line per run whose queries were not all scored by the intent-aware
+    measures (those of one input only)."""
+    for run_id, blocks in values.items():
+        counts = next(iter(blocks.values()))
+        if counts["run_only"] or counts["qrels_only"]:
+            log(
+                f"run {run_id}: intent-aware measures over {counts['queries']} queries; "
+                f"skipped {counts['run_only']} without subtopic qrels and "
+                f"{counts['qrels_only']} of the subtopic qrels not in the run"
+            )
 
 
 def _local_intent_aware_values(
@@ -183,14 +203,7 @@ def _local_intent_aware_values(
         f"{config.subtopic_qrels}"
     )
     values = local_intent_aware_values(config, direct)
-    for run_id, blocks in values.items():
-        counts = next(iter(blocks.values()))
-        if counts["run_only"] or counts["qrels_only"]:
-            log(
-                f"run {run_id}: intent-aware measures over {counts['queries']} queries; "
-                f"skipped {counts['run_only']} without subtopic qrels and "
-                f"{counts['qrels_only']} of the subtopic qrels not in the run"
-            )
+    _log_skipped(values)
     return values
 
 

@@ -272,12 +272,6 @@ class EvaluateConfig(OutputJobConfig):
                 f"key 'ties': {first} ranks tied scores by doc id ascending, as ndeval "
                 f"does; it does not follow --ties {self.ties}"
             )
-        if self.engine == "spark":
-            raise ConfigError(
-                f"key 'engine': {first} is computed by the local engine only (--engine "
-                "local, or auto on local files); the Spark engine does not compute the "
-                "intent-aware measures"
-            )
         if self.compat != "trec":
             raise ConfigError(
                 f"key 'compat': {first} is computed as ndeval computes it, under --compat "

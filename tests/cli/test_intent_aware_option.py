@@ -113,8 +113,8 @@ def test_refusals_name_the_option(inputs):
     assert "does not follow --ties rank" in _config_error(
         inputs, "nDCG@10,alpha-nDCG@20", ties="rank", subtopic_qrels=path
     )
-    assert "the Spark engine does not compute" in _config_error(
-        inputs, "nDCG@10,ERR_IA@20", engine="spark", subtopic_qrels=path
+    assert "under --compat trec only" in _config_error(
+        inputs, "nDCG@10,ERR_IA@20", compat="mllib", subtopic_qrels=path
     )
     assert "judged_only=True" in _config_error(
         inputs, "nDCG@10,alpha_nDCG(judged_only=True)@20", subtopic_qrels=path
