@@ -131,3 +131,19 @@ def test_bad_subtopic_qrels_are_named(inputs):
     (inputs / "twice.txt").write_text("0 a A 1\n0 a A 0\n")
     with pytest.raises(InputError, match="judged more than once"):
         read_subtopic_qrels(str(inputs / "twice.txt"))
+
+
+def test_csv_and_tsv_subtopic_qrels(inputs):
+    from sparkeval.io.subtopic_qrels import read_subtopic_qrels
+
+    (inputs / "s.csv").write_text("topic,subtopic,docno,grade\n1,a,d1,2\n1,b,d2,0\n")
+    (inputs / "s.tsv").write_text("query_id\tsubtopic_id\tdoc_id\trelevance\n1\ta\td1\t2\n")
+    csv = read_subtopic_qrels(str(inputs / "s.csv"))
+    assert csv.to_dict("list") == {
+        "query_id": ["1", "1"], "subtopic_id": ["a", "b"], "doc_id": ["d1", "d2"],
+        "relevance": [2, 0],
+    }  # fmt: skip
+    assert read_subtopic_qrels(str(inputs / "s.tsv"))["relevance"].tolist() == [2]
+    (inputs / "bad.csv").write_text("query_id,doc_id,relevance\n1,d1,1\n")
+    with pytest.raises(InputError, match="no subtopic_id column"):
+        read_subtopic_qrels(str(inputs / "bad.csv"))

@@ -115,3 +115,42 @@ def test_per_query_and_means_match_pyndeval(seed, alpha, beta, rel):
     run_queries, qrels_queries = set(run["query_id"]), set(qrels["query_id"])
     assert block["run_only"] == len(run_queries - qrels_queries) == 1  # q5
     assert block["qrels_only"] == len(qrels_queries - run_queries) == 1  # q4
+
+
+IR_MEASURES_NAMES = [
+    "alpha_nDCG(alpha=0.5, judged_only=False)@20",
+    "alpha_nDCG(alpha=0.3)@10",
+    "alpha_DCG@5",
+    "ERR_IA@20",
+    "nERR_IA@20",
+    "P_IA@10",
+    "StRecall@20",
+    "AP_IA",
+    "NRBP(alpha=0.5,beta=0.5)",
+    "nNRBP(beta=0.8)",
+    "nERR_IA(rel=2)@10",
+]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ir_measures_spellings_match_ir_measures(seed):
+    """Each ir_measures spelling, parsed and computed by ir_measures (its pyndeval
+    provider), against sparkeval's value under the same name: the mean over the
+    queries of both inputs (ir_measures also yields 0 for a query of the qrels that the
+    run lacks, as ndeval -c averages; sparkeval, as ndeval by default, leaves it out)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    run, qrels = _collection(seed)
+    peer_qrels = qrels.rename(columns={"subtopic_id": "iteration"})
+    from sparkeval.measures.intent_aware_names import split_intent_aware
+
+    for name in IR_MEASURES_NAMES:
+        measure = ir_measures.parse_measure(name.replace(" ", ""))
+        per_query = {
+            m.query_id: m.value for m in ir_measures.pyndeval.iter_calc([measure], peer_qrels, run)
+        }
+        in_run = set(run["query_id"])
+        values = [0.0 if math.isnan(v) else v for q, v in per_query.items() if q in in_run]
+        ours = split_intent_aware([name])[1]
+        block = values_by_run({"r": run}, qrels, ours, None)["r"][ours[0].name]
+        assert block["queries"] == len(values), name
+        assert block["value"] == pytest.approx(float(np.mean(values)), rel=1e-9), name
