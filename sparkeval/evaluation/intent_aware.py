@@ -107,6 +107,7 @@ def query_values(
 ) -> list[float]:
     """The value of each measure for one query's ranked doc ids (both engines')."""
     ideals: dict[tuple[int, float], np.ndarray] = {}
+    rows: dict[int, np.ndarray] = {}
     out = []
     for measure in measures:
         judgements = judged[(query, measure.rel)]
@@ -116,12 +117,13 @@ def query_values(
             if key not in ideals:
                 ideals[key] = judgements.ideal_gains(measure.alpha)
             ideal = ideals[key]
-        rows = judgements.run_rows(ranked)
-        out.append(
-            query_value(
-                measure.kind, measure.k, rows, judgements, measure.alpha, measure.beta, ideal
-            )
+        if measure.rel not in rows:
+            rows[measure.rel] = judgements.run_rows(ranked)
+        ranked_rows = rows[measure.rel]
+        value = query_value(
+            measure.kind, measure.k, ranked_rows, judgements, measure.alpha, measure.beta, ideal
         )
+        out.append(value)
     return out
 
 

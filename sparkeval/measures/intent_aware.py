@@ -133,11 +133,14 @@ def ap_ia(judged: np.ndarray, relevant: np.ndarray, m: int) -> float:
 
 def ideal_order(doc_ids: list[str], judged: np.ndarray, alpha: float) -> np.ndarray:
     """ndeval's greedy ideal ranking of the qrels docs ``doc_ids`` (rows of ``judged``):
-    the row indices, best first (see the module text for its ties)."""
-    n = len(doc_ids)
+    the row indices, best first (see the module text for its ties). The docs relevant
+    to no subtopic gain nothing wherever they stand: they follow, largest id first."""
     keys = [d.encode("utf-8") for d in doc_ids]
-    by_id = sorted(range(n), key=lambda i: keys[i], reverse=True)  # largest id first
-    rows = judged[by_id].astype(np.float64)
+    by_id = sorted(range(len(doc_ids)), key=lambda i: keys[i], reverse=True)  # largest first
+    useful = [i for i in by_id if judged[i].any()]
+    rest = [i for i in by_id if not judged[i].any()]
+    rows = judged[useful].astype(np.float64).reshape(len(useful), judged.shape[1])
+    n = len(useful)
     weight = np.ones(judged.shape[1], dtype=np.float64)
     left = np.ones(n, dtype=bool)
     out = np.empty(n, dtype=np.int64)
@@ -147,10 +150,10 @@ def ideal_order(doc_ids: list[str], judged: np.ndarray, alpha: float) -> np.ndar
             total = total + rows[:, i] * weight[i]
         score = np.where(left, total, -1.0)
         best = int(np.argmax(score))  # the first maximum: the largest id among ties
-        out[rank] = by_id[best]
+        out[rank] = useful[best]
         left[best] = False
         weight = weight * np.where(rows[best] > 0, 1.0 - alpha, 1.0)
-    return out
+    return np.concatenate([out, np.asarray(rest, dtype=np.int64)])
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ def _ours(name: str, alpha: float, beta: float, rel: int) -> str:
 SETTINGS = [(seed, 0.5, 0.5, 1) for seed in range(16)]
 SETTINGS += [(100 + seed, 0.3, 0.8, 1) for seed in range(8)]
 SETTINGS += [(200 + seed, 0.7, 0.25, 2) for seed in range(8)]
+SETTINGS += [(300 + seed, alpha, 1.0, 1) for seed, alpha in enumerate((0.0, 1.0, 0.0, 1.0))]
 
 
 @pytest.mark.parametrize(("seed", "alpha", "beta", "rel"), SETTINGS)
