@@ -23,6 +23,7 @@ from sparkeval.io.truth import RelevanceRule
 from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig
+from sparkeval.measures.intent_aware_names import IntentAwareMeasure, split_intent_aware
 from sparkeval.measures.names import parse_measures
 from sparkeval.measures.near_dup import check_flags_available
 from sparkeval.measures.set_names import SetMeasure, split_set_measures
@@ -155,6 +156,12 @@ class EvaluateConfig(OutputJobConfig):
         "measures of the recommendation set, Coverage@k and Novelty@k",
         None,
     )
+    subtopic_qrels: str | None = input_path(
+        "subtopic qrels of the intent-aware measures (alpha-nDCG@k, ERR-IA@k, ...): "
+        "ndeval's 'query subtopic doc grade' lines, or Parquet, CSV or TSV with columns "
+        "query_id, subtopic_id, doc_id, relevance",
+        None,
+    )
     reader: str = option(
         "auto",
         choices=READERS,
@@ -215,7 +222,9 @@ class EvaluateConfig(OutputJobConfig):
             except ConfigError as exc:
                 raise ConfigError(f"key '{key}': {exc}") from None
         try:
-            ranking, sets = split_set_measures(self.measures, self.compat)
+            other, intent_aware = split_intent_aware(self.measures)
+            ranking, sets = split_set_measures(other, self.compat)
+            self._check_intent_aware(intent_aware, ranking)
             if sets and not self.train:
                 raise ConfigError(
                     f"{sets[0].typed} is a measure of the whole recommendation set: it needs "
@@ -245,6 +254,33 @@ class EvaluateConfig(OutputJobConfig):
             check_flags_available(plan.measures, "--near-duplicates PATH (key 'near_duplicates')")
         return self
 
+    def _check_intent_aware(self, measures: list[IntentAwareMeasure], ranking: list[str]) -> None:
+        """Refuse intent-aware measures without subtopic qrels, without a ranking
+        measure beside them, or with a tie rule or profile they do not follow."""
+        if not measures:
+            return
+        first = measures[0].typed
+        if not self.subtopic_qrels:
+            raise ConfigError(
+                f"{first} is an intent-aware measure: it needs subtopic qrels, "
+                "--subtopic-qrels PATH (key 'subtopic_qrels'; subtopic_qrels= in Python)"
+            )
+        if not ranking:
+            raise ConfigError(
+                f"{first} comes with the ranking measures of an evaluation: give one as "
+                "well (e.g. nDCG@10)"
+            )
+        if self.ties != "doc-id":
+            raise ConfigError(
+                f"key 'ties': {first} ranks tied scores by doc id ascending, as ndeval "
+                f"does; it does not follow --ties {self.ties}"
+            )
+        if self.compat != "trec":
+            raise ConfigError(
+                f"key 'compat': {first} is computed as ndeval computes it, under --compat "
+                f"trec only (got {self.compat})"
+            )
+
     def _check_ties(self) -> None:
         """Refuse, by name, the tie rules the inputs of this command cannot honour."""
         if self.ties == "input-order":
@@ -261,12 +297,18 @@ class EvaluateConfig(OutputJobConfig):
         catalog tables are not paths."""
         paths = [*self.run, *([self.qrels] if self.qrels else [])]
         paths += [self.near_duplicates] if self.near_duplicates else []
+        paths += [self.subtopic_qrels] if self.subtopic_qrels else []
         return [*paths, *([self.train] if self.train else [])]
 
     def set_measures(self) -> list[SetMeasure]:
         """The measures of the whole recommendation set asked for (``Coverage@k``, ...),
         computed from the top-k lists and ``train``, beside the evaluation."""
-        return split_set_measures(self.measures, self.compat)[1]
+        return split_set_measures(split_intent_aware(self.measures)[0], self.compat)[1]
+
+    def intent_aware_measures(self) -> list[IntentAwareMeasure]:
+        """The intent-aware measures asked for (``alpha-nDCG@k``, ...), computed from
+        the runs and ``subtopic_qrels``, beside the evaluation."""
+        return split_intent_aware(self.measures)[1]
 
     def input_tables(self) -> list[str]:
         """The catalog tables read (``--run-table``, ``--qrels-table``)."""
@@ -338,7 +380,7 @@ class EvaluateConfig(OutputJobConfig):
             self.relevance, self.relevance_threshold, self.relevant_only
         )
         queries = None if self.compat != "trec" and self.queries == "qrels" else self.queries
-        ranking = split_set_measures(self.measures, self.compat)[0]
+        ranking = split_set_measures(split_intent_aware(self.measures)[0], self.compat)[0]
         return plan_compat(self.compat, ranking, rule, queries, self.ties)
 
 
