@@ -172,8 +172,10 @@ computed; the per-user values of NDCG@10 are in per_query.parquet
     if mode.lower() != "mean" and metric.lower() in _REPLAY_SET_METRICS:
         reason = (
             f"RePlay's {mode}() of {metric} is not computed: a measure of the "
-            f"recommendation set reports its mean only (ask for {metric}@{k})"
+            f"recommendation set reports its mean (ask for {metric}@{k})"
         )
+        if metric.lower() in ("novelty", "surprisal"):
+            reason += f"; the per-user values of {metric}@{k} are in per_user_set.parquet"
     else:
         reason = _REPLAY_MODE_REASONS[mode.lower()].format(metric=metric, k=k)
     raise ConfigError(f"measure {text.strip()!r} under --compat replay: {reason}")

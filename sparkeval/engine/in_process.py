@@ -83,6 +83,9 @@ class LocalEvaluation:
     #: output names of the measures of the recommendation set the report holds beside
     #: ``names`` (``Coverage@10``, ...): in ``summary``, without per-query rows
     set_names: list[str] = field(default_factory=list)
+    #: the rows of ``per_user_set.parquet`` (``run_id, query_id, measure, value``), which
+    #: ``evaluate --per-query`` prints after each run's per-query rows
+    set_rows: list[dict[str, Any]] = field(default_factory=list)
 
     @cached_property
     def per_query(self) -> pd.DataFrame:

@@ -200,7 +200,8 @@ MODES = [
     ("NDCG-PerUser@2", "per_query.parquet"),
     ("NDCG-Median@2", r"Median\(\) .* is not computed"),
     ("NDCG-ConfidenceInterval@2", r"std\(ddof=1\) / sqrt\(n\).*ci95 of NDCG@2"),
-    ("Surprisal-PerUser@2", "reports its mean only"),
+    ("Surprisal-PerUser@2", "reports its mean .*Surprisal@2 are in per_user_set.parquet"),
+    ("Coverage-PerUser@2", r"reports its mean \(ask for Coverage@2\)$"),
 ]
 
 

@@ -159,6 +159,9 @@ class Evaluation:
     #: output names of the measures of the recommendation set the report holds beside
     #: ``names`` (``Coverage@10``, ...): in ``summary``, without per-query rows
     set_names: list[str] = field(default_factory=list)
+    #: the rows of ``per_user_set.parquet`` (``run_id, query_id, measure, value``), which
+    #: ``evaluate --per-query`` prints after each run's per-query rows
+    set_rows: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def _blob_frame(self):
