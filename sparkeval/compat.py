@@ -259,8 +259,10 @@ mean is RePlay's default mode (Mean()): ask for NDCG@10
     if mode.lower() != "mean" and metric.lower() in _REPLAY_SET_METRICS:
         reason = (
             f"RePlay's {mode}() of {metric} is not computed: a measure of the "
-            f"recommendation set reports its mean only (ask for {metric}@{k})"
+            f"recommendation set reports its mean (ask for {metric}@{k})"
         )
+        if metric.lower() in ("novelty", "surprisal"):
+            reason += f"; the per-user values of {metric}@{k} are in per_user_set.parquet"
     elif mode.lower() in _REPLAY_MODE_REASONS:
         reason = _REPLAY_MODE_REASONS[mode.lower()].format(metric=metric, k=k)
     else:

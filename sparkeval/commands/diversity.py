@@ -71,8 +71,10 @@ def needs_spark(config: DiversityConfig) -> str | None:
         return "remote inputs are read through Spark"
     if detect_format(config.run, None) == "jsonl":
         return "diversity reads a run as Parquet, TREC, CSV or TSV without Spark, not JSON Lines"
-    if any(detect_format(path, None) != "parquet" for path in paths[1:]):
-        return "diversity reads --train and --item-features only as Parquet without Spark"
+    if config.train and detect_format(config.train, None) not in ("parquet", "csv", "tsv"):
+        return "diversity reads --train as Parquet, CSV or TSV without Spark"
+    if config.item_features and detect_format(config.item_features, None) != "parquet":
+        return "diversity reads --item-features only as Parquet without Spark"
     return None
 
 

@@ -40,6 +40,10 @@ def show(
         elif config.per_query:
             frame: Any = evaluation.ordered_per_query
             rows = frame.toLocalIterator()
+        if config.per_query and evaluation.set_rows:
+            from sparkeval.evaluation.per_user_set import with_per_user_rows
+
+            rows = with_per_user_rows(rows, evaluation.set_rows)
         writer = write_run_table if config.print_as == "table" else write_table
         names = [*evaluation.names, *evaluation.set_names]
         writer(stdout, evaluation.report, evaluation.measures, names, rows)

@@ -1,14 +1,17 @@
 """``sparkeval diversity`` in this process, without Spark: the command's local engine
 (``--engine local``, and ``auto`` on small local inputs).
 
-The inputs are read by :mod:`~sparkeval.diversity.local_read` (Parquet) and a TREC,
-CSV or TSV run by :mod:`~sparkeval.diversity.local_text_run` (the direct readers), checked in
-the order and with the messages of :func:`~sparkeval.diversity.job.run_diversity`
-(columns, then the run ids, then an item listed twice, then the scores of the top-k
-cut), measured by :func:`~sparkeval.diversity.local.measure_run` and written as on
-Spark: ``per_user.parquet`` and ``summary.json`` (the same bytes, up to
-:data:`~sparkeval.output.DRIVER_WRITE_ROWS` rows, the table's size the Spark driver writes
-itself).
+The inputs are read by :mod:`~sparkeval.diversity.local_read` (Parquet), a TREC,
+CSV or TSV run by :mod:`~sparkeval.diversity.local_text_run` (the direct readers), and
+CSV or TSV training rows, or a CSV or TSV run with a relevance column, by
+:mod:`~sparkeval.diversity.local_text_table`; checked in the order and with the
+messages of :func:`~sparkeval.diversity.job.run_diversity` (columns, then a malformed
+run line, the run ids, an item listed twice, the scores of the first run's top-k cut,
+then a malformed training line, as the first run's measures read them), measured
+by :func:`~sparkeval.diversity.local.measure_run` and written as on Spark:
+``per_user.parquet`` and ``summary.json`` (the same bytes, up to
+:data:`~sparkeval.output.DRIVER_WRITE_ROWS` rows, the table's size the Spark driver
+writes itself).
 
 Example::
 
@@ -44,7 +47,8 @@ from sparkeval.diversity.local_similarity import (
     jaccard_similarity,
     minhash_similarity,
 )
-from sparkeval.diversity.local_text_run import read_text_run
+from sparkeval.diversity.local_text_run import has_relevance_column, read_text_run
+from sparkeval.diversity.local_text_table import TextTable, is_text_table, read_text_table
 from sparkeval.diversity.summary import diversity_summary
 from sparkeval.io.columns import FEATURE_ALIASES, RUN_ALIASES, TRAIN_ALIASES
 from sparkeval.io.direct_input import NotDirect
@@ -74,6 +78,9 @@ class Inputs:
     features: LocalTable | None
     #: the features' vectors or labels (:func:`read_features`), read once
     vectors: Features | None = None
+    #: a CSV or TSV training table read here (its malformed line raised when the first
+    #: run's measures read it, as on Spark)
+    train_text: TextTable | None = None
 
 
 def run_diversity_locally(config: DiversityConfig) -> dict[str, Any]:
@@ -88,7 +95,11 @@ def run_diversity_locally(config: DiversityConfig) -> dict[str, Any]:
     inputs = _read(config, k)
     runs, rows, has_ids = _runs(inputs.rows, config.run, config.run_id)
     _check_repeated_items(rows, config.run, has_ids)
-    lists = {run_id: top_k(rows[rows["run_id"] == run_id], k) for run_id in runs}
+    lists = {}
+    for run_id in runs:
+        lists[run_id] = top_k(rows[rows["run_id"] == run_id], k)
+        if inputs.train_text is not None:
+            inputs.train_text.check_rows()  # Spark reads the training rows measuring a run
     status(f"[read] {', '.join(config.input_paths())}; measuring {len(runs)} run(s) here")
     user_ids, item_ids, codes = _codes(inputs, lists)
     context = _context(config, inputs, user_ids, item_ids, codes, k)
@@ -108,14 +119,23 @@ def _read(config: DiversityConfig, k: int | None) -> Inputs:
     """The run, training and features tables, in Spark's order of checks."""
     required = ("query_id", "doc_id", "score") if k is not None else ("query_id", "doc_id")
     check_exists(config.run)
+    run_text = train_text = None
     if detect_format(config.run) == "parquet":
         run = read_local_table(config.run, RUN_ALIASES, required)
+    elif has_relevance_column(config.run):
+        aliases = {c: names for c, names in RUN_ALIASES.items() if c != "score" or k is not None}
+        run_text = read_text_table(config.run, aliases, required, ("score", "relevance"))
+        run = run_text.local
     else:
         run = read_text_run(config.run, config.run_id, k)
     train = features = vectors = None
     if config.train:
         check_exists(config.train)
-        train = read_local_table(config.train, TRAIN_ALIASES, ("query_id", "doc_id"))
+        if is_text_table(config.train):
+            train_text = read_text_table(config.train, TRAIN_ALIASES, ("query_id", "doc_id"))
+            train = train_text.local
+        else:
+            train = read_local_table(config.train, TRAIN_ALIASES, ("query_id", "doc_id"))
     if config.item_features:
         check_exists(config.item_features)
         features = read_local_table(config.item_features, FEATURE_ALIASES, ("doc_id", "features"))
@@ -124,7 +144,9 @@ def _read(config: DiversityConfig, k: int | None) -> Inputs:
         kinds = {id_kind(t, column) for t in tables if t is not None}
         if len(kinds) > 1:
             raise NotDirect(f"the inputs' {column} columns hold ids of different kinds")
-    return Inputs(run, _run_rows(run, k), train, features, vectors)
+    if run_text is not None:
+        run_text.check_rows()  # the first job over the run's rows, after every schema
+    return Inputs(run, _run_rows(run, k), train, features, vectors, train_text)
 
 
 def _run_rows(run: LocalTable, k: int | None) -> pd.DataFrame:

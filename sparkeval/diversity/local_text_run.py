@@ -7,9 +7,10 @@ of its first line, as on Spark).
 
 What this reader leaves to Spark (:class:`~sparkeval.io.direct_input.NotDirect`):
 what the direct readers leave to Spark's readers (quoting, an empty field, a value
-that is not a plain decimal number, a CSV file without a score column, ...), and a
-relevance column (``rating``, ``grade``, ...) in a CSV or TSV run, which the direct
-readers do not read.
+that is not a plain decimal number, a CSV file without a score column, ...). A CSV or
+TSV run with a relevance column (``rating``, ``grade``, ...), which the direct readers
+do not read, is read by :mod:`~sparkeval.diversity.local_text_table`
+(:func:`has_relevance_column` tells).
 
 Example::
 
@@ -39,7 +40,9 @@ def read_text_run(path: str, run_id: str | None, k: int | None) -> LocalTable:
         ConfigError: ``run_id`` is not among the file's runs (Spark's message).
         InputError: the file does not exist.
     """
-    _check_no_relevance(path)
+    named = relevance_column(path)
+    if named is not None:
+        raise NotDirect(f"{path}: a relevance column ({named}) in a text run")
     runs = read_runs_locally(path, run_id, k)
     tables = []
     for rid, table in runs.tables.items():
@@ -49,18 +52,19 @@ def read_text_run(path: str, run_id: str | None, k: int | None) -> LocalTable:
     return LocalTable(path, pa.concat_tables(tables))
 
 
-def _check_no_relevance(path: str) -> None:
-    """A CSV or TSV run has no relevance column (the direct readers read none).
+def has_relevance_column(path: str) -> bool:
+    """Whether ``path`` is a CSV or TSV run whose header names a relevance column."""
+    return relevance_column(path) is not None
 
-    Raises:
-        NotDirect: the header names one of the relevance aliases (any case).
-    """
+
+def relevance_column(path: str) -> str | None:
+    """The relevance column (one of the relevance aliases, any case) a CSV or TSV run's
+    header names, or None (another format, or no such column)."""
     fmt = detect_format(path)
     local = local_single_file(path)
     if fmt not in SEPARATORS or local is None:
-        return
+        return None
     header = read_header(local, SEPARATORS[fmt]) or []
     grades = {name.lower() for name in GRADE_NAMES}
     named = [name for name in header if name.lower() in grades]
-    if named:
-        raise NotDirect(f"{path}: a relevance column ({named[0]}) in a text run")
+    return named[0] if named else None

@@ -26,7 +26,7 @@ The per-user means and the means over users are exact fixed-point sums on both
 engines (:func:`~sparkeval.exact_means.local_bounded_means` and
 :func:`~sparkeval.exact_means.bounded_mean`, as ``diversity``'s per-user novelty).
 
-The three means over users (:data:`PER_USER_KINDS`) also give each user's value
+The four means over users (:data:`PER_USER_KINDS`) also give each user's value
 (:func:`local_per_user`, :func:`spark_per_user`), whose exact mean is the measure's.
 
 Example (RePlay's documented case, k = 2): the top-2 lists {3, 7}, {5, 8}, {4, 9} of
@@ -59,7 +59,9 @@ SHARE_BOUND = 1.0
 #: the kinds that are a mean over users, so have a value per user; the others are of
 #: the whole catalog (``catalog_coverage``, ``distinct_items``) or a mean over all list
 #: rows (``novelty``: a user's rows weigh by their number)
-PER_USER_KINDS = frozenset({"unseen_share", "inverse_user_frequency", "recommended_popularity"})
+PER_USER_KINDS = frozenset(
+    {"unseen_share", "inverse_user_frequency", "recommended_popularity", "surprisal"}
+)
 
 
 def local_value(
@@ -141,6 +143,16 @@ def _surprisal_block(total: ExactTotal, train_users: int, cold_rows: int) -> dic
 def _local_surprisal(lists: pd.DataFrame, train: pd.DataFrame, k: int) -> dict[str, Any]:
     """RePlay's Surprisal: per user of the lists the sum of the item weights of the
     user's top-k rows over k, averaged over those users (exact sums)."""
+    every, _, per_user, cold = _local_surprisal_parts(lists, train, k)
+    total = local_bounded_total(per_user, SHARE_BOUND)
+    return _surprisal_block(total, every, cold)
+
+
+def _local_surprisal_parts(
+    lists: pd.DataFrame, train: pd.DataFrame, k: int
+) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """The training users U, the users of the lists (sorted), each one's sum of
+    weights over k, and the list rows of items absent from training."""
     every = int(train["query_id"].nunique())
     users_of = train.groupby("doc_id")["query_id"].nunique()
     u = lists["doc_id"].map(users_of).to_numpy(dtype=np.float64)  # NaN: a cold item
@@ -152,15 +164,37 @@ def _local_surprisal(lists: pd.DataFrame, train: pd.DataFrame, k: int) -> dict[s
         weight = np.where(cold, 1.0, 0.0)  # the value is NaN; the counts still hold
     users, index = np.unique(lists["query_id"].to_numpy(dtype=object), return_inverse=True)
     per_user = local_bounded_sums(index, weight, len(users), SHARE_BOUND) / float(k)
-    total = local_bounded_total(per_user, SHARE_BOUND)
-    return _surprisal_block(total, every, int(cold.sum()))
+    return every, users, per_user, int(cold.sum())
+
+
+def _local_per_user_surprisal(lists: pd.DataFrame, train: pd.DataFrame, k: int) -> pd.DataFrame:
+    """``query_id, value``: each user of the lists with their surprisal (the sum of
+    their rows' weights over k; NaN when training has fewer than 2 users)."""
+    every, users, per_user, _ = _local_surprisal_parts(lists, train, k)
+    values = per_user if every >= 2 else np.full(len(users), math.nan)
+    return pd.DataFrame({"query_id": users, "value": values})
 
 
 def _spark_surprisal(lists: DataFrame, train: DataFrame, k: int) -> dict[str, Any]:
     """:func:`_local_surprisal` on Spark: the same doubles and exact sums."""
     from pyspark.sql import functions as F
 
-    from sparkeval.exact_means import bounded_sum, bounded_totals
+    from sparkeval.exact_means import bounded_totals
+
+    every, rows, per_user = _spark_surprisal_parts(lists, train, k)
+    total = bounded_totals(per_user.select("value"), {"value": SHARE_BOUND})["value"]
+    cold = rows.where(F.col("_n").isNull()).count()
+    return _surprisal_block(total, every, int(cold))
+
+
+def _spark_surprisal_parts(
+    lists: DataFrame, train: DataFrame, k: int
+) -> tuple[int, DataFrame, DataFrame]:
+    """The training users U, the list rows with their items' training users ``_n``,
+    and ``query_id, value`` (each user's sum of weights over k) on Spark."""
+    from pyspark.sql import functions as F
+
+    from sparkeval.exact_means import bounded_sum
 
     every = train.select("query_id").distinct().count()
     per_item = train.groupBy("doc_id").agg(F.countDistinct("query_id").alias("_n"))
@@ -175,10 +209,7 @@ def _spark_surprisal(lists: DataFrame, train: DataFrame, k: int) -> dict[str, An
         .groupBy("query_id")
         .agg(bounded_sum("_w", SHARE_BOUND).alias("_s"))
     )
-    scored = per_user.select((F.col("_s") / F.lit(float(k))).alias("_m"))
-    total = bounded_totals(scored, {"_m": SHARE_BOUND})["_m"]
-    cold = rows.where(F.col("_n").isNull()).count()
-    return _surprisal_block(total, every, int(cold))
+    return every, rows, per_user.select("query_id", (F.col("_s") / F.lit(float(k))).alias("value"))
 
 
 def _popularity_bound(rows: int) -> float:
@@ -247,11 +278,14 @@ def _local_per_user_shares(lists: pd.DataFrame, train: pd.DataFrame) -> pd.DataF
     return pd.DataFrame({"query_id": users.to_numpy(dtype=object), "value": share})
 
 
-def local_per_user(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> pd.DataFrame:
+def local_per_user(
+    kind: str, lists: pd.DataFrame, train: pd.DataFrame, k: int | None = None
+) -> pd.DataFrame:
     """Each user's value of a measure that is a mean over users (a kind of
     :data:`PER_USER_KINDS`), as ``query_id, value`` sorted by the ids' text; the
     exact mean of ``value`` (:func:`~sparkeval.exact_means.local_bounded_total`) is
-    :func:`local_value`'s to the bit.
+    :func:`local_value`'s to the bit (``k``: the cutoff, the divisor of
+    ``surprisal``, whose users' values are NaN with fewer than 2 training users).
 
     Example (RePlay's documented case, k = 2): users 1, 2, 3 have the values 1.0,
     0.0, 0.0 of ``unseen_share``, whose mean is its value 1/3.
@@ -263,6 +297,8 @@ def local_per_user(kind: str, lists: pd.DataFrame, train: pd.DataFrame) -> pd.Da
         return _local_per_user_shares(lists, train)
     if kind in ("inverse_user_frequency", "recommended_popularity"):
         return _local_per_user_means(kind, lists, train)
+    if kind == "surprisal":
+        return _local_per_user_surprisal(lists, train, _divisor(k))
     raise ValueError(f"set measure kind {kind!r} has no per-user values")
 
 
@@ -373,17 +409,25 @@ def _spark_shares(lists: DataFrame, train: DataFrame) -> DataFrame:
     return users.select("query_id", share.alias("value"), F.col("n").isNull().alias("_none"))
 
 
-def spark_per_user(kind: str, lists: DataFrame, train: DataFrame) -> DataFrame:
+def spark_per_user(
+    kind: str, lists: DataFrame, train: DataFrame, k: int | None = None
+) -> DataFrame:
     """:func:`local_per_user` on Spark: ``query_id, value`` with the same doubles,
     sorted by ``query_id``.
 
     Raises:
         ValueError: a kind without per-user values.
     """
+    from pyspark.sql import functions as F
+
     if kind == "unseen_share":
         frame = _spark_shares(lists, train).select("query_id", "value")
     elif kind in ("inverse_user_frequency", "recommended_popularity"):
         frame = _spark_per_user_means(kind, lists, train)[0]
+    elif kind == "surprisal":
+        every, _, frame = _spark_surprisal_parts(lists, train, _divisor(k))
+        if every < 2:
+            frame = frame.select("query_id", F.lit(math.nan).alias("value"))
     else:
         raise ValueError(f"set measure kind {kind!r} has no per-user values")
     return frame.orderBy("query_id")

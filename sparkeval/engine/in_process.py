@@ -85,6 +85,9 @@ class LocalEvaluation:
     #: without per-query rows: RePlay's aggregation modes (``NDCG-Median@10``) and the
     #: measures of the recommendation set (``Coverage@10``, ...)
     set_names: list[str] = field(default_factory=list)
+    #: the rows of ``per_user_set.parquet`` (``run_id, query_id, measure, value``), which
+    #: ``evaluate --per-query`` prints after each run's per-query rows
+    set_rows: list[dict[str, Any]] = field(default_factory=list)
 
     def measure_values(self, indexes: Sequence[int]) -> dict[int, RunValues]:
         """The defined per-query values of each measure of ``indexes``, by run (for the

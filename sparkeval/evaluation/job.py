@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from sparkeval.engine.transport.early_pieces import EarlyPieces, ReadyPieces
     from sparkeval.evaluation.intent_aware import IntentAwareValues
     from sparkeval.evaluation.options import EvaluateConfig
-    from sparkeval.evaluation.set_measures import SetValues
+    from sparkeval.evaluation.set_measures import SetResults
 
 READ_BY = {
     "local": "this process, without Spark (Parquet row groups or text ranges, as Arrow)",
@@ -108,7 +108,7 @@ def run_evaluate(
     intent_aware = _spark_intent_aware_values(spark, config, evaluation)
     _add_set_values(config, evaluation, sets)
     _add_intent_aware_values(config, evaluation, intent_aware)
-    _write_outputs(config, target, plan, evaluation)
+    _write_outputs(config, target, plan, evaluation, sets)
     return evaluation
 
 
@@ -151,7 +151,7 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
         raise _with_partition_hint(exc, config) from None
     _add_set_values(config, evaluation, sets)
     _add_intent_aware_values(config, evaluation, intent_aware)
-    _write_outputs(config, target, plan, evaluation)
+    _write_outputs(config, target, plan, evaluation, sets)
     return evaluation
 
 
@@ -227,7 +227,7 @@ def _add_intent_aware_values(
         raise
 
 
-def _local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues | None:
+def _local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetResults | None:
     """The set measures (``Coverage@k``, ...) read and measured in this process, or
     None without them (:func:`sparkeval.evaluation.set_measures.local_set_values`).
 
@@ -241,7 +241,7 @@ def _local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues |
     return local_set_values(config, direct)
 
 
-def _spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues | None:
+def _spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetResults | None:
     """The set measures measured on Spark, or None without them."""
     if not config.set_measures():
         return None
@@ -252,7 +252,7 @@ def _spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues 
 
 
 def _add_set_values(
-    config: EvaluateConfig, evaluation: Evaluation | LocalFileEvaluation, sets: SetValues | None
+    config: EvaluateConfig, evaluation: Evaluation | LocalFileEvaluation, sets: SetResults | None
 ) -> None:
     """The set measures added to the evaluation's report (nothing without them)."""
     if sets is None:
@@ -260,9 +260,10 @@ def _add_set_values(
     from sparkeval.evaluation.set_measures import add_set_measures
 
     try:
-        add_set_measures(evaluation, config, sets)
+        add_set_measures(evaluation, config, sets.values)
     except BaseException:
         evaluation.unpersist()
+        sets.unpersist()
         raise
 
 
@@ -271,9 +272,12 @@ def _write_outputs(
     target: Path | str,
     plan: CompatPlan,
     evaluation: Evaluation | LocalFileEvaluation,
+    sets: SetResults | None = None,
 ) -> None:
-    """Write ``per_query.parquet``, ``summary.json`` and ``summary.parquet`` to
-    ``target``, all or nothing; the evaluation's cache is released on failure."""
+    """Write ``per_query.parquet``, ``summary.json`` and ``summary.parquet`` (and
+    ``per_user_set.parquet`` with per-user set measures) to ``target``, all or nothing;
+    the evaluation's cache is released on failure."""
+    files = "per_query.parquet, summary.json, summary.parquet"
     try:
         report = dict(evaluation.report)
         if _evaluation_finds_empty_qrels(plan) and not report["qrels"]["rows"]:
@@ -293,12 +297,19 @@ def _write_outputs(
             report["near_duplicates"] = {"path": config.near_duplicates, **counts}
         with atomic_output_dir(target) as staging:
             evaluation.write_per_query(staging / "per_query.parquet")
+            if sets is not None and sets.write(staging):
+                files += ", per_user_set.parquet"
             faults.in_driver("write")
             write_summary(staging, report, "evaluate", config.input_paths())
+        if sets is not None and config.per_query:
+            evaluation.set_rows = sets.rows()
     except BaseException:
         evaluation.unpersist()
         raise
-    log(f"results in {target} (per_query.parquet, summary.json, summary.parquet)")
+    finally:
+        if sets is not None:
+            sets.unpersist()
+    log(f"results in {target} ({files})")
 
 
 def _evaluate_direct(

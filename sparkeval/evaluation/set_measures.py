@@ -10,20 +10,24 @@ engines.
 
 The report gets, per run, each value under ``measures`` (0 ``undefined``, no
 interval) and its counts under ``set_measures``; ``parameters.set_measures`` names
-them and ``compat.definitions`` says what each computes.
+them and ``compat.definitions`` says what each computes. Each user's value of a
+measure that is a mean over users goes to ``per_user_set.parquet``
+(:mod:`sparkeval.evaluation.per_user_set`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sparkeval.diversity.set_values import local_value, spark_value
+from sparkeval.diversity.set_values import local_per_user, local_value, spark_per_user, spark_value
 from sparkeval.errors import ConfigError
+from sparkeval.evaluation import per_user_set
 from sparkeval.formats import RUN_CODE
 from sparkeval.io.direct_input import NotDirect
 
@@ -38,12 +42,47 @@ if TYPE_CHECKING:
 SetValues = dict[str, dict[str, dict[str, Any]]]
 
 
+@dataclass
+class SetResults:
+    """The set measures of every run and the rows of ``per_user_set.parquet``.
+
+    Attributes:
+        values: each run's values and counts (:data:`SetValues`).
+        per_user: the per-user rows: an Arrow table (the local engine), a cached Spark
+            frame in the file's order, or None when no measure has per-user values.
+    """
+
+    values: SetValues
+    per_user: pa.Table | DataFrame | None = None
+
+    def write(self, directory: Any) -> bool:
+        """Write ``per_user_set.parquet`` into ``directory`` when there are per-user
+        rows; whether it was written."""
+        if self.per_user is None:
+            return False
+        per_user_set.write_table(self.per_user, directory / per_user_set.FILE_NAME)
+        return True
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The per-user rows as dicts, in the file's order (None where undefined)."""
+        if self.per_user is None:
+            return []
+        if isinstance(self.per_user, pa.Table):
+            return self.per_user.to_pylist()
+        return [row.asDict() for row in self.per_user.toLocalIterator()]
+
+    def unpersist(self) -> None:
+        """Release a cached Spark frame of per-user rows."""
+        if self.per_user is not None and not isinstance(self.per_user, pa.Table):
+            self.per_user.unpersist()
+
+
 def _cut(config: EvaluateConfig, measure: SetMeasure) -> int:
     """The ranks a measure takes: ``k``, or ``--depth`` when shorter."""
     return min(measure.k, config.depth) if config.depth else measure.k
 
 
-def local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues:
+def local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetResults:
     """Each run's set measures in this process, from the run rows of ``direct`` as the
     local engine reads them (:func:`~sparkeval.io.direct.read_unit`: every format,
     column map and run id of the plan) and the Parquet training interactions.
@@ -59,13 +98,19 @@ def local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues:
     train_table = read_local_table(config.train, TRAIN_ALIASES, ("query_id", "doc_id"))
     train = pd.DataFrame({c: _text(train_table.column(c)) for c in ("query_id", "doc_id")})
     out: SetValues = {}
+    measures = config.set_measures()
+    parts = []
     for run_id, rows in _planned_runs(direct).items():
         ranked = ranked_cut(rows)
-        out[run_id] = {
-            m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(config, m)], train, m.k)
-            for m in config.set_measures()
-        }
-    return out
+        out[run_id] = {}
+        for order, m in enumerate(measures):
+            lists = ranked[ranked["_rank"] <= _cut(config, m)]
+            out[run_id][m.name] = local_value(m.kind, lists, train, m.k)
+            if m in per_user_set.per_user_measures(measures):
+                frame = local_per_user(m.kind, lists, train, m.k)
+                parts.append((run_id, per_user_set.shown_name(m, config.names), order, frame))
+    table = per_user_set.local_table(parts) if parts else None
+    return SetResults(out, table)
 
 
 def _text(values: np.ndarray) -> np.ndarray:
@@ -123,7 +168,7 @@ def ranked_cut(frame: pd.DataFrame) -> pd.DataFrame:
     return order.assign(_rank=order.groupby("query_id", sort=False).cumcount() + 1)
 
 
-def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues:
+def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetResults:
     """Each run's set measures on Spark, from the run rows as the evaluation reads them
     (every format, ``--where``, column maps, catalog tables)."""
 
@@ -140,9 +185,10 @@ def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues:
     if "score" not in run_df.columns:
         raise ConfigError("the measures of the recommendation set need the runs' scores")
     assert config.train is not None
-    return spark_values_by_run(
-        spark, run_df, config.train, run_ids, config.set_measures(), lambda m: _cut(config, m)
-    )
+    return spark_results_by_run(
+        spark, run_df, config.train, run_ids, config.set_measures(),
+        lambda m: _cut(config, m), config.names,
+    )  # fmt: skip
 
 
 def spark_values_by_run(
@@ -157,19 +203,41 @@ def spark_values_by_run(
     doc_id, score``) ranked once to the deepest cut, each measure over its run's rows
     within ``cut(measure)``, against the training interactions ``train`` (a path or a
     DataFrame)."""
+    return spark_results_by_run(spark, rows, train, run_ids, measures, cut, None).values
+
+
+def spark_results_by_run(
+    spark: SparkSession,
+    rows: DataFrame,
+    train: Any,
+    run_ids: Sequence[str],
+    measures: Sequence[SetMeasure],
+    cut: Callable[[SetMeasure], int],
+    names: Any,
+) -> SetResults:
+    """:func:`spark_values_by_run`, and with ``names`` (the output's naming, not None)
+    the per-user rows too, cached and counted before the inputs' cache is released."""
     from pyspark.sql import functions as F
 
     ranked = spark_ranked(rows, max(cut(m) for m in measures)).cache()
     frame = spark_train(spark, train).cache()
     try:
         out: SetValues = {}
+        parts = []
         for run_id in run_ids:
             of_run = ranked.where(F.col("run_id") == F.lit(run_id))
-            out[run_id] = {
-                m.name: spark_value(m.kind, of_run.where(F.col("_rank") <= cut(m)), frame, m.k)
-                for m in measures
-            }
-        return out
+            out[run_id] = {}
+            for order, m in enumerate(measures):
+                lists = of_run.where(F.col("_rank") <= cut(m))
+                out[run_id][m.name] = spark_value(m.kind, lists, frame, m.k)
+                if names is not None and m in per_user_set.per_user_measures(measures):
+                    values = spark_per_user(m.kind, lists, frame, m.k)
+                    parts.append((run_id, per_user_set.shown_name(m, names), order, values))
+        per_user = per_user_set.spark_frame(parts)
+        if per_user is not None:
+            per_user = per_user.cache()
+            per_user.count()
+        return SetResults(out, per_user)
     finally:
         ranked.unpersist()
         frame.unpersist()
@@ -223,7 +291,7 @@ def add_set_values(
         ConfigError: a run of the report without its lists (none should be missing).
     """
     report = evaluation.report
-    shown = {m.name: (m.typed if names == "requested" else m.name) for m in measures}
+    shown = {m.name: per_user_set.shown_name(m, names) for m in measures}
     for run_id, run in report["runs"].items():
         blocks = values.get(run_id)
         if blocks is None:

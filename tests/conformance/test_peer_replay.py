@@ -237,9 +237,10 @@ def test_descriptors_median() -> None:
 MODES = [
     ("NDCG-Mean@2", "default mode"),
     ("NDCG-PerUser@2", "per_query.parquet"),
-    ("Surprisal-PerUser@2", "reports its mean only"),
+    ("Surprisal-PerUser@2", "reports its mean .*Surprisal@2 are in per_user_set.parquet"),
     ("Surprisal-Median@2", r"Median\(\) of Surprisal is not computed"),
-    ("Coverage-ConfidenceInterval@2", "reports its mean only"),
+    ("Coverage-PerUser@2", r"reports its mean \(ask for Coverage@2\)$"),
+    ("Coverage-ConfidenceInterval@2", r"reports its mean \(ask for Coverage@2\)$"),
 ]
 
 

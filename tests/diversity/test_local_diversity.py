@@ -248,11 +248,18 @@ def test_auto_sends_what_the_local_reader_leaves_to_spark(inputs: Path, tmp_path
     assert not (tmp_path / "never").exists()
 
 
-def test_engine_local_refuses_a_csv_run_by_name(inputs: Path, tmp_path: Path) -> None:
-    """A CSV run with a relevance column (``rating``): the direct readers read none."""
-    csv = _local(inputs, str(tmp_path / "csv"), "local", "--run", "runs.csv")
+def test_a_csv_run_with_relevance_and_a_quote_is_refused_by_name(
+    inputs: Path, tmp_path: Path
+) -> None:
+    """A CSV run with a relevance column is read here unless Spark's reader judges a
+    byte of it (a double quote): ``--engine local`` then names it."""
+    lines = (inputs / "runs.csv").read_text().splitlines()
+    fields = lines[2].split(",")
+    lines[2] = ",".join([fields[0], f'"{fields[1]}"', *fields[2:]])  # the same user, quoted
+    (inputs / "quoted_runs.csv").write_text("\n".join(lines) + "\n")
+    csv = _local(inputs, str(tmp_path / "csv"), "local", "--run", "quoted_runs.csv")
     assert csv.returncode == EXIT_INPUT
-    assert "--engine local: runs.csv: a relevance column (rating) in a text run" in csv.stderr
+    assert "--engine local: quoted_runs.csv: a double quote" in csv.stderr
     assert not (tmp_path / "csv").exists()
 
 
@@ -312,6 +319,22 @@ def _write_text_runs(directory: Path) -> None:
             for row in runs[runs["run_id"].isin(kept)].itertuples()
         ]
         (directory / name).write_text("".join(lines))
+    _write_text_tables(directory)
+
+
+def _write_text_tables(directory: Path) -> None:
+    """The runs with their relevance (``rating``, a few left empty: null) as TSV; the
+    training rows as CSV and TSV, and as CSV with a malformed line (line 7 has an extra
+    field)."""
+    runs = _runs(np.random.default_rng(11)).astype({"rating": "object"})
+    runs.iloc[[3, 17, 40], runs.columns.get_loc("rating")] = ""
+    runs.to_csv(directory / "rel_runs.tsv", index=False, sep="\t")
+    train = pd.read_parquet(directory / "train.parquet")
+    train.to_csv(directory / "train.csv", index=False)
+    train.to_csv(directory / "train.tsv", index=False, sep="\t")
+    lines = (directory / "train.csv").read_text().splitlines()
+    lines[6] += ",extra"
+    (directory / "bad_train.csv").write_text("\n".join(lines) + "\n")
 
 
 TEXT_CASES = {
@@ -322,6 +345,9 @@ TEXT_CASES = {
     "--similarity jaccard --k 4",
     "trec-train-ties": "--run als.trec --train train.parquet --k 3",
     "csv-unknown-run-id": "--run text_runs.csv --run-id nope",
+    "tsv-relevance-csv-train": "--run rel_runs.tsv --train train.csv "
+    "--item-features vectors.parquet --k 4",
+    "csv-train-malformed-line": "--run text_runs.csv --train bad_train.csv --k 3",
 }
 
 
@@ -375,6 +401,13 @@ def test_the_text_cases_cover_what_they_are_named_for(
     assert text_on_spark["tsv-run-id-jaccard"]["stdout"].startswith("diversity: 20 users,")
     assert text_on_spark["trec-train-ties"]["stdout"].startswith("diversity: 20 users,")
     assert "nope" in text_on_spark["csv-unknown-run-id"]["error"]
+    relevance = text_on_spark["tsv-relevance-csv-train"]["stdout"]
+    assert relevance.startswith("diversity: 3 runs;")
+    malformed = text_on_spark["csv-train-malformed-line"]["error"]
+    assert "bad_train.csv:7: malformed line 'u" in malformed
+    assert malformed.endswith(
+        ",extra': expected 2 comma separated fields (user_id, item_id) with balanced quotes"
+    )
 
 
 def test_a_csv_run_starts_no_jvm_and_imports_no_pyspark(text_inputs: Path, tmp_path: Path) -> None:
@@ -387,11 +420,62 @@ def test_a_csv_run_starts_no_jvm_and_imports_no_pyspark(text_inputs: Path, tmp_p
     assert table.schema.field("query_id").type == pa.string()
 
 
-def test_engine_local_refuses_a_csv_train_by_name(text_inputs: Path, tmp_path: Path) -> None:
-    """Training rows in CSV stay with Spark's reader: named under ``--engine local``."""
-    pd.read_parquet(text_inputs / "train.parquet").to_csv(text_inputs / "train.csv", index=False)
-    options = ["--run", "text_runs.csv", "--train", "train.csv"]
+def test_engine_local_refuses_csv_features_by_name(text_inputs: Path, tmp_path: Path) -> None:
+    """Item features in CSV (never an array, typed by Spark's inference) stay with
+    Spark's reader: named under ``--engine local``; CSV and TSV training rows do not."""
+    pd.read_parquet(text_inputs / "vectors.parquet").head(3).to_csv(
+        text_inputs / "vectors.csv", index=False
+    )
+    options = ["--run", "text_runs.csv", "--train", "train.tsv", "--item-features", "vectors.csv"]
     local = _local(text_inputs, str(tmp_path / "never"), "local", *options)
     assert local.returncode == EXIT_INPUT
-    assert "--train and --item-features only as Parquet" in local.stderr
+    assert "--item-features only as Parquet" in local.stderr
+    assert not (tmp_path / "never").exists()
+
+
+def test_a_tsv_train_starts_no_jvm(text_inputs: Path, tmp_path: Path) -> None:
+    """TSV training rows and a TSV run with a relevance column: read here, no pyspark;
+    the same rows as from the Parquet training file."""
+    options = ["--run", "rel_runs.tsv", "--k", "5", "--train"]
+    result = run_without_java("diversity", text_inputs, tmp_path, *options, "train.tsv",
+                              "--out", "nojvm-tsv")  # fmt: skip
+    assert result.returncode == EXIT_OK, result.stderr
+    assert result.stderr.splitlines()[-1] == "no pyspark"
+    assert "serendipity" in (text_inputs / "nojvm-tsv" / "summary.json").read_text()
+
+
+def test_a_text_table_the_local_reader_leaves_to_spark_is_named(
+    text_inputs: Path, tmp_path: Path
+) -> None:
+    """A quoted field in a CSV train, a blank-padded id: ``--engine local`` refuses
+    each by name (``auto`` sends them to Spark's reader), never another value."""
+    train = pd.read_parquet(text_inputs / "train.parquet")
+    train.head(5).to_csv(text_inputs / "quoted_train.csv", index=False, quoting=1)
+    padded = (text_inputs / "train.csv").read_text().replace(",i0", ", i0", 1)
+    (text_inputs / "padded_train.csv").write_text(padded)
+    for name, why in (
+        ("quoted_train.csv", "quoted_train.csv: a double quote"),
+        ("padded_train.csv", "column item_id has a value with surrounding whitespace"),
+    ):
+        options = ["--run", "text_runs.csv", "--train", name]
+        local = _local(text_inputs, str(tmp_path / name), "local", *options)
+        assert local.returncode == EXIT_INPUT, local.stderr
+        assert "--engine local: " in local.stderr and why in local.stderr
+        assert not (tmp_path / name).exists()
+
+
+def test_a_malformed_training_line_is_named_by_file_and_line(
+    text_inputs: Path, tmp_path: Path
+) -> None:
+    """Line 7 of a CSV train has 3 fields under a 2-column header: the local engine
+    fails as Spark does (the file, the line, the record, what was expected; the
+    Spark comparison is ``csv-train-malformed-line``) and writes nothing."""
+    options = ["--run", "text_runs.csv", "--train", "bad_train.csv", "--k", "3"]
+    local = _local(text_inputs, str(tmp_path / "never"), "local", *options)
+    assert local.returncode == EXIT_INPUT, local.stderr
+    line = (text_inputs / "bad_train.csv").read_text().splitlines()[6]
+    assert _error_line(local.stderr).endswith(
+        f"bad_train.csv:7: malformed line {line!r}: expected 2 comma separated fields "
+        "(user_id, item_id) with balanced quotes"
+    )
     assert not (tmp_path / "never").exists()

@@ -395,11 +395,14 @@ TOY_LISTS = pd.DataFrame({"query_id": ["a", "a", "b", "b"], "doc_id": list("zwyx
 #: each kind's per-user values by its formula (set_values' docstring):
 #: unseen_share: a 1 - 0/2, b 1 - 1/2 (x seen), c 1 (no list);
 #: inverse_user_frequency: a (log2 3 + log2 3) / 2 (w absent: u = 1), b (log2 3 + 0) / 2;
-#: recommended_popularity: a (1 + 0) / 2, b (1 + 3) / 2
+#: recommended_popularity: a (1 + 0) / 2, b (1 + 3) / 2;
+#: surprisal at k = 2 (weights log2(3 / u_i) / log2 3: x 0, y and z 1, w cold 1):
+#: a (1 + 1) / 2, b (1 + 0) / 2
 TOY_PER_USER = {
     "unseen_share": {"a": 1.0, "b": 0.5, "c": 1.0},
     "inverse_user_frequency": {"a": math.log2(3), "b": math.log2(3) / 2},
     "recommended_popularity": {"a": 0.5, "b": 2.0},
+    "surprisal": {"a": 1.0, "b": 0.5},
 }
 
 
@@ -418,10 +421,10 @@ def test_per_user_values_by_hand_on_a_toy_catalog():
 
     assert set(TOY_PER_USER) == PER_USER_KINDS
     for kind, expected in TOY_PER_USER.items():
-        frame = local_per_user(kind, TOY_LISTS, TOY_TRAIN)
+        frame = local_per_user(kind, TOY_LISTS, TOY_TRAIN, 2)
         assert list(frame["query_id"]) == list(expected)
         assert frame["value"].tolist() == pytest.approx(list(expected.values()), rel=1e-15)
-        value = local_value(kind, TOY_LISTS, TOY_TRAIN)["value"]
+        value = local_value(kind, TOY_LISTS, TOY_TRAIN, 2)["value"]
         assert value == _exact_mean(frame["value"].tolist())
     assert local_value("unseen_share", TOY_LISTS, TOY_TRAIN)["users_without_lists"] == 1
     for kind in ("catalog_coverage", "distinct_items", "novelty"):
@@ -464,10 +467,107 @@ def test_spark_per_user_values_equal_local(spark, random_case):
     train = train.astype({"doc_id": str})
     spark_lists, spark_train = spark.createDataFrame(lists), spark.createDataFrame(train)
     for kind in sorted(PER_USER_KINDS):
-        local = local_per_user(kind, lists, train)
-        rows = spark_per_user(kind, spark_lists, spark_train).collect()
+        local = local_per_user(kind, lists, train, 4)
+        rows = spark_per_user(kind, spark_lists, spark_train, 4).collect()
         assert [r["query_id"] for r in rows] == list(local["query_id"]), kind
         assert [r["value"] for r in rows] == local["value"].tolist(), kind
     shares = local_per_user("unseen_share", lists, train)
     assert set(shares["query_id"]) == set(train["query_id"])  # every training user
     assert (shares["value"] == 1.0).any() and (shares["value"] < 1.0).any()
+
+
+def test_surprisal_per_user_is_undefined_with_one_training_user():
+    """With one training user log2 U = 0: each user's Surprisal is NaN, as the mean."""
+    from sparkeval.diversity.set_values import local_per_user
+
+    one = TOY_TRAIN[TOY_TRAIN["query_id"] == "a"]
+    frame = local_per_user("surprisal", TOY_LISTS, one, 2)
+    assert list(frame["query_id"]) == ["a", "b"]
+    assert frame["value"].isna().all()
+
+
+#: RecTools' documented MeanInvUserFreq case (its docstring): at k = 3 users 1, 2, 3
+#: get log2 3, log2 3 and log2 3 / 2 (U = 3 training users; item 1 has all 3, item 2
+#: one, item 3 none: u = 1); AvgRecPopularity (t_i: item 1 3 rows, item 2 1, item 3 0)
+#: gives user 1 [3] -> 0, user 2 [2, 3] -> 0.5, user 3 [1, 2] -> 2
+RECTOOLS_RECO = pd.DataFrame(
+    {"user_id": [1, 2, 2, 3, 3], "item_id": [3, 2, 3, 1, 2], "score": [1.0, 2.0, 1.0, 2.0, 1.0]}
+)
+RECTOOLS_PREV = pd.DataFrame({"user_id": [1, 1, 2, 3], "item_id": [1, 2, 1, 1]})
+RECTOOLS_TRUTH = pd.DataFrame({"user_id": [1, 2], "item_id": [3, 2], "relevance": [1, 1]})
+
+
+@pytest.fixture(scope="module")
+def rectools_case(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("set-measures-rectools")
+    RECTOOLS_RECO.to_parquet(directory / "recs.parquet", index=False)
+    RECTOOLS_PREV.to_parquet(directory / "train.parquet", index=False)
+    RECTOOLS_TRUTH.to_parquet(directory / "truth.parquet", index=False)
+    return directory
+
+
+def test_per_user_rows_are_written_by_hand(rectools_case):
+    """``per_user_set.parquet`` holds each user's MeanInvUserFreq@3 and
+    AvgRecPopularity@3 (RecTools' documented values, derived above), sorted by user
+    then measure order, user 3 without qrels included; CatalogCoverage has no rows;
+    each summary value is the exact mean of its rows; ``--per-query`` prints them
+    after the run's per-query rows. (``--relevance grade``: the profile's own rule is
+    applied by Spark, and the local engine runs with the grades.)"""
+    third = math.log2(3)
+    result = _cli(
+        rectools_case, "evaluate", "--engine", "local", "--out", "out", "--run",
+        "recs.parquet", "--qrels", "truth.parquet", "--train", "train.parquet",
+        "--compat", "rectools", "--relevance", "grade", "--per-query",
+        "--measures", "Precision@3,MeanInvUserFreq@3,CatalogCoverage@3,AvgRecPopularity@3",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = pq.read_table(rectools_case / "out" / "per_user_set.parquet").to_pylist()
+    got = [(r["run_id"], r["query_id"], r["measure"], r["value"]) for r in rows]
+    want = [
+        ("recs", "1", "MeanInvUserFreq@3", third),
+        ("recs", "1", "AvgRecPopularity@3", 0.0),
+        ("recs", "2", "MeanInvUserFreq@3", third),
+        ("recs", "2", "AvgRecPopularity@3", 0.5),
+        ("recs", "3", "MeanInvUserFreq@3", third / 2),
+        ("recs", "3", "AvgRecPopularity@3", 2.0),
+    ]
+    assert [g[:3] for g in got] == [w[:3] for w in want]
+    assert [g[3] for g in got] == pytest.approx([w[3] for w in want], rel=1e-15)
+    summary = json.loads((rectools_case / "out" / "summary.json").read_text())
+    measures = summary["runs"]["recs"]["measures"]
+    for name in ("MeanInvUserFreq@3", "AvgRecPopularity@3"):
+        assert measures[name] == _exact_mean([r["value"] for r in rows if r["measure"] == name])
+    per_query = pq.read_table(rectools_case / "out" / "per_query.parquet").to_pandas()
+    assert set(per_query["measure"]) == {"P@3"}
+    printed = [[c.strip() for c in line.split("\t")] for line in result.stdout.splitlines()]
+    first = printed.index(["MeanInvUserFreq@3", "1", "1.5850"])
+    assert printed[first - 1] == ["P@3", "2", "0.3333"]  # after the run's per-query rows
+    assert printed[first + 5] == ["AvgRecPopularity@3", "3", "2.0000"]
+    assert not [c for c in printed if c[0] == "CatalogCoverage@3" and c[1] != "all"]
+
+
+@pytest.mark.spark
+def test_per_user_rows_are_the_same_bytes_on_spark(rectools_case):
+    """``--engine spark`` writes the local engine's ``per_user_set.parquet`` and
+    ``summary.json`` byte for byte."""
+    extra = (
+        "--run", "recs.parquet", "--qrels", "truth.parquet", "--train", "train.parquet",
+        "--compat", "rectools", "--relevance", "grade", "--measures",
+        "Precision@2,AvgRecPopularity@2,MeanInvUserFreq@2,CatalogCoverage@2",
+    )  # fmt: skip
+    _evaluate(rectools_case, "bytes-local", *extra)
+    _evaluate(rectools_case, "bytes-spark", *extra, engine="spark")
+    for name in ("summary.json", "per_user_set.parquet/part-00000.parquet"):
+        local = (rectools_case / "bytes-local" / name).read_bytes()
+        assert (rectools_case / "bytes-spark" / name).read_bytes() == local, name
+    written = rectools_case / "bytes-spark" / "per_user_set.parquet"
+    assert sorted(p.name for p in written.iterdir()) == ["part-00000.parquet"]
+
+
+def test_no_per_user_file_without_per_user_measures(replay_case):
+    """Coverage@k and sparkeval's Novelty@k have no per-user values: no file."""
+    _evaluate(
+        replay_case, "no-per-user", "--run", "recs.parquet", "--qrels", "truth.parquet",
+        "--measures", "P@2,Coverage@2,Novelty@2", "--train", "train.parquet",
+    )  # fmt: skip
+    assert not (replay_case / "no-per-user" / "per_user_set.parquet").exists()
