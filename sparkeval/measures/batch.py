@@ -181,30 +181,6 @@ class RankedBatch:
             )
         return self._cache[key]
 
-    def positive_scores(self) -> RankedBatch:
-        """The batch where every retrieved doc scored 0 or less counts as ungraded
-        (code :data:`NONPOOL`: never relevant), ranks and qrels unchanged:
-        torchmetrics' retrieval metrics, which never count such a doc as relevant.
-        Computed once per batch.
-
-        Example:
-            >>> b = RankedBatch.from_lists([[1, 1, 0]], [[1, 1]], scores=[[2.0, 0.0, -1.0]])
-            >>> b.positive_scores().rel.tolist()
-            [1, -1, -1]
-        """
-        key = ("positive_scores",)
-        if key not in self._cache:
-            self._cache[key] = RankedBatch(
-                starts=self.starts,
-                rel=np.where(self.score > 0, self.rel, NONPOOL),
-                score=self.score,
-                seg_query=self.seg_query,
-                qrels_starts=self.qrels_starts,
-                qrels_grades=self.qrels_grades,
-                dup=self.dup,
-            )
-        return self._cache[key]
-
     # --------------------------------------------------------- construction
     @classmethod
     def from_lists(

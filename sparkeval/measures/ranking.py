@@ -19,27 +19,6 @@ from sparkeval.measures.registry import Param, TrecParams, measure
 TREC = "trec_eval 10 (usnistgov/trec_eval)"
 
 
-#: how a measure reads the docs scored 0 or less: as every other doc, or (torchmetrics'
-#: retrieval metrics) as never relevant, in their places
-NONPOSITIVE = ("ranked", "irrelevant")
-NONPOSITIVE_PARAM = Param(
-    str,
-    "ranked",
-    choices=NONPOSITIVE,
-    help=(
-        "ranked: a doc scored 0 or less counts as any other; irrelevant: it keeps its "
-        "rank but is never relevant (torchmetrics' RetrievalMAP, RetrievalMRR, "
-        "RetrievalPrecision and RetrievalRecall)"
-    ),
-)
-
-
-def scored_batch(b: RankedBatch, p: Mapping[str, Any]) -> RankedBatch:
-    """``b`` as the measure's ``nonpositive`` parameter reads it: under ``irrelevant`` a
-    doc scored 0 or less is never relevant (:meth:`RankedBatch.positive_scores`)."""
-    return b.positive_scores() if p.get("nonpositive") == "irrelevant" else b
-
-
 def hits_at(b: RankedBatch, level: int, k: int | None) -> np.ndarray:
     """Relevant docs among the first min(k, n) of each segment."""
     return b.segment_sum((b.relevant(level) & b.within(k)).astype(np.float64))
@@ -97,11 +76,10 @@ def num_rel_ret(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarr
     cutoff="required",
     trec_cut="P_{k}",
     trec_params=(TrecParams("P", "cutoffs"),),
-    params={"nonpositive": NONPOSITIVE_PARAM},
     references=TREC,
 )
 def precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
-    return hits_at(scored_batch(b, p), p["rel"], k) / k
+    return hits_at(b, p["rel"], k) / k
 
 
 @measure(
@@ -111,12 +89,11 @@ def precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray
     cutoff="required",
     trec_cut="recall_{k}",
     trec_params=(TrecParams("recall", "cutoffs"),),
-    params={"nonpositive": NONPOSITIVE_PARAM},
     references=TREC,
 )
 def recall(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     level = p["rel"]
-    return safe_divide(hits_at(scored_batch(b, p), level, k), b.num_rel(level))
+    return safe_divide(hits_at(b, level, k), b.num_rel(level))
 
 
 #: denominators of AP@k: R (trec_eval map_cut), min(R, k) (Spark MLlib, Recommenders) or
@@ -125,19 +102,14 @@ AP_DENOMINATORS = ("R", "min_k", "k")
 
 
 def _average_precision(
-    b: RankedBatch,
-    level: int,
-    k: int | None,
-    denom: str = "R",
-    ties: str = "order",
-    r: np.ndarray | None = None,
+    b: RankedBatch, level: int, k: int | None, denom: str = "R", ties: str = "order"
 ) -> np.ndarray:
     rel = b.relevant(level) & b.within(k)
     if ties == "average":
         precision_at_i = _tied_precision(b, level, k)
     else:
         precision_at_i = b.cum_relevant(level) / b.positions
-    r = b.num_rel(level) if r is None else r
+    r = b.num_rel(level)
     if denom == "min_k" and k is not None:
         r = np.minimum(r, k)
     elif denom == "k" and k is not None:  # a cutoff is required with it (needs_cutoff)
@@ -186,9 +158,7 @@ AP_TIES_PARAM = Param(
         "map_at_k), denom=k by k (RecTools MAP with divide_by_k=True); ties=average makes "
         "a run of tied scores one threshold, each relevant doc of it counting the "
         "precision at the run's end, within the first k (scikit-learn's "
-        "average_precision_score and LRAP); nonpositive=irrelevant: a doc scored 0 or "
-        "less is never relevant and R leaves out the relevant ones so scored "
-        "(torchmetrics RetrievalMAP); 0 when R = 0"
+        "average_precision_score and LRAP); 0 when R = 0"
     ),
     cutoff="optional",
     params={
@@ -203,7 +173,6 @@ AP_TIES_PARAM = Param(
             needs_cutoff=("k",),
         ),
         "ties": AP_TIES_PARAM,
-        "nonpositive": NONPOSITIVE_PARAM,
     },
     trec="map",
     trec_cut="map_cut_{k}",
@@ -213,13 +182,7 @@ AP_TIES_PARAM = Param(
     + "rectools.metrics.MAP (denom=k)",
 )
 def average_precision(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
-    level = p["rel"]
-    scored = scored_batch(b, p)
-    r = None
-    if scored is not b:  # R without the relevant docs scored 0 or less (torchmetrics)
-        left_out = b.relevant(level) & ~scored.relevant(level)
-        r = b.num_rel(level) - b.segment_sum(left_out.astype(np.float64))
-    return _average_precision(scored, level, k, p["denom"], p["ties"], r)
+    return _average_precision(b, p["rel"], k, p["denom"], p["ties"])
 
 
 @measure(
@@ -239,13 +202,11 @@ def gm_map(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     judged_only=True,
     description="reciprocal rank: 1 / rank of the first relevant doc (within k); 0 if none",
     cutoff="optional",
-    params={"nonpositive": NONPOSITIVE_PARAM},
     trec="recip_rank",
     references=TREC,
 )
 def reciprocal_rank(b: RankedBatch, k: int | None, p: Mapping[str, Any]) -> np.ndarray:
     level = p["rel"]
-    b = scored_batch(b, p)
     first = b.relevant(level) & (b.cum_relevant(level) == 1) & b.within(k)
     out = np.zeros(b.n_segments, dtype=np.float64)
     out[b.seg[first]] = 1.0 / b.positions[first]

@@ -10,9 +10,7 @@ RetrievalMAP = ``AP``, RetrievalMRR = ``RR``, RetrievalPrecision(top_k) = ``P@k`
 RetrievalRecall(top_k) = ``R@k``, RetrievalHitRate(top_k) = ``Success@k``,
 RetrievalFallOut(top_k) = ``FallOut@k``, RetrievalRPrecision = ``Rprec``,
 RetrievalNormalizedDCG = ``nDCG`` (linear gain; tied scores share their mean gain, as
-``nDCG(ties=average)``), RetrievalAUROC = ``AUC``; a doc predicted 0 or less is never
-relevant to RetrievalMAP, RetrievalMRR, RetrievalPrecision and RetrievalRecall, which
-is those measures' ``nonpositive=irrelevant``. The docstrings print 4 decimals
+``nDCG(ties=average)``), RetrievalAUROC = ``AUC``. The docstrings print 4 decimals
 (compared within 5e-5).
 """
 
@@ -119,36 +117,21 @@ def test_ndcg_tied_scores(k: int) -> None:
 
 
 # --- *_all_zero_predictions_returns_zero ----------------------------------------------
-# torchmetrics never counts a document predicted 0 or less as relevant (each functional
-# form of these four metrics sets target to 0 where preds <= 0 before ranking):
-# sparkeval's nonpositive=irrelevant
+@pytest.mark.xfail(
+    strict=True,
+    reason="torchmetrics ignores documents predicted 0 or less (such a doc is never "
+    "relevant to RetrievalMAP, RetrievalPrecision, RetrievalMRR and RetrievalRecall); "
+    "sparkeval ranks every scored doc, tied scores by doc id",
+)
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param("AP(nonpositive=irrelevant)", id="test_map.py"),
-        pytest.param("P(nonpositive=irrelevant)@3", id="test_precision.py (top_k: every doc)"),
-        pytest.param("RR(nonpositive=irrelevant)", id="test_mrr.py"),
-        pytest.param("R(nonpositive=irrelevant)@3", id="test_recall.py (top_k: every doc)"),
+        pytest.param("AP", id="test_map.py"),
+        pytest.param("P@3", id="test_precision.py (top_k: every doc)"),
+        pytest.param("RR", id="test_mrr.py"),
+        pytest.param("R@3", id="test_recall.py (top_k: every doc)"),
     ],
 )
 def test_all_zero_predictions_return_zero(name: str) -> None:
     _, means = values(*_one_query([0.0, 0.0, 0.0], [1, 0, 1]), [name])
     assert means[name] == 0.0
-
-
-def test_a_relevant_doc_predicted_below_zero_is_never_relevant() -> None:
-    """preds 0.5, 0.3, -1 with target 1, 0, 1, derived by hand from the rule above: the
-    ranking d0, d1, d2 with d2's target set to 0, so the relevant docs found are d0 at
-    rank 1 alone.  RetrievalMAP: the mean of 1/1 over the relevant docs found = 1;
-    RetrievalPrecision(top_k=3): 1/3; RetrievalRecall(top_k=3): 1 / target.sum() = 1/2;
-    RetrievalMRR: 1.  Without the rule AP is (1/1 + 2/3) / 2."""
-    names = [
-        f"{m}(nonpositive=irrelevant){k}"
-        for m, k in (("AP", ""), ("P", "@3"), ("R", "@3"), ("RR", ""))
-    ]
-    _, means = values(*_one_query([0.5, 0.3, -1.0], [1, 0, 1]), [*names, "AP"])
-    close(means[names[0]], 1.0)
-    close(means[names[1]], 1 / 3)
-    close(means[names[2]], 1 / 2)
-    close(means[names[3]], 1.0)
-    close(means["AP"], (1 + 2 / 3) / 2)
