@@ -26,11 +26,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.errors import ConfigError, InputError, OptionTypeError
+from sparkeval.errors import InputError, OptionTypeError
 from sparkeval.formats import DEFAULT_RUN_ID, TIE_KEY
 from sparkeval.io.columns import PYTHON_KEYWORDS, OptionNaming, parse_mapping, resolve_columns
 from sparkeval.io.direct import is_id_type
-from sparkeval.io.readers import NOT_UTF8, no_rank_column_message, rank_column, tie_rank_column
+from sparkeval.io.readers import NOT_UTF8, rank_column
+from sparkeval.io.tie_keys import input_order_keys, tie_rank_name
 from sparkeval.io.truth import RelevanceRule, has_relevance
 from sparkeval.io.utf8_check import first_invalid_utf8, raw_value, shown_text
 
@@ -80,12 +81,10 @@ def _tie_keys(table: pa.Table, source: str, ties: str) -> pa.ChunkedArray | None
         InputError: a rank that is not a finite number.
     """
     if ties == "input-order":
-        return pa.chunked_array([np.arange(table.num_rows, dtype=np.float64)], pa.float64())
+        return input_order_keys(table.num_rows)
     if ties != "rank":
         return None
-    rank = tie_rank_column(table.column_names)
-    if rank is None:
-        raise ConfigError(no_rank_column_message(source, table.column_names))
+    rank = tie_rank_name(table.column_names, source)
     return _values(table.column(rank), source, rank, whole=False)
 
 

@@ -43,7 +43,7 @@ from sparkeval.engine.worker.assemble import EvalOptions
 from sparkeval.errors import InputError, clean_message
 from sparkeval.faults import in_local_evaluation
 from sparkeval.io.direct import read_unit
-from sparkeval.io.direct_input import DirectPlan, NotDirect
+from sparkeval.io.direct_input import DirectPlan
 from sparkeval.io.locate import with_line_number
 from sparkeval.measures.near_dup import check_flags_available
 
@@ -83,11 +83,14 @@ def evaluate_direct(
         NotDirect: a value for Spark's readers to judge.
         InputError: a bad row, named as on Spark (file and line where it has one).
     """
-    if plan.ties != "doc-id":
-        raise NotDirect(f"--ties {plan.ties} needs the runs' rank columns")
     if names == "requested":
         names = plan.labels()
-    options = EvalOptions(queries=plan.queries, rel_level=rel_level, depth=depth)  # type: ignore[arg-type]
+    options = EvalOptions(
+        queries=plan.queries,  # type: ignore[arg-type]
+        rel_level=rel_level,
+        depth=depth,
+        ties=plan.ties,  # type: ignore[arg-type]
+    )
     measures = as_measures(plan.measures)
     if pairs is None:
         check_flags_available(measures)
@@ -122,10 +125,10 @@ def _evaluate_here(
 ) -> LocalEvaluation:
     """The evaluation of :func:`evaluate_direct` in this process alone."""
     pieces = (
-        (source.kind == "run", decoded_columns(read_unit(source, unit, direct.run_ids)))
+        (source.kind == "run", decoded_columns(read_unit(source, unit, direct.run_ids, plan.ties)))
         for source, unit in direct.row_groups
     )
-    run_table, qrels_table = run_and_qrels(pieces)
+    run_table, qrels_table = run_and_qrels(pieces, plan.ties)
     flags = None
     if pairs is not None:
         run_table, flags = near_duplicate_flags(run_table, pairs, direct.run_ids)

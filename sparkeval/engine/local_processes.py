@@ -115,7 +115,8 @@ def _split_unit(index: int) -> tuple[int, bool, list[int]]:
     ``(unit, is run, buckets written)``."""
     assert _JOB is not None
     source, unit = _JOB.direct.row_groups[index]
-    table = read_unit(source, unit, _JOB.direct.run_ids)  # its slices come decoded
+    # its slices come decoded; a tie key keeps the rows' places in the input
+    table = read_unit(source, unit, _JOB.direct.run_ids, _JOB.options.ties)
     written = write_buckets(table, index, _JOB.buckets, _JOB.directory, attempt=os.getpid())
     return index, source.kind == "run", written
 
@@ -134,9 +135,10 @@ def _evaluate_bucket(task: _BucketTask) -> tuple[pa.Table, pa.Table]:
 def _bucket_result(job: _Job, task: _BucketTask) -> tuple[pa.Table, pa.Table]:
     """The wide rows and partial sums of one bucket of ``job``."""
     bucket, units = task
-    run_table, qrels_table = run_and_qrels(
+    pieces = (
         (is_run, read_arrow_file(piece_path(job.directory, unit, bucket))) for unit, is_run in units
     )
+    run_table, qrels_table = run_and_qrels(pieces, job.options.ties)
     run_ids = list(job.direct.run_ids)
     wide = evaluated_wide(run_table, qrels_table, job.measures, job.options, run_ids, True)
     return wide, pa.Table.from_batches([partition_sums(wide, job.measures)])

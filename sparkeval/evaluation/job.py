@@ -11,6 +11,7 @@ from sparkeval.compat import CompatPlan, how_computed
 from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
 from sparkeval.errors import ConfigError, EmptyRunError, InputError, SparkevalError
+from sparkeval.evaluation.options import input_order_refusal
 from sparkeval.io import read_runs
 from sparkeval.io.direct import all_direct_formats
 from sparkeval.io.direct_input import DirectPlan, NotDirect
@@ -89,6 +90,8 @@ def run_evaluate(
     """
     target = check_output_path(config.out, config.input_paths(), config.overwrite)
     plan = config.plan()
+    if plan.ties == "input-order":
+        raise ConfigError(input_order_refusal("--ties"))
     sets = _spark_set_values(spark, config)
     ready = early.result() if early is not None else None
     direct = ready.plan if ready is not None else _direct_plan(spark, config, plan)
@@ -415,7 +418,8 @@ def direct_read_refusal(
 ) -> str | None:
     """Why the direct readers may not read the inputs, or None when they may: near-
     duplicate pairs only when this process flags the rows (``flags_here``, the local
-    engine; Spark flags its frames)."""
+    engine; Spark flags its frames); a tie rule other than ``doc-id`` only there too
+    (the local engine's readers key the rows, :mod:`sparkeval.io.tie_keys`)."""
     if config.reader != "auto":
         return "--reader spark reads with Spark's readers"
     if config.near_duplicates and not flags_here:
@@ -424,7 +428,7 @@ def direct_read_refusal(
         return "a relevance rule other than the grades (--relevance, --compat) is applied by Spark"
     if plan.min_score is not None:
         return "a minimum score of the recommendations (--relevance-threshold) is applied by Spark"
-    if plan.ties != "doc-id":
+    if plan.ties != "doc-id" and not flags_here:
         return f"--ties {plan.ties} needs the runs' rank columns"
     return None
 

@@ -134,10 +134,11 @@ class EvaluateConfig(OutputJobConfig):
     ties: str = option(
         "doc-id",
         choices=TIE_RULES,
-        help="how tied scores are ordered: doc-id (default: doc id descending, trec_eval's) "
-        "or rank (the run's rank: a TREC run's rank field, a table's rank, position or pos "
-        "column, ascending; then doc id descending); input-order is for tables held in "
-        "memory (the Python API without a session)",
+        help="how tied scores are ordered: doc-id (default: doc id descending, trec_eval's), "
+        "rank (the run's rank: a TREC run's rank field, a table's rank, position or pos "
+        "column, ascending; then doc id descending) or input-order (the order of the run's "
+        "lines or rows, then doc id descending; the local engine only: --engine local, or "
+        "auto on small local files)",
     )
     near_duplicates: str | None = input_path(
         "near-duplicate pairs doc_a, doc_b (e.g. the pairs.parquet of 'sparkeval "
@@ -283,13 +284,8 @@ class EvaluateConfig(OutputJobConfig):
 
     def _check_ties(self) -> None:
         """Refuse, by name, the tie rules the inputs of this command cannot honour."""
-        if self.ties == "input-order":
-            raise ConfigError(
-                "key 'ties': input-order keeps the order of rows held in memory (the Python "
-                "API without a session); files and tables read here have no row order that "
-                "survives their reading in parts: use --ties rank (a rank column or a TREC "
-                "run's rank field)"
-            )
+        if self.ties == "input-order" and (self.engine == "spark" or self.reads_tables()):
+            raise ConfigError(input_order_refusal("key 'ties'"))
         check_ties_allowed(self.ties, bool(self.near_duplicates))
 
     def input_paths(self) -> list[str]:
@@ -389,3 +385,15 @@ def _whole(value: Any, key: str, minimum: int, maximum: int | None = None) -> No
         raise ConfigError(f"key '{key}': expected a whole number >= {minimum}, got {value!r}")
     if maximum is not None and value > maximum:
         raise ConfigError(f"key '{key}': expected a whole number <= {maximum}, got {value!r}")
+
+
+def input_order_refusal(where: str) -> str:
+    """The refusal of ``--ties input-order`` where Spark would read the inputs: the
+    local engine's readers keep the order of a file's lines and rows
+    (:mod:`sparkeval.io.tie_keys`), Spark's read a file in parts."""
+    return (
+        f"{where}: input-order keeps the order of a run's lines or rows, which only the "
+        "local engine reads in order (--engine local, or auto on small local files; the "
+        "Python API on tables held in memory); Spark reads files and tables in parts: "
+        "use --ties rank (a rank column or a TREC run's rank field)"
+    )

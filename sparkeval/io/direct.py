@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.errors import ConfigError, InputError
-from sparkeval.formats import RUN_CODE
+from sparkeval.formats import RUN_CODE, TIE_KEY
 from sparkeval.io.columns import resolve_columns
 from sparkeval.io.direct_input import (
     GLOB_CHARS,
@@ -53,6 +53,7 @@ from sparkeval.io.readers import (
     GRADE_BOUND,
     detect_format,
 )
+from sparkeval.io.tie_keys import input_order_keys, tie_rank_name
 from sparkeval.io.utf8_check import first_invalid_utf8
 from sparkeval.storage import files as storage_files
 from sparkeval.storage.files import parquet_source
@@ -257,26 +258,35 @@ def is_id_type(kind: pa.DataType) -> bool:
     return _is_text(kind) or pa.types.is_integer(kind)
 
 
-def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Table:
+def read_unit(
+    source: DirectInput, unit: int, run_ids: Sequence[str], ties: str = "doc-id"
+) -> pa.Table:
     """Row group ``unit`` of ``source`` in the engine's shipped form.
 
     Returns:
         For a run: ``_run`` (int32 index into ``run_ids``), ``query_id``, ``doc_id``,
-        ``score`` (float64).  For qrels: ``query_id``, ``doc_id``, ``relevance`` (int64).
+        ``score`` (float64), and under ``ties`` ``rank`` or ``input-order`` ``_tie``
+        (float64: the run's rank column, a TREC run's rank field; or the row's place
+        in the input, :mod:`sparkeval.io.tie_keys`).  For qrels: ``query_id``,
+        ``doc_id``, ``relevance`` (int64).
 
     Raises:
-        NotDirect: a null id or value, an unknown run id, or a grade out of bounds.
+        NotDirect: a null id or value, an unknown run id, a grade out of bounds, or a
+            rank that is not a finite number.
+        ConfigError: ``ties="rank"`` and the run has no rank column.
     """
     import pyarrow.parquet as pq
 
     use_store(source.store)
+    if source.kind != "run":
+        ties = "doc-id"
     if source.fmt == "trec":
-        return _read_text_unit(source, unit, run_ids)
+        return _read_text_unit(source, unit, run_ids, ties)
     if source.fmt in ("csv", "tsv"):
         from sparkeval.io.direct_csv import csv_unit_table
 
         schema = RUN_SCHEMA if source.kind == "run" else QRELS_SCHEMA
-        return csv_unit_table(source, unit, run_ids, schema)
+        return csv_unit_table(source, unit, run_ids, schema, ties)
     file, group = source.units[unit]
     cols = dict(source.columns)
     computing: set[str] = set()  # the columns of the filter and of a computed score
@@ -292,9 +302,18 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
     others = computing | {name for key, name in cols.items() if key != "query_id"}
     opened = parquet_source(file)  # one handle of a remote file for the footer and the rows
     metadata = pq.read_metadata(opened)
+    rank = None
+    if ties == "rank":
+        rank = tie_rank_name(metadata.schema.to_arrow_schema().names, source.path)
+        read.add(rank)
+        others.add(rank)
     encoded = _encoded_query_column(cols["query_id"], others, metadata.schema.to_arrow_schema())
     parquet = pq.ParquetFile(opened, metadata=metadata, read_dictionary=encoded)
     raw = parquet.read_row_group(group, columns=sorted(read))
+    if ties == "input-order":  # the places of the rows read, before a filter keeps some
+        if TIE_KEY in raw.column_names:
+            raise NotDirect(f"{source.path}: a column named {TIE_KEY}")
+        raw = raw.append_column(TIE_KEY, input_order_keys(raw.num_rows, unit))
     if source.where is not None:
         raw = _kept_rows(raw, source)
     out: dict[str, pa.ChunkedArray] = {}
@@ -312,7 +331,7 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
     _no_nulls(scores, cols.get("score", "score"))
     names = _text(raw, cols["run_id"]) if "run_id" in cols else None
     codes = run_codes(source, names, raw.num_rows, run_ids)
-    return pa.table(
+    table = pa.table(
         {
             RUN_CODE: codes,
             "query_id": out["query_id"],
@@ -321,6 +340,27 @@ def read_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Tabl
         },
         schema=_with_query_type(RUN_SCHEMA, out["query_id"]),
     )
+    if ties == "input-order":
+        return table.append_column(TIE_KEY, raw.column(TIE_KEY))
+    if rank is not None:
+        return table.append_column(TIE_KEY, _ranks(raw.column(rank), source.path, rank))
+    return table
+
+
+def _ranks(values: pa.ChunkedArray, path: str, column: str) -> pa.ChunkedArray:
+    """A Parquet run's rank column as float64 tie keys.
+
+    Raises:
+        NotDirect: a null, a column that is not numbers, or a rank that is not finite
+            (Spark's readers name the row).
+    """
+    _no_nulls(values, column)
+    if not any(test(values.type) for test in _RUN_VALUE_TYPES):
+        raise NotDirect(f"{path}: rank column {column} has type {values.type}")
+    ranks = values.cast(pa.float64(), safe=False)
+    if len(ranks) and not pc.all(pc.is_finite(ranks)).as_py():
+        raise NotDirect(f"{path}: rank column {column} holds a value that is not finite")
+    return ranks
 
 
 def _encoded_query_column(column: str, others: set[str], schema: pa.Schema) -> list[str] | None:
@@ -371,7 +411,9 @@ def _kept_rows(raw: pa.Table, source: DirectInput) -> pa.Table:
     return raw.filter(kept)
 
 
-def _read_text_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> pa.Table:
+def _read_text_unit(
+    source: DirectInput, unit: int, run_ids: Sequence[str], ties: str = "doc-id"
+) -> pa.Table:
     """Byte range ``unit`` of a TREC text input in the shipped form."""
     from sparkeval.io import direct_text
 
@@ -380,7 +422,7 @@ def _read_text_unit(source: DirectInput, unit: int, run_ids: Sequence[str]) -> p
     data = direct_text.read_text_range(file, start, end, source.path)
     code = list(run_ids).index(str(source.run_id)) if source.kind == "run" else None
     schema = RUN_SCHEMA if source.kind == "run" else QRELS_SCHEMA
-    return direct_text.text_unit_table(data, source.kind, source.path, code, schema)
+    return direct_text.text_unit_table(data, source.kind, source.path, code, schema, ties, unit)
 
 
 def _text(table: pa.Table, column: str) -> pa.ChunkedArray:

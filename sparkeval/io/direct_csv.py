@@ -45,7 +45,9 @@ from sparkeval.io.direct_text import (
     parse_values,
     plain_fields,
     read_text_range,
+    with_tie_keys,
 )
+from sparkeval.io.tie_keys import tie_rank_name
 from sparkeval.storage.files import file_size
 from sparkeval.storage.stores import store_of
 
@@ -193,15 +195,29 @@ def plain_ids(values: pa.Array, column: str, where: str) -> pa.Array:
 
 
 def csv_unit_table(
-    source: DirectInput, unit: int, run_ids: Sequence[str], schema: pa.Schema
+    source: DirectInput,
+    unit: int,
+    run_ids: Sequence[str],
+    schema: pa.Schema,
+    ties: str = "doc-id",
 ) -> pa.Table:
-    """Byte range ``unit`` of a CSV or TSV input in the engine's shipped form."""
+    """Byte range ``unit`` of a CSV or TSV input in the engine's shipped form (a run's
+    rows with their ``_tie`` column under ``ties`` ``rank`` or ``input-order``:
+    :func:`~sparkeval.io.direct_text.with_tie_keys`).
+
+    Raises:
+        ConfigError: ``ties="rank"`` and the run has no rank column.
+    """
     cols = dict(source.columns)
+    rank = None
+    if ties == "rank" and source.kind == "run":
+        rank = tie_rank_name(source.header, source.path)
+    wanted = set(cols.values()) | ({rank} if rank else set())
     fields = read_fields(
         _unit_text(source, unit),
         source.header,
         SEPARATORS[source.fmt],
-        sorted(set(cols.values())),
+        sorted(wanted),
         source.path,
     )
     query = plain_ids(fields[cols["query_id"]], cols["query_id"], source.path)
@@ -212,9 +228,11 @@ def csv_unit_table(
         return pa.table({"query_id": query, "doc_id": doc, "relevance": values}, schema=schema)
     names = fields[cols["run_id"]] if "run_id" in cols else None
     codes = run_codes(source, names, len(query), run_ids)
-    return pa.table(
+    table = pa.table(
         {RUN_CODE: codes, "query_id": query, "doc_id": doc, "score": values}, schema=schema
     )
+    ranks = parse_values(fields[rank], "run", source.path) if rank else None
+    return with_tie_keys(table, ties, ranks, unit)
 
 
 def run_ids_in(source: DirectInput) -> list[str] | None:

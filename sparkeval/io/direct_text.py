@@ -30,11 +30,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkeval.formats import RUN_CODE
+from sparkeval.formats import RUN_CODE, TIE_KEY
 from sparkeval.io.direct_input import NotDirect
 from sparkeval.io.readers import GRADE_BOUND
 from sparkeval.io.readers import WHITESPACE as _WHITESPACE
 from sparkeval.io.streams import DECOMPRESS_ERRORS
+from sparkeval.io.tie_keys import input_order_keys
 from sparkeval.storage.files import file_size, open_input
 from sparkeval.storage.uris import is_remote
 
@@ -324,10 +325,10 @@ _OTHER_WHITESPACE = (b"\t", b"\x0b", b"\x0c", b"\r", b"\x1c", b"\x1d", b"\x1e", 
 
 def _single_spaced_fields(
     data: bytes, kind: str
-) -> tuple[pa.ChunkedArray, pa.ChunkedArray, pa.ChunkedArray] | None:
-    """``(query ids, doc ids, value texts)`` when ``data`` is the common case: every line
-    empty or exactly the kind's fields (6 for a run, 4 for qrels) with one space between
-    them and none around, no comment; None otherwise.
+) -> tuple[pa.ChunkedArray, pa.ChunkedArray, pa.ChunkedArray, pa.ChunkedArray] | None:
+    """``(query ids, doc ids, value texts, fourth fields)`` when ``data`` is the common
+    case: every line empty or exactly the kind's fields (6 for a run, 4 for qrels) with
+    one space between them and none around, no comment; None otherwise.
 
     Such text gives the same fields as the general parse (trimming changes nothing,
     splitting on runs of whitespace is splitting on one space) from one pass of Arrow's
@@ -354,7 +355,7 @@ def _single_spaced_fields(
             return None  # two spaces in a row, or a space at the start or end of a line
     if pc.any(pc.starts_with(table.column(0), "#")).as_py():
         return None  # a comment line
-    return table.column(0), table.column(2), table.column(value_field)
+    return table.column(0), table.column(2), table.column(value_field), table.column(3)
 
 
 def whitespace_fields(data: bytes, needed: int, where: str) -> pa.ListArray:
@@ -380,24 +381,39 @@ def whitespace_fields(data: bytes, needed: int, where: str) -> pa.ListArray:
 
 
 def parse_text(data: bytes, kind: str, where: str) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """``(query ids, doc ids, values)`` of the data lines of ``data``.
+    """``(query ids, doc ids, values)`` of the data lines of ``data``, in line order.
 
     Raises:
         NotDirect: a line or value for Spark's readers to judge.
+    """
+    query, doc, values, _ = parse_text_ranks(data, kind, where, ranks=False)
+    return query, doc, values
+
+
+def parse_text_ranks(
+    data: bytes, kind: str, where: str, ranks: bool = True
+) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array | None]:
+    """:func:`parse_text`'s fields and, with ``ranks``, a run's rank fields (the
+    fourth) as float64 (else None).
+
+    Raises:
+        NotDirect: a line or value (a rank too) for Spark's readers to judge.
     """
     if data.startswith(_BOM):
         raise NotDirect(f"{where}: a byte-order mark")
     single_spaced = _single_spaced_fields(data, kind)
     if single_spaced is not None:
-        query, doc, text = single_spaced
-        return query, doc, parse_values(text, kind, where)
+        query, doc, text, fourth = single_spaced
+        rank_values = parse_values(fourth, "run", where) if ranks else None
+        return query, doc, parse_values(text, kind, where), rank_values
     needed, value_field = _FIELDS[kind]
     fields = whitespace_fields(data, needed, where)
     many = len(fields) and pc.max(pc.list_value_length(fields)).as_py() > needed
     if kind == "qrels" and many:  # a qrels line has exactly 4
         raise NotDirect(f"{where}: a qrels line with more than {needed} fields")
     values = parse_values(pc.list_element(fields, value_field), kind, where)
-    return pc.list_element(fields, 0), pc.list_element(fields, 2), values
+    rank_values = parse_values(pc.list_element(fields, 3), "run", where) if ranks else None
+    return pc.list_element(fields, 0), pc.list_element(fields, 2), values, rank_values
 
 
 def parse_values(text: pa.Array, kind: str, where: str) -> pa.Array:
@@ -425,13 +441,34 @@ def parse_values(text: pa.Array, kind: str, where: str) -> pa.Array:
 
 
 def text_unit_table(
-    data: bytes, kind: str, where: str, run_code: int | None, schema: pa.Schema
+    data: bytes,
+    kind: str,
+    where: str,
+    run_code: int | None,
+    schema: pa.Schema,
+    ties: str = "doc-id",
+    unit: int = 0,
 ) -> pa.Table:
-    """One read task's rows in the engine's shipped form (see ``direct.read_unit``)."""
-    query, doc, values = parse_text(data, kind, where)
+    """One read task's rows in the engine's shipped form (see ``direct.read_unit``); a
+    run's rows under ``ties`` ``rank`` or ``input-order`` with a ``_tie`` column: the
+    rank fields, or the lines' places (read unit ``unit``, :mod:`sparkeval.io.tie_keys`)."""
+    query, doc, values, ranks = parse_text_ranks(data, kind, where, ranks=ties == "rank")
     if kind == "qrels":
         return pa.table({"query_id": query, "doc_id": doc, "relevance": values}, schema=schema)
     codes = pa.array(np.full(len(query), run_code, np.int32))
-    return pa.table(
+    table = pa.table(
         {RUN_CODE: codes, "query_id": query, "doc_id": doc, "score": values}, schema=schema
     )
+    return with_tie_keys(table, ties, ranks, unit)
+
+
+def with_tie_keys(table: pa.Table, ties: str, ranks: pa.Array | None, unit: int) -> pa.Table:
+    """``table`` (a read unit's run rows, in input order) with its ``_tie`` column under
+    ``ties`` ``rank`` (``ranks``) or ``input-order`` (the rows' places); as it is under
+    ``doc-id``."""
+    if ties == "input-order":
+        return table.append_column(TIE_KEY, input_order_keys(table.num_rows, unit))
+    if ties == "rank":
+        assert ranks is not None
+        return table.append_column(TIE_KEY, pa.chunked_array([ranks], pa.float64()))
+    return table

@@ -4,8 +4,8 @@ The values are the hand-derived ones of :mod:`tests.engine.test_tie_rules` (the 
 rows, written as a TREC run whose rank field is the rank column, and as Parquet): the
 command on Spark (the driver's small-input path, the local handoff's files, the
 exchange, and qrels the driver reads by bucket), the API on Spark DataFrames, and the
-refusals of the local engine (which reads no rank column) and of ``input-order``
-outside the in-process API.
+refusals by name of Spark's readers.  The local engine's tie keys are
+:mod:`tests.engine.test_local_ties`.
 """
 
 from __future__ import annotations
@@ -101,23 +101,6 @@ def test_the_api_on_spark_dataframes_gives_the_in_process_values(spark) -> None:
         sparkeval.evaluate(spark, run_df.drop("rank"), qrels_df, MEASURES, ties="rank")
 
 
-def test_the_local_engine_refuses_rank_by_name(tmp_path, capsys) -> None:
-    _write_inputs(tmp_path)
-    argv = _argv(tmp_path, "run.txt", "qrels.txt", "out", "--ties", "rank", "--engine", "local")
-    assert main(argv) == EXIT_INPUT
-    assert "--engine local: --ties rank needs the runs' rank columns" in capsys.readouterr().err
-    assert not (tmp_path / "out").exists()
-
-
-def test_input_order_is_refused_by_name_for_files(tmp_path, capsys) -> None:
-    _write_inputs(tmp_path)
-    argv = _argv(tmp_path, "run.txt", "qrels.txt", "out", "--ties", "input-order")
-    assert main(argv) == EXIT_INPUT
-    assert "key 'ties': input-order keeps the order of rows held in memory" in (
-        capsys.readouterr().err
-    )
-
-
 def test_a_table_without_a_rank_column_is_refused_on_spark(spark, tmp_path, capsys) -> None:
     _write_inputs(tmp_path)
     RUN.drop(columns="rank").to_parquet(tmp_path / "scores.parquet", index=False)
@@ -159,21 +142,3 @@ def test_auto_evaluates_rank_with_spark_readers(spark, tmp_path, capsys) -> None
     assert _per_query(tmp_path / "out") == pytest.approx(flat(expected("rank")))
     err = capsys.readouterr().err
     assert "inputs read by Spark's readers" in err
-
-
-def test_auto_without_a_session_says_why_spark_reads_the_inputs(tmp_path) -> None:
-    # a command of its own (no session in its process): auto would evaluate these small
-    # local files without Spark; the local engine refuses --ties rank, so Spark's
-    # readers read them
-    import subprocess
-
-    from tests.jobs import CLI, job_env
-
-    _write_inputs(tmp_path)
-    argv = [*CLI, *_argv(tmp_path, "run.txt", "qrels.txt", "out", "--ties", "rank")]
-    done = subprocess.run(
-        [*argv, "--master", "local[1]"], env=job_env(), capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == EXIT_OK, done.stderr
-    assert "inputs read by Spark's readers" in done.stderr
-    assert _per_query(tmp_path / "out") == pytest.approx(flat(expected("rank")))

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparkeval.engine.worker.worker_memory import keep_freed_memory
+from sparkeval.formats import TIE_KEY
 from sparkeval.io.direct import read_unit
 from sparkeval.io.direct_input import QRELS_SCHEMA, RUN_SCHEMA, DirectPlan
 
@@ -233,11 +234,17 @@ def unpack_partition(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
     )
 
 
-def run_and_qrels(pieces: Iterable[tuple[bool, pa.Table]]) -> tuple[pa.Table, pa.Table]:
+def run_and_qrels(
+    pieces: Iterable[tuple[bool, pa.Table]], ties: str = "doc-id"
+) -> tuple[pa.Table, pa.Table]:
     """(run rows, qrels rows): the ``(is run, rows)`` pieces of a bucket concatenated in
-    the order given, each kind in :func:`read_unit`'s form (empty when it has none)."""
+    the order given, each kind in :func:`read_unit`'s form (empty when it has none);
+    under ``ties`` other than ``doc-id`` the run rows have their ``_tie`` column."""
+    run_schema = RUN_SCHEMA
+    if ties != "doc-id":
+        run_schema = RUN_SCHEMA.append(pa.field(TIE_KEY, pa.float64()))
     parts: dict[bool, list[pa.Table]] = {
-        True: [RUN_SCHEMA.empty_table()],
+        True: [run_schema.empty_table()],
         False: [QRELS_SCHEMA.empty_table()],
     }
     for is_run, table in pieces:
