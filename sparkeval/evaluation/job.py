@@ -170,7 +170,7 @@ def _spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues 
         return None
     from sparkeval.evaluation.set_measures import spark_set_values
 
-    log(f"measuring {', '.join(m.name for m in config.set_measures())} with {config.train}")
+    log(f"measuring {', '.join(m.name for m in config.set_measures())} {config.set_inputs()}")
     return spark_set_values(spark, config)
 
 

@@ -25,7 +25,11 @@ from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.measures.names import parse_measures
 from sparkeval.measures.near_dup import check_flags_available
-from sparkeval.measures.set_names import SetMeasure, split_set_measures
+from sparkeval.measures.set_names import (
+    SetMeasure,
+    check_set_inputs,
+    split_set_measures,
+)
 
 #: who reads Parquet inputs (see sparkeval.io.direct): the workers where possible, or Spark
 READERS: tuple[str, ...] = ("auto", "spark")
@@ -155,6 +159,13 @@ class EvaluateConfig(OutputJobConfig):
         "measures of the recommendation set, Coverage@k and Novelty@k",
         None,
     )
+    reference_run: str | None = option(
+        None,
+        metavar="RUN_ID",
+        help="the run, among the runs evaluated, that Intersection@k (RecTools') and "
+        "Unexpectedness@k (RePlay's) compare each run's top-k lists with; its own row is "
+        "its comparison with itself",
+    )
     reader: str = option(
         "auto",
         choices=READERS,
@@ -216,11 +227,7 @@ class EvaluateConfig(OutputJobConfig):
                 raise ConfigError(f"key '{key}': {exc}") from None
         try:
             ranking, sets = split_set_measures(self.measures, self.compat)
-            if sets and not self.train:
-                raise ConfigError(
-                    f"{sets[0].typed} is a measure of the whole recommendation set: it needs "
-                    "the training interactions, --train PATH (key 'train'; train= in Python)"
-                )
+            check_set_inputs(sets, {"train": self.train, "reference_run": self.reference_run})
             if sets and not ranking:
                 raise ConfigError(
                     f"{sets[0].typed} comes with the ranking measures of an evaluation: give "
@@ -264,6 +271,14 @@ class EvaluateConfig(OutputJobConfig):
         """The measures of the whole recommendation set asked for (``Coverage@k``, ...),
         computed from the top-k lists and ``train``, beside the evaluation."""
         return split_set_measures(self.measures, self.compat)[1]
+
+    def set_inputs(self) -> str:
+        """What the set measures read, in words (``with train.parquet, against run
+        'base'``), for the status line."""
+        parts = [f"with {self.train}"] if self.train else []
+        if self.reference_run is not None:
+            parts.append(f"against run {self.reference_run!r}")
+        return ", ".join(parts)
 
     def input_tables(self) -> list[str]:
         """The catalog tables read (``--run-table``, ``--qrels-table``)."""
