@@ -5,7 +5,8 @@ interactions of the measures of the whole recommendation set (``Coverage@k``,
 
 ``reference_run=`` names the run (a run id of ``run``) that ``Intersection@k``
 (``compat="rectools"``) and ``Unexpectedness@k`` (``compat="replay"``) compare each
-run's lists with.
+run's lists with; ``item_categories=`` (a path or a table, ``item_id, category``)
+gives the categories of ``CategoricalDiversity@k`` (``compat="replay"``).
 
 Without ``train`` (and without those measures) the engine's functions run as they are.
 With it, the ranking measures are evaluated by the engine and the set measures of each
@@ -26,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from sparkeval.engine import api as engine_api
@@ -59,12 +61,14 @@ def evaluate(
     *,
     train: Any = None,
     reference_run: str | None = None,
+    item_categories: Any = None,
     **keywords: Any,
 ) -> Evaluation | LocalEvaluation:
     """:func:`sparkeval.engine.api.evaluate` (the same keywords), with ``train`` for
-    ``Coverage@k`` and ``Novelty@k`` and ``reference_run`` for ``Intersection@k`` and
-    ``Unexpectedness@k`` (see the module text)."""
-    given = {"train": train, "reference_run": reference_run}
+    ``Coverage@k`` and ``Novelty@k``, ``reference_run`` for ``Intersection@k`` and
+    ``Unexpectedness@k``, ``item_categories`` for ``CategoricalDiversity@k`` (see the
+    module text)."""
+    given = {"train": train, "reference_run": reference_run, "item_categories": item_categories}
     return _with_train(engine_api.evaluate, spark, run, qrels, measures, given, keywords)
 
 
@@ -76,13 +80,15 @@ def evaluate_recommendations(
     *,
     train: Any = None,
     reference_run: str | None = None,
+    item_categories: Any = None,
     **keywords: Any,
 ) -> Evaluation | LocalEvaluation:
     """:func:`sparkeval.engine.api.evaluate_recommendations` (the same keywords), with
-    ``train`` for ``Coverage@k`` and ``Novelty@k`` and ``reference_run`` for
-    ``Intersection@k`` and ``Unexpectedness@k`` (see the module text)."""
+    ``train`` for ``Coverage@k`` and ``Novelty@k``, ``reference_run`` for
+    ``Intersection@k`` and ``Unexpectedness@k``, ``item_categories`` for
+    ``CategoricalDiversity@k`` (see the module text)."""
     function = engine_api.evaluate_recommendations
-    given = {"train": train, "reference_run": reference_run}
+    given = {"train": train, "reference_run": reference_run, "item_categories": item_categories}
     return _with_train(function, spark, recommendations, truth, measures, given, keywords)
 
 
@@ -152,6 +158,9 @@ def _held_values(
         reference=reference_rows(runs, list(runs), given["reference_run"])
         if needs(sets, "reference_run")
         else None,
+        categories=_held_categories(given["item_categories"])
+        if needs(sets, "item_categories")
+        else None,
     )
     out: SetValues = {}
     for run_id, frame in runs.items():
@@ -186,6 +195,26 @@ def _held_train(train: Any) -> pd.DataFrame:
     )
 
 
+def _held_categories(table: Any) -> pd.DataFrame:
+    """``doc_id, category`` as text of an item -> category table or Parquet path held
+    here (one row per item)."""
+    from sparkeval.diversity.category_values import local_categories
+    from sparkeval.engine.held_inputs import as_arrow
+    from sparkeval.evaluation.set_measures import local_categories_table
+    from sparkeval.io.columns import CATEGORY_ALIASES, match_columns
+
+    if isinstance(table, str):
+        return local_categories_table(table)
+    given = as_arrow(table, "item_categories")
+    found = match_columns(
+        given.column_names, CATEGORY_ALIASES, ("doc_id", "category"), {},
+        "item categories table", "this table", None,
+    )  # fmt: skip
+    items = given.column(found["doc_id"]).to_numpy(zero_copy_only=False)
+    labels = given.column(found["category"]).to_pylist()
+    return local_categories(items, np.asarray(labels, dtype=object), "item categories table")
+
+
 def _spark_values(
     spark: SparkSession,
     run: DataFrame,
@@ -206,5 +235,5 @@ def _spark_values(
     if "score" not in rows.columns and "rank" in rows.columns:
         rows = rows.withColumn("score", -F.col("rank").cast("double"))
     run_ids = sorted(str(r[0]) for r in rows.select("run_id").distinct().collect())
-    inputs = SparkInputs(given["train"], given["reference_run"])
+    inputs = SparkInputs(given["train"], given["reference_run"], given["item_categories"])
     return spark_values_by_run(spark, rows, inputs, run_ids, sets, lambda m: _cut(m, depth))

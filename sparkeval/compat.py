@@ -49,9 +49,9 @@ truth), and fixes the query policy and the relevance rule:
       ``NDCG@k`` → ``nDCG@k`` (binary, ideal over min(k, |truth|) positions);
       ``RocAuc@k`` → ``RocAuc@k`` (the AUC of the top k);
       Coverage, Novelty and the other beyond-accuracy metrics are refused, naming the
-      value of ``sparkeval diversity`` that reports each (CategoricalDiversity: none;
-      ``evaluate`` computes Unexpectedness@k against a reference run,
-      :mod:`sparkeval.measures.set_names`).
+      value of ``sparkeval diversity`` that reports each (``evaluate`` computes
+      Unexpectedness@k against a reference run and CategoricalDiversity@k with item
+      categories, :mod:`sparkeval.measures.set_names`).
 
 ``rectools`` (RecTools ``rectools.metrics``, default parameters)
     * users: those of the interactions (``queries=qrels``);

@@ -6,9 +6,9 @@ measure their exact mean (:func:`~sparkeval.exact_means.local_bounded_total`,
 
 For a user u with a list L_u (its top k): d_u / k, d_u the number of distinct
 categories of the items of L_u, divided by k even when the list is shorter (RePlay's
-``unique_cats[min(len, k) - 1] / k``). An item the table does not name has no category
-and adds none (such rows are counted, ``rows_without_category``); the users are those
-of the lists.
+``unique_cats[min(len, k) - 1] / k``). An item the table does not name, or names with a
+null category, adds none (such list rows are counted, ``rows_without_category``); the
+users are those of the lists. Ids and categories are compared as text.
 
 Example (RePlay's documented case): the categories of user 3's top 5 are 4, 9 and 2,
 3 / 5 = 0.6; users 1 and 2 have five distinct categories each, 5 / 5 = 1, so the
@@ -54,7 +54,8 @@ def local_category_value(lists: pd.DataFrame, categories: pd.DataFrame, k: int) 
     """The measure (the exact mean of :func:`local_category_per_user`) and its counts."""
     per_user = local_category_per_user(lists, categories, k)
     total = local_bounded_total(per_user["value"].to_numpy(dtype=np.float64), SHARE_BOUND)
-    missing = int((~lists["doc_id"].isin(categories["doc_id"])).sum())
+    named = categories["doc_id"][categories["category"].notna()]
+    missing = int((~lists["doc_id"].isin(named)).sum())
     return _block(total.mean, total.count, missing)
 
 
@@ -110,7 +111,9 @@ def spark_category_value(lists: DataFrame, categories: DataFrame, k: int) -> dic
     from sparkeval.exact_means import bounded_totals
 
     total = bounded_totals(spark_category_per_user(lists, categories, k), {"value": SHARE_BOUND})
-    known = categories.select("doc_id").distinct()
+    from pyspark.sql import functions as F
+
+    known = categories.where(F.col("category").isNotNull()).select("doc_id").distinct()
     missing = lists.select("doc_id").join(known, "doc_id", "left_anti").count()
     return _block(total["value"].mean, total["value"].count, int(missing))
 

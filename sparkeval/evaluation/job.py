@@ -208,6 +208,8 @@ def _write_outputs(
         report["inputs"] = {"runs": config.run_inputs(), "qrels": config.qrels_input()}
         if config.train:
             report["inputs"]["train"] = config.train
+        if config.item_categories:
+            report["inputs"]["item_categories"] = config.item_categories
         if config.near_duplicates:
             report["inputs"]["near_duplicates"] = config.near_duplicates
             counts = report.pop("near_duplicates")

@@ -166,6 +166,11 @@ class EvaluateConfig(OutputJobConfig):
         "Unexpectedness@k (RePlay's) compare each run's top-k lists with; its own row is "
         "its comparison with itself",
     )
+    item_categories: str | None = input_path(
+        "an item -> category table (item_id, category; Parquet, CSV, TSV or JSONL), one "
+        "row per item: the categories of CategoricalDiversity@k (RePlay's)",
+        None,
+    )
     reader: str = option(
         "auto",
         choices=READERS,
@@ -227,7 +232,7 @@ class EvaluateConfig(OutputJobConfig):
                 raise ConfigError(f"key '{key}': {exc}") from None
         try:
             ranking, sets = split_set_measures(self.measures, self.compat)
-            check_set_inputs(sets, {"train": self.train, "reference_run": self.reference_run})
+            check_set_inputs(sets, self.set_input_values())
             if sets and not ranking:
                 raise ConfigError(
                     f"{sets[0].typed} comes with the ranking measures of an evaluation: give "
@@ -265,6 +270,7 @@ class EvaluateConfig(OutputJobConfig):
         catalog tables are not paths."""
         paths = [*self.run, *([self.qrels] if self.qrels else [])]
         paths += [self.near_duplicates] if self.near_duplicates else []
+        paths += [self.item_categories] if self.item_categories else []
         return [*paths, *([self.train] if self.train else [])]
 
     def set_measures(self) -> list[SetMeasure]:
@@ -272,12 +278,22 @@ class EvaluateConfig(OutputJobConfig):
         computed from the top-k lists and ``train``, beside the evaluation."""
         return split_set_measures(self.measures, self.compat)[1]
 
+    def set_input_values(self) -> dict[str, str | None]:
+        """The inputs of the set measures by config key (None when not given)."""
+        return {
+            "train": self.train,
+            "reference_run": self.reference_run,
+            "item_categories": self.item_categories,
+        }
+
     def set_inputs(self) -> str:
         """What the set measures read, in words (``with train.parquet, against run
         'base'``), for the status line."""
         parts = [f"with {self.train}"] if self.train else []
         if self.reference_run is not None:
             parts.append(f"against run {self.reference_run!r}")
+        if self.item_categories:
+            parts.append(f"with the categories of {self.item_categories}")
         return ", ".join(parts)
 
     def input_tables(self) -> list[str]:
@@ -331,6 +347,12 @@ class EvaluateConfig(OutputJobConfig):
 
             train = input_schema(self.train)
             lines.append(check_list_table(train, TRAIN_ALIASES, ("query_id", "doc_id")))
+        if self.item_categories:
+            from sparkeval.io.columns import CATEGORY_ALIASES
+            from sparkeval.job.dry_run import check_list_table
+
+            table = input_schema(self.item_categories)
+            lines.append(check_list_table(table, CATEGORY_ALIASES, ("doc_id", "category")))
         return lines
 
     def plan(self) -> CompatPlan:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from sparkeval.diversity.category_values import local_category_value, spark_category_value
 from sparkeval.diversity.reference_values import (
     REFERENCE_KINDS,
     local_reference_value,
@@ -57,10 +58,12 @@ class LocalInputs:
     Attributes:
         train: the training interactions, ``query_id, doc_id`` as text (or None).
         reference: the reference run's rows ranked by :func:`ranked_cut` (or None).
+        categories: ``doc_id, category`` as text, one row per item (or None).
     """
 
     train: pd.DataFrame | None = None
     reference: pd.DataFrame | None = None
+    categories: pd.DataFrame | None = None
 
 
 def local_measure_value(
@@ -73,6 +76,9 @@ def local_measure_value(
         assert inputs.reference is not None
         reference = inputs.reference[inputs.reference["_rank"] <= cut]
         return local_reference_value(measure.kind, lists, reference, measure.k)
+    if measure.kind == "categorical_diversity":
+        assert inputs.categories is not None
+        return local_category_value(lists, inputs.categories, measure.k)
     assert inputs.train is not None
     return local_value(measure.kind, lists, inputs.train, measure.k)
 
@@ -133,6 +139,9 @@ def local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues:
         reference=reference_rows(runs, direct.run_ids, config.reference_run)
         if needs(measures, "reference_run")
         else None,
+        categories=local_categories_table(config.item_categories)
+        if needs(measures, "item_categories")
+        else None,
     )
     out: SetValues = {}
     for run_id, rows in runs.items():
@@ -141,6 +150,23 @@ def local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues:
             m.name: local_measure_value(m, ranked, inputs, _cut(config, m)) for m in measures
         }
     return out
+
+
+def local_categories_table(path: str | None) -> pd.DataFrame:
+    """The Parquet item -> category table as text ``doc_id, category``.
+
+    Raises:
+        NotDirect: a table that is not Parquet (Spark's readers read it).
+        InputError: a missing column, or an item with two rows.
+    """
+    from sparkeval.diversity.category_values import local_categories
+    from sparkeval.diversity.local_read import read_local_table
+    from sparkeval.io.columns import CATEGORY_ALIASES
+
+    assert path is not None
+    table = read_local_table(path, CATEGORY_ALIASES, ("doc_id", "category"))
+    labels = np.asarray(table.table.column("category").to_pylist(), dtype=object)
+    return local_categories(table.column("doc_id"), labels, path)
 
 
 def _local_train(path: str | None) -> pd.DataFrame:
@@ -224,7 +250,7 @@ def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetValues:
     )
     if "score" not in run_df.columns:
         raise ConfigError("the measures of the recommendation set need the runs' scores")
-    inputs = SparkInputs(config.train, config.reference_run)
+    inputs = SparkInputs(config.train, config.reference_run, config.item_categories)
     return spark_values_by_run(
         spark, run_df, inputs, run_ids, config.set_measures(), lambda m: _cut(config, m)
     )
@@ -237,10 +263,12 @@ class SparkInputs:
     Attributes:
         train: the training interactions, a path or a DataFrame (or None).
         reference_run: the id of the reference run among the runs (or None).
+        item_categories: the item -> category table, a path or a DataFrame (or None).
     """
 
     train: Any = None
     reference_run: str | None = None
+    item_categories: Any = None
 
 
 def spark_values_by_run(
@@ -265,6 +293,11 @@ def spark_values_by_run(
     ranked = spark_ranked(rows, max(cut(m) for m in measures)).cache()
     frame = spark_train(spark, inputs.train).cache() if needs(measures, "train") else None
     reference = ranked.where(F.col("run_id") == F.lit(inputs.reference_run))
+    categories = (
+        spark_categories_table(spark, inputs.item_categories).cache()
+        if needs(measures, "item_categories")
+        else None
+    )
     try:
         out: SetValues = {}
         for run_id in run_ids:
@@ -275,6 +308,9 @@ def spark_values_by_run(
                 if m.kind in REFERENCE_KINDS:
                     base = reference.where(F.col("_rank") <= cut(m))
                     values[m.name] = spark_reference_value(m.kind, lists, base, m.k)
+                elif m.kind == "categorical_diversity":
+                    assert categories is not None
+                    values[m.name] = spark_category_value(lists, categories, m.k)
                 else:
                     assert frame is not None
                     values[m.name] = spark_value(m.kind, lists, frame, m.k)
@@ -282,8 +318,9 @@ def spark_values_by_run(
         return out
     finally:
         ranked.unpersist()
-        if frame is not None:
-            frame.unpersist()
+        for held in (frame, categories):
+            if held is not None:
+                held.unpersist()
 
 
 def spark_ranked(rows: DataFrame, deepest: int) -> DataFrame:
@@ -319,9 +356,32 @@ def spark_train(spark: SparkSession, train: Any) -> DataFrame:
     return frame.select(*(F.col(c).cast("string").alias(c) for c in ("query_id", "doc_id")))
 
 
+def spark_categories_table(spark: SparkSession, table: Any) -> DataFrame:
+    """The item -> category table (a path, or a DataFrame) as text ``doc_id,
+    category``, its columns found by :data:`~sparkeval.io.columns.CATEGORY_ALIASES`.
+
+    Raises:
+        InputError: a missing column, or an item with two rows.
+    """
+    from sparkeval.diversity.category_values import spark_categories
+    from sparkeval.io.columns import CATEGORY_ALIASES
+    from sparkeval.io.lists import normalise_columns, read_typed_table
+    from sparkeval.io.readers import decodes_text
+
+    required = ("doc_id", "category")
+    if isinstance(table, str):
+        frame = normalise_columns(
+            read_typed_table(spark, table), CATEGORY_ALIASES, required, table,
+            decodes_text(table),
+        )  # fmt: skip
+        return spark_categories(frame, table)
+    frame = normalise_columns(table, CATEGORY_ALIASES, required, "item categories", False)
+    return spark_categories(frame, "the item categories DataFrame")
+
+
 def add_set_measures(evaluation: Any, config: EvaluateConfig, values: SetValues) -> None:
     """Add each run's set measures of the ``evaluate`` job to its evaluation."""
-    inputs = {"train": config.train, "reference_run": config.reference_run}
+    inputs = config.set_input_values()
     add_set_values(evaluation, config.set_measures(), values, config.names, inputs)
 
 
@@ -330,7 +390,8 @@ def add_set_values(
 ) -> None:
     """Add each run's set measures to an evaluation (in place): to its report (values,
     counts, their names and definitions, and under ``parameters`` the inputs they read:
-    ``train``, a path or ``"a table"``; ``reference_run``, a run id) and to its
+    ``train`` and ``item_categories``, a path or ``"a table"``; ``reference_run``, a run
+    id) and to its
     ``summary`` table's names.
 
     Raises:

@@ -1,5 +1,6 @@
 """The measures of the whole recommendation set that ``evaluate`` computes with
-training interactions (``--train``): their names under each compatibility profile,
+training interactions (``--train``), a reference run or item categories: their names
+under each compatibility profile, the input each reads,
 what each name computes there, and the names refused because a peer means something
 else by them.
 
@@ -25,7 +26,16 @@ difference. The kinds of value:
   training);
 * ``surprisal`` (RePlay's ``Surprisal``): the mean over the users of the lists of the
   sum of their top-k rows' weights log2(U / u_i) / log2(U) divided by k (weight 1 for
-  an item absent from training).
+  an item absent from training);
+* ``intersection`` (RecTools' ``Intersection``, ``ref_k`` = k) and ``unexpectedness``
+  (RePlay's ``Unexpectedness``): each user's top k against a reference run's
+  (``--reference-run``), :mod:`sparkeval.diversity.reference_values`;
+* ``categorical_diversity`` (RePlay's ``CategoricalDiversity``): distinct categories
+  of each user's top k over k (``--item-categories``),
+  :mod:`sparkeval.diversity.category_values`.
+
+The last three mean the peers' definitions under every profile (sparkeval has none of
+its own by those names).
 
 A name with a parameter list (``CatalogCoverage(normalize=True)@10``) is refused: the
 peers' other variants are not computed.
@@ -39,7 +49,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from sparkeval.errors import ConfigError, MeasureError
@@ -119,7 +129,7 @@ _SERVES = {
 
 
 def check_set_inputs(
-    measures: Iterable[SetMeasure], given: dict[str, object], python: bool = False
+    measures: Iterable[SetMeasure], given: Mapping[str, object], python: bool = False
 ) -> None:
     """Each set measure has the input it reads (``given``: its value by config key, None
     when not given), and each input given is read by one of them.
