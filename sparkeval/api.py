@@ -4,9 +4,9 @@ interactions of the measures of the whole recommendation set (``Coverage@k``,
 ``Novelty@k``; :mod:`sparkeval.measures.set_names`).
 
 ``reference_run=`` names the run (a run id of ``run``) that ``Intersection@k``
-(``compat="rectools"``) and ``Unexpectedness@k`` (``compat="replay"``) compare each
+(RecTools') and ``Unexpectedness@k`` (RePlay's) compare each
 run's lists with; ``item_categories=`` (a path or a table, ``item_id, category``)
-gives the categories of ``CategoricalDiversity@k`` (``compat="replay"``).
+gives the categories of ``CategoricalDiversity@k`` (RePlay's).
 
 Without ``train`` (and without those measures) the engine's functions run as they are.
 With it, the ranking measures are evaluated by the engine and the set measures of each
@@ -16,10 +16,18 @@ content) and its ``summary`` table; they have no per-query rows. ``train`` is a 
 an Arrow table in process, a Spark DataFrame on Spark (``query_id, doc_id`` or
 ``user_id, item_id``).
 
+The intent-aware measures (``alpha-nDCG@20``, ``ERR-IA@20``, ...;
+:mod:`sparkeval.measures.intent_aware_names`) take ``subtopic_qrels=``: a path (ndeval's
+text, Parquet, CSV or TSV, read in this process) or a pandas DataFrame or Arrow table
+with the columns ``query_id, subtopic_id, doc_id, relevance``. They are computed in this
+process (``spark=None``) or on Spark; their means are added to the report and the
+``summary`` table as the set measures' are (:mod:`sparkeval.evaluation.intent_aware`).
+
 Example::
 
     ev = evaluate_recommendations(None, recs, truth, "nDCG@10,Coverage@10", train=train)
     ev.report["runs"]["run"]["measures"]["Coverage@10"]
+    ev = evaluate(None, run, qrels, "nDCG@20,alpha-nDCG@20", subtopic_qrels="topics.qrels")
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from sparkeval.evaluation.set_measures import (
 )
 from sparkeval.formats import DEFAULT_RUN_ID
 from sparkeval.measures import Measure
+from sparkeval.measures.intent_aware_names import IntentAwareMeasure, split_intent_aware
 from sparkeval.measures.set_names import SetMeasure, check_set_inputs, split_set_measures
 
 if TYPE_CHECKING:
@@ -62,14 +71,17 @@ def evaluate(
     train: Any = None,
     reference_run: str | None = None,
     item_categories: Any = None,
+    subtopic_qrels: Any = None,
     **keywords: Any,
 ) -> Evaluation | LocalEvaluation:
     """:func:`sparkeval.engine.api.evaluate` (the same keywords), with ``train`` for
     ``Coverage@k`` and ``Novelty@k``, ``reference_run`` for ``Intersection@k`` and
-    ``Unexpectedness@k``, ``item_categories`` for ``CategoricalDiversity@k`` (see the
-    module text)."""
+    ``Unexpectedness@k``, ``item_categories`` for ``CategoricalDiversity@k`` and
+    ``subtopic_qrels`` for the intent-aware measures (see the module text)."""
     given = {"train": train, "reference_run": reference_run, "item_categories": item_categories}
-    return _with_train(engine_api.evaluate, spark, run, qrels, measures, given, keywords)
+    return _with_train(
+        engine_api.evaluate, spark, run, qrels, measures, given, keywords, subtopic_qrels
+    )
 
 
 def evaluate_recommendations(
@@ -81,15 +93,19 @@ def evaluate_recommendations(
     train: Any = None,
     reference_run: str | None = None,
     item_categories: Any = None,
+    subtopic_qrels: Any = None,
     **keywords: Any,
 ) -> Evaluation | LocalEvaluation:
     """:func:`sparkeval.engine.api.evaluate_recommendations` (the same keywords), with
     ``train`` for ``Coverage@k`` and ``Novelty@k``, ``reference_run`` for
     ``Intersection@k`` and ``Unexpectedness@k``, ``item_categories`` for
-    ``CategoricalDiversity@k`` (see the module text)."""
+    ``CategoricalDiversity@k`` and ``subtopic_qrels`` for the intent-aware measures (see
+    the module text)."""
     function = engine_api.evaluate_recommendations
     given = {"train": train, "reference_run": reference_run, "item_categories": item_categories}
-    return _with_train(function, spark, recommendations, truth, measures, given, keywords)
+    return _with_train(
+        function, spark, recommendations, truth, measures, given, keywords, subtopic_qrels
+    )
 
 
 def _with_train(
@@ -100,19 +116,29 @@ def _with_train(
     measures: Sequence[str | Measure] | str,
     given: dict[str, Any],
     keywords: dict[str, Any],
+    subtopic_qrels: Any = None,
 ) -> Any:
-    """``function`` with the ranking measures, then the set measures added, each from
-    the input of ``given`` it reads (``train``, ``reference_run``).
+    """``function`` with the ranking measures, then the set measures, each from the
+    input of ``given`` it reads (``train``, ``reference_run``, ``item_categories``), and
+    the intent-aware measures added.
 
     Raises:
         ConfigError: a set measure without its input (or without a ranking measure), an
-            input no measure reads, or a tie rule other than ``doc-id``.
+            input no measure reads, or a tie rule other than ``doc-id``; intent-aware
+            measures without ``subtopic_qrels``, with a session, or with such a tie rule.
     """
     texts = _texts(measures)
-    ranking, sets = split_set_measures(texts, str(keywords.get("compat", "trec")))
+    other, intent_aware = split_intent_aware(texts)
+    ranking, sets = split_set_measures(other, str(keywords.get("compat", "trec")))
     check_set_inputs(sets, given, python=True)
-    if not sets:
+    if not sets and not intent_aware:
         return function(spark, run, qrels, measures, **keywords)
+    if intent_aware:
+        _check_intent_aware(intent_aware, ranking, subtopic_qrels, keywords)
+    if not sets:
+        evaluation = function(spark, run, qrels, ranking, **keywords)
+        _add_intent_aware(spark, evaluation, run, intent_aware, subtopic_qrels, keywords)
+        return evaluation
     if not ranking:
         raise ConfigError(f"{sets[0].typed} comes with a ranking measure: give one as well")
     ties = keywords.get("ties", "doc-id")
@@ -129,7 +155,78 @@ def _with_train(
     else:
         values = _spark_values(spark, run, given, sets, depth, columns)
     add_set_values(evaluation, sets, values, keywords.get("names", "canonical"), given)
+    if intent_aware:
+        _add_intent_aware(spark, evaluation, run, intent_aware, subtopic_qrels, keywords)
     return evaluation
+
+
+def _check_intent_aware(
+    measures: list[IntentAwareMeasure],
+    ranking: list[str],
+    subtopic_qrels: Any,
+    keywords: dict[str, Any],
+) -> None:
+    """Refuse intent-aware measures that cannot be computed as asked."""
+    first = measures[0].typed
+    if subtopic_qrels is None:
+        raise ConfigError(
+            f"{first} is an intent-aware measure: it needs subtopic qrels, subtopic_qrels= "
+            "(a path or a table of query_id, subtopic_id, doc_id, relevance)"
+        )
+    if not ranking:
+        raise ConfigError(f"{first} comes with a ranking measure: give one as well")
+    ties = keywords.get("ties", "doc-id")
+    if ties != "doc-id":
+        raise ConfigError(
+            f"ties={ties!r}: {first} ranks tied scores by doc id ascending, as ndeval does"
+        )
+    compat = keywords.get("compat", "trec")
+    if compat != "trec":
+        raise ConfigError(f"compat={compat!r}: {first} is computed under compat='trec' only")
+
+
+def _add_intent_aware(
+    spark: SparkSession | None,
+    evaluation: Any,
+    run: Any,
+    measures: list[IntentAwareMeasure],
+    subtopic_qrels: Any,
+    keywords: dict[str, Any],
+) -> None:
+    """The intent-aware means of the runs (held in this process, or a Spark DataFrame
+    with a session), added to ``evaluation``."""
+    from sparkeval.engine.held_inputs import held_run
+    from sparkeval.evaluation.intent_aware import add_intent_aware_values, values_by_run
+    from sparkeval.io.subtopic_qrels import read_subtopic_qrels
+
+    qrels = read_subtopic_qrels(subtopic_qrels)
+    depth = keywords.get("depth")
+    if spark is not None:
+        from pyspark.sql import functions as F
+
+        from sparkeval.engine.spark_inputs import spark_run
+        from sparkeval.evaluation.intent_aware import spark_values_by_run
+
+        frame = spark_run(run, keywords.get("run_columns"))
+        if "run_id" not in frame.columns:
+            frame = frame.withColumn("run_id", F.lit(DEFAULT_RUN_ID))
+        if "score" not in frame.columns and "rank" in frame.columns:
+            frame = frame.withColumn("score", -F.col("rank").cast("double"))
+        run_ids = list(evaluation.report["runs"])
+        values = spark_values_by_run(frame, run_ids, qrels, measures, depth)
+        names = keywords.get("names", "canonical")
+        add_intent_aware_values(evaluation, measures, values, names, subtopic_qrels)
+        return
+    rows = held_run(run, keywords.get("run_columns")).to_pandas()
+    runs = {
+        str(run_id): frame[["query_id", "doc_id", "score"]].reset_index(drop=True)
+        for run_id, frame in rows.groupby("run_id", sort=True)
+    }
+    for run_id in evaluation.report["runs"]:
+        runs.setdefault(run_id, rows.iloc[:0][["query_id", "doc_id", "score"]])
+    values = values_by_run(runs, qrels, measures, depth)
+    names = keywords.get("names", "canonical")
+    add_intent_aware_values(evaluation, measures, values, names, subtopic_qrels)
 
 
 def _texts(measures: Any) -> list[str]:

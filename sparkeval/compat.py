@@ -51,7 +51,12 @@ truth), and fixes the query policy and the relevance rule:
       Coverage, Novelty and the other beyond-accuracy metrics are refused, naming the
       value of ``sparkeval diversity`` that reports each (``evaluate`` computes
       Unexpectedness@k against a reference run and CategoricalDiversity@k with item
-      categories, :mod:`sparkeval.measures.set_names`).
+      categories, :mod:`sparkeval.measures.set_names`);
+    * RePlay's aggregation modes, named as its results name them: ``NDCG-Median@k``
+      and ``NDCG-ConfidenceInterval@k`` (``mode=Median()``, ``mode=ConfidenceInterval(
+      alpha=0.95)``) of each metric above are computed from the per-user values of its
+      measure (:class:`ModeMeasure`, :attr:`CompatPlan.modes`); ``-Mean`` and
+      ``-PerUser`` are refused, naming the plain name and ``per_query.parquet``.
 
 ``rectools`` (RecTools ``rectools.metrics``, default parameters)
     * users: those of the interactions (``queries=qrels``);
@@ -124,26 +129,38 @@ _SUPPORTED = {
         "(insufficient_handling=ignore|exclude), Accuracy(catalog=N)@k, MCC(catalog=N)@k"
     ),
 }
-#: an explicit ``ideal=qrels`` in a requested nDCG (RecTools' divide_by_achievable=True)
 #: RePlay's names of a metric in an aggregation mode other than the mean, as its
 #: results name them: ``NDCG-Median@10`` (``NDCG(10, mode=Median())``)
 _REPLAY_MODE = re.compile(
     r"^\s*([A-Za-z]+)-(Mean|PerUser|Median|ConfidenceInterval)\s*@\s*(\S+)\s*$", re.IGNORECASE
 )
 
-#: why each of RePlay's modes is not a measure here, and where its value is
+#: why each of RePlay's modes that is not computed is not a measure here, and where its
+#: value is
 _REPLAY_MODE_REASONS = {
     "mean": "the mean is RePlay's default mode (Mean()): ask for {metric}@{k}",
     "peruser": "each user's value (PerUser()) is in per_query.parquet (run_id, query_id, "
     "measure, value) and, with --per-query, on stdout: ask for {metric}@{k}",
-    "median": "RePlay's Median() (the median of the per-user values; percentile_approx on "
-    "Spark) is not computed; the per-user values of {metric}@{k} are in per_query.parquet",
-    "confidenceinterval": "RePlay's ConfidenceInterval(alpha) (the half-width "
-    "norm.ppf((1 + alpha) / 2) * std(ddof=1) / sqrt(n) of the per-user values) is not "
-    "computed; summary.json's ci95 of {metric}@{k} is Student's t 95% interval of the same "
-    "mean, and the per-user values are in per_query.parquet",
 }
 
+#: the modes computed (:class:`ModeMeasure`), by their lower-case spelling
+_REPLAY_COMPUTED_MODES = {"median": "Median", "confidenceinterval": "ConfidenceInterval"}
+
+#: RePlay's class name of the metric each registry family reproduces (the names of
+#: :class:`ModeMeasure`: ``NDCG-Median@10``)
+_REPLAY_METRIC_NAMES = {
+    "Success": "HitRate",
+    "RR": "MRR",
+    "P": "Precision",
+    "R": "Recall",
+    "AP": "MAP",
+    "nDCG": "NDCG",
+    "RocAuc": "RocAuc",
+}
+
+#: RePlay's ConfidenceInterval alpha: its results' names do not carry it, so the one
+#: computed is the 95% interval
+REPLAY_ALPHA = 0.95
 
 #: RePlay's metrics whose per-user values sparkeval does not write
 _REPLAY_SET_METRICS = frozenset(
@@ -151,21 +168,91 @@ _REPLAY_SET_METRICS = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class ModeMeasure:
+    """One of RePlay's aggregation modes of a per-user metric (``mode=`` of its metrics),
+    computed from the per-user values of the registry measure that reproduces the metric.
+
+    * ``median`` (``NDCG-Median@10``, RePlay's ``Median()``): the median of the per-user
+      values, the mean of the two middle ones for an even count (numpy's ``median``, as
+      RePlay computes it on pandas, dict and polars inputs; RePlay's Spark path takes
+      ``percentile_approx(value, 0.5)``, the lower middle value for an even count);
+    * ``confidence_interval`` (``NDCG-ConfidenceInterval@10``, RePlay's
+      ``ConfidenceInterval(alpha=0.95)``): the half-width
+      ``norm.ppf((1 + alpha) / 2) * s / sqrt(n)`` of the n per-user values, s their
+      standard deviation with ddof 1; 0 for one user (RePlay's polars and Spark paths;
+      its pandas path gives NaN).
+
+    Undefined per-user values are left out, as they are left out of the mean.
+
+    Attributes:
+        name: its canonical output name, RePlay's: ``NDCG-Median@10``.
+        typed: the name as requested.
+        mode: ``median`` or ``confidence_interval``.
+        base: the registry measure of the per-user values (``nDCG@10``).
+        alpha: the interval's confidence (``confidence_interval`` only).
+    """
+
+    name: str
+    typed: str
+    mode: str
+    base: Measure
+    alpha: float | None = None
+
+    def definition(self, rel_level: int) -> str:
+        """What it computes, in words, with the base measure spelled out.
+
+        Example: ``median of the per-user values of nDCG(rel=1)@10 (RePlay's Median())``.
+        """
+        of = f"the per-user values of {self.base.full_name(rel_level)}"
+        if self.mode == "median":
+            return f"median of {of} (RePlay's Median())"
+        z = f"norm.ppf((1 + {self.alpha}) / 2)"
+        return (
+            f"{z} * std(ddof=1) / sqrt(n) of {of}, 0 for one user (RePlay's "
+            f"ConfidenceInterval(alpha={self.alpha}))"
+        )
+
+
+def replay_mode(text: str) -> tuple[str, str, str] | None:
+    """``(metric, mode, k)`` of RePlay's spelling of a metric in a computed aggregation
+    mode (``Median``, ``ConfidenceInterval``), or None when ``text`` names no mode; the
+    other modes are refused (:func:`refuse_replay_mode`).
+
+    Example:
+        >>> replay_mode("NDCG-Median@10")
+        ('NDCG', 'Median', '10')
+        >>> replay_mode("NDCG@10") is None
+        True
+
+    Raises:
+        ConfigError: a mode sparkeval does not compute.
+    """
+    refuse_replay_mode(text)
+    found = _REPLAY_MODE.match(text)
+    if found is None:
+        return None
+    metric, mode, k = found.groups()
+    return metric, _REPLAY_COMPUTED_MODES[mode.lower()], k
+
+
 def refuse_replay_mode(text: str) -> None:
-    """Refuse RePlay's spelling of a metric in an aggregation mode (``mode=`` of its
-    metrics), naming where sparkeval reports the value or that it does not compute it.
+    """Refuse RePlay's spelling of a metric in an aggregation mode that is not computed
+    (``mode=`` of its metrics: ``Mean()`` is the plain name, ``PerUser()`` is
+    ``per_query.parquet``; any mode of a measure of the recommendation set), naming
+    where sparkeval reports the value.
 
     Example:
         >>> refuse_replay_mode("NDCG@10")  # not a mode: nothing to refuse
-        >>> refuse_replay_mode("NDCG-Median@10")
+        >>> refuse_replay_mode("NDCG-Median@10")  # computed: nothing to refuse
+        >>> refuse_replay_mode("NDCG-Mean@10")
         Traceback (most recent call last):
         ...
-        sparkeval.errors.ConfigError: measure 'NDCG-Median@10' under --compat replay: \
-RePlay's Median() (the median of the per-user values; percentile_approx on Spark) is not \
-computed; the per-user values of NDCG@10 are in per_query.parquet
+        sparkeval.errors.ConfigError: measure 'NDCG-Mean@10' under --compat replay: the \
+mean is RePlay's default mode (Mean()): ask for NDCG@10
 
     Raises:
-        ConfigError: ``text`` is ``METRIC-MODE@k``.
+        ConfigError: ``text`` is ``METRIC-MODE@k`` with a mode that is not computed.
     """
     found = _REPLAY_MODE.match(text)
     if found is None:
@@ -176,11 +263,14 @@ computed; the per-user values of NDCG@10 are in per_query.parquet
             f"RePlay's {mode}() of {metric} is not computed: a measure of the "
             f"recommendation set reports its mean only (ask for {metric}@{k})"
         )
-    else:
+    elif mode.lower() in _REPLAY_MODE_REASONS:
         reason = _REPLAY_MODE_REASONS[mode.lower()].format(metric=metric, k=k)
+    else:
+        return
     raise ConfigError(f"measure {text.strip()!r} under --compat replay: {reason}")
 
 
+#: an explicit ``ideal=qrels`` in a requested nDCG (RecTools' divide_by_achievable=True)
 _IDEAL_QRELS = re.compile(r"[(,]\s*ideal\s*=\s*['\"]?qrels['\"]?\s*[,)]", re.IGNORECASE)
 #: the parameters a RecTools AUC metric may be given under the rectools profile
 _RECTOOLS_AUC_PARAMS = frozenset({"insufficient_handling"})
@@ -200,6 +290,9 @@ class CompatPlan:
             evaluating (Recommenders' ``by_threshold``); None keeps every row.
         ties: how tied scores are ordered (``EvalOptions.ties``): ``doc-id`` (every
             profile's default), ``rank`` or ``input-order``.
+        modes: RePlay's aggregation modes asked for (``replay``), each computed from
+            the per-user values of its base measure, one of ``measures``; ``mapping``
+            maps the name typed to the mode's own name.
     """
 
     profile: str
@@ -209,6 +302,7 @@ class CompatPlan:
     mapping: dict[str, str]
     min_score: float | None = None
     ties: str = "doc-id"
+    modes: tuple[ModeMeasure, ...] = ()
 
     def labels(self) -> dict[str, str]:
         """{canonical name: the name the user typed}, the first spelling winning."""
@@ -255,6 +349,7 @@ class CompatPlan:
         """{requested name: :meth:`~sparkeval.measures.registry.Measure.full_name` of the
         measure computed for it}, e.g. ``{"MAP@10": "AP(denom=R,rel=1)@10"}``."""
         full = {m.name: m.full_name(rel_level) for m in self.measures}
+        full.update({mode.name: mode.definition(rel_level) for mode in self.modes})
         return {typed: full.get(canonical, canonical) for typed, canonical in self.mapping.items()}
 
     def tie_rule(self) -> str:
@@ -434,24 +529,63 @@ def _plan_profile(
         # the truth stays every row of the user
         min_score, rule = float(rule.threshold or 0.0), RelevanceRule("all")
     requested: list[tuple[str, Measure]] = []
+    modes: list[tuple[str, str, int]] = []  # (typed, mode, index of its base in requested)
     for name in names:
         for part in _split(name):
-            if profile == "replay":
-                refuse_replay_mode(part)
+            found = replay_mode(part) if profile == "replay" else None
+            if found is not None:
+                metric, mode, k = found
+                modes.append((part.strip(), mode, len(requested)))
+                requested.append((f"{metric}@{k}", _parse_mode_base(part, f"{metric}@{k}")))
+                continue
             requested.extend((part, m) for m in _parse([part]))
     cutoffs = {m.k for _, m in requested if m.k is not None}
     map_cutoff = next(iter(cutoffs)) if len(cutoffs) == 1 else None
     mapped: list[Measure] = []
     mapping: dict[str, str] = {}
-    for text, m in requested:
+    bases: dict[int, Measure] = {}
+    base_indexes = {index for _, _, index in modes}
+    for index, (text, m) in enumerate(requested):
         if min_score is not None and m.family == "AP" and m.k is None and not m.params:
             target = Measure("AP")  # by_threshold: MLlib's MAP of the whole kept list
         else:
             target = _map_one(profile, m, rule, map_cutoff, text)
-        mapping[text] = target.name
+        if index in base_indexes:
+            bases[index] = target  # computed for its mode, named by the mode
+        else:
+            mapping[text] = target.name
         if target not in mapped:
             mapped.append(target)
-    return CompatPlan(profile, mapped, fixed, rule, mapping, min_score)
+    found_modes: dict[str, ModeMeasure] = {}
+    for spelling, mode, index in modes:
+        mode_measure = _mode_measure(spelling, mode, bases[index])
+        mapping[spelling] = mode_measure.name
+        found_modes.setdefault(mode_measure.name, mode_measure)
+    modes_of_plan = tuple(found_modes.values())
+    return CompatPlan(profile, mapped, fixed, rule, mapping, min_score, modes=modes_of_plan)
+
+
+def _parse_mode_base(text: str, base: str) -> Measure:
+    """The measure ``base`` (``NDCG@10``) of the mode ``text`` (``NDCG-Median@10``).
+
+    Raises:
+        ConfigError: ``base`` is not a measure, named with ``text``.
+    """
+    try:
+        [measure] = parse_measures([base])
+    except ValueError as exc:
+        raise ConfigError(f"measure {text.strip()!r} under --compat replay: {exc}") from None
+    return measure
+
+
+def _mode_measure(typed: str, mode: str, base: Measure) -> ModeMeasure:
+    """The :class:`ModeMeasure` of ``mode`` (``Median``) of the registry measure ``base``
+    (``nDCG@10``), named as RePlay names its result (``NDCG-Median@10``)."""
+    metric = _REPLAY_METRIC_NAMES[base.family]
+    name = f"{metric}-{mode}@{base.k}"
+    if mode == "Median":
+        return ModeMeasure(name, typed, "median", base)
+    return ModeMeasure(name, typed, "confidence_interval", base, REPLAY_ALPHA)
 
 
 def _parse(names: Sequence[str]) -> list[Measure]:

@@ -9,6 +9,7 @@ from sparkeval.job.command import Command
 from sparkeval.job.config import JobConfig
 from sparkeval.job.options import option
 from sparkeval.measures import REGISTRY, Family, Param
+from sparkeval.measures.intent_aware_names import CATALOGUE as INTENT_AWARE
 from sparkeval.measures.names import ALIASES, SETS, closest_families
 from sparkeval.measures.rating import RATING_ERRORS
 from sparkeval.measures.registry import REL_PARAM, TREC_FIELD, format_value
@@ -155,6 +156,12 @@ def write_text(out: TextIO, families: list[Family], with_ratings: bool = True) -
                 param = f" (parameter {err.param}, default {format_value(err.default)})"
             out.write(f"  {err.name}{param}: {err.description}\n")
         out.write(
+            "\nIntent-aware measures (evaluate --subtopic-qrels; ndeval's definitions, "
+            "mean over the queries of both the run and the subtopic qrels):\n"
+        )
+        for syntax_, peer, params, definition in INTENT_AWARE:
+            out.write(f"  {syntax_} (ir_measures {peer}; {params}): {definition}\n")
+        out.write(
             "\nMeasure sets: "
             + ", ".join(f"{name} ({len(members)} measures)" for name, members in SETS.items())
             + "\n"
@@ -190,6 +197,12 @@ def write_markdown(out: TextIO, families: list[Family], with_ratings: bool = Tru
             param = f"{err.param} (default {format_value(err.default)})" if err.param else "—"
             direction = "higher is better" if err.higher_is_better else "lower is better"
             out.write(f"| `{err.name}` | {param} | {direction} | {_cell(err.description)} |\n")
+        out.write(
+            "\n| intent-aware measure (`--subtopic-qrels`) | ir_measures | parameters "
+            "(default) | definition |\n|---|---|---|---|\n"
+        )
+        for syntax_, peer, params, definition in INTENT_AWARE:
+            out.write(f"| `{syntax_}` | `{peer}` | {params} | {_cell(definition)} |\n")
 
 
 COMMAND = Command(

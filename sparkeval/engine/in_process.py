@@ -34,6 +34,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.aggregation_modes import RunValues, add_modes, wide_values
 from sparkeval.engine.api_request import ApiRequest, api_request
 from sparkeval.engine.evaluation_report import (
     SUMMARY_COLUMNS,
@@ -80,9 +81,15 @@ class LocalEvaluation:
     names: list[str]
     reader: str = IN_PROCESS
     _wide: pa.Table = field(default_factory=pa.table, repr=False)
-    #: output names of the measures of the recommendation set the report holds beside
-    #: ``names`` (``Coverage@10``, ...): in ``summary``, without per-query rows
+    #: output names of the values the report holds beside ``names``, in ``summary``
+    #: without per-query rows: RePlay's aggregation modes (``NDCG-Median@10``) and the
+    #: measures of the recommendation set (``Coverage@10``, ...)
     set_names: list[str] = field(default_factory=list)
+
+    def measure_values(self, indexes: Sequence[int]) -> dict[int, RunValues]:
+        """The defined per-query values of each measure of ``indexes``, by run (for the
+        modes of :mod:`sparkeval.engine.aggregation_modes`)."""
+        return wide_values(self._wide, indexes)
 
     @cached_property
     def per_query(self) -> pd.DataFrame:
@@ -140,6 +147,7 @@ def evaluate_held_request(
     )  # fmt: skip
     below = None if plan.min_score is None else every_row.num_rows - run_table.num_rows
     evaluation.report["compat"] = plan.describe(below, options.rel_level)
+    add_modes(evaluation, plan.modes, request.names, evaluation.measure_values)
     if flags is not None:
         evaluation.report["near_duplicates"] = flags
     return evaluation

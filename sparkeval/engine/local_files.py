@@ -31,6 +31,7 @@ from typing import Any
 import pyarrow as pa
 
 from sparkeval.compat import CompatPlan
+from sparkeval.engine.aggregation_modes import add_modes
 from sparkeval.engine.evaluation_report import as_measures
 from sparkeval.engine.held_near_dups import near_duplicate_flags
 from sparkeval.engine.in_process import LocalEvaluation, evaluate_held, evaluation_of_wide
@@ -107,6 +108,7 @@ def evaluate_direct(
     except InputError as exc:
         raise InputError(with_line_number(clean_message(exc))) from None
     evaluation.report["compat"] = plan.describe(rel_level=rel_level)
+    add_modes(evaluation, plan.modes, names, evaluation.measure_values)
     assert isinstance(evaluation, LocalFileEvaluation)
     return evaluation
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.engine.transport.early_pieces import EarlyPieces, ReadyPieces
+    from sparkeval.evaluation.intent_aware import IntentAwareValues
     from sparkeval.evaluation.options import EvaluateConfig
     from sparkeval.evaluation.set_measures import SetValues
 
@@ -104,7 +105,9 @@ def run_evaluate(
     finally:
         if ready is not None:  # the engine removes it once used; not if it failed first
             shutil.rmtree(ready.directory, ignore_errors=True)
+    intent_aware = _spark_intent_aware_values(spark, config, evaluation)
     _add_set_values(config, evaluation, sets)
+    _add_intent_aware_values(config, evaluation, intent_aware)
     _write_outputs(config, target, plan, evaluation)
     return evaluation
 
@@ -130,6 +133,7 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
     if direct is None:
         raise NotDirect(why_not[0] if why_not else "an input the direct readers do not plan")
     sets = _local_set_values(config, direct)
+    intent_aware = _local_intent_aware_values(config, direct)
     pairs = None
     if config.near_duplicates:  # flagged in one process
         pairs = read_local_pairs(config.near_duplicates, config.near_duplicates_format)
@@ -146,8 +150,81 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
     except InputError as exc:
         raise _with_partition_hint(exc, config) from None
     _add_set_values(config, evaluation, sets)
+    _add_intent_aware_values(config, evaluation, intent_aware)
     _write_outputs(config, target, plan, evaluation)
     return evaluation
+
+
+def _spark_intent_aware_values(
+    spark: SparkSession, config: EvaluateConfig, evaluation: Evaluation
+) -> IntentAwareValues | None:
+    """The intent-aware means of the runs on Spark, or None without them (the
+    evaluation's cache is released on failure)."""
+    if not config.intent_aware_measures():
+        return None
+    from sparkeval.evaluation.intent_aware import spark_intent_aware_values
+
+    log(
+        f"measuring {', '.join(m.name for m in config.intent_aware_measures())} with "
+        f"{config.subtopic_qrels}"
+    )
+    try:
+        values = spark_intent_aware_values(spark, config)
+    except BaseException:
+        evaluation.unpersist()
+        raise
+    _log_skipped(values)
+    return values
+
+
+def _log_skipped(values: IntentAwareValues) -> None:
+    """A status line per run whose queries were not all scored by the intent-aware
+    measures (those of one input only)."""
+    for run_id, blocks in values.items():
+        counts = next(iter(blocks.values()))
+        if counts["run_only"] or counts["qrels_only"]:
+            log(
+                f"run {run_id}: intent-aware measures over {counts['queries']} queries; "
+                f"skipped {counts['run_only']} without subtopic qrels and "
+                f"{counts['qrels_only']} of the subtopic qrels not in the run"
+            )
+
+
+def _local_intent_aware_values(
+    config: EvaluateConfig, direct: DirectPlan
+) -> IntentAwareValues | None:
+    """The intent-aware means of the runs in this process, or None without them."""
+    if not config.intent_aware_measures():
+        return None
+    from sparkeval.evaluation.intent_aware import local_intent_aware_values
+
+    log(
+        f"measuring {', '.join(m.name for m in config.intent_aware_measures())} with "
+        f"{config.subtopic_qrels}"
+    )
+    values = local_intent_aware_values(config, direct)
+    _log_skipped(values)
+    return values
+
+
+def _add_intent_aware_values(
+    config: EvaluateConfig,
+    evaluation: Evaluation | LocalFileEvaluation,
+    values: IntentAwareValues | None,
+) -> None:
+    """The intent-aware means added to the evaluation's report (nothing without them)."""
+    if values is None:
+        return
+    from sparkeval.evaluation.intent_aware import add_intent_aware_values
+
+    try:
+        add_intent_aware_values(
+            evaluation, config.intent_aware_measures(), values, config.names,
+            config.subtopic_qrels,
+        )  # fmt: skip
+    except BaseException:
+        evaluation.unpersist()
+        raise
 
 
 def _local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetValues | None:
@@ -210,6 +287,8 @@ def _write_outputs(
             report["inputs"]["train"] = config.train
         if config.item_categories:
             report["inputs"]["item_categories"] = config.item_categories
+        if config.subtopic_qrels:
+            report["inputs"]["subtopic_qrels"] = config.subtopic_qrels
         if config.near_duplicates:
             report["inputs"]["near_duplicates"] = config.near_duplicates
             counts = report.pop("near_duplicates")

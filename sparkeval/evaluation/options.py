@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Self
 
-from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat
+from sparkeval.compat import COMPAT_PROFILES, CompatPlan, plan_compat, replay_mode
 from sparkeval.engine.local_processes import MAX_WORKERS as MAX_LOCAL_WORKERS
 from sparkeval.engine.local_processes import PARALLEL_BYTES
 from sparkeval.engine.worker.assemble import QUERY_POLICIES, EvalOptions, check_ties_allowed
@@ -23,6 +23,7 @@ from sparkeval.io.truth import RelevanceRule
 from sparkeval.job.engine_choice import ENGINE_HELP, ENGINES
 from sparkeval.job.options import input_path, option
 from sparkeval.job.spark_options import OutputJobConfig
+from sparkeval.measures.intent_aware_names import IntentAwareMeasure, split_intent_aware
 from sparkeval.measures.names import parse_measures
 from sparkeval.measures.near_dup import check_flags_available
 from sparkeval.measures.set_names import (
@@ -171,6 +172,12 @@ class EvaluateConfig(OutputJobConfig):
         "row per item: the categories of CategoricalDiversity@k (RePlay's)",
         None,
     )
+    subtopic_qrels: str | None = input_path(
+        "subtopic qrels of the intent-aware measures (alpha-nDCG@k, ERR-IA@k, ...): "
+        "ndeval's 'query subtopic doc grade' lines, or Parquet, CSV or TSV with columns "
+        "query_id, subtopic_id, doc_id, relevance",
+        None,
+    )
     reader: str = option(
         "auto",
         choices=READERS,
@@ -231,7 +238,9 @@ class EvaluateConfig(OutputJobConfig):
             except ConfigError as exc:
                 raise ConfigError(f"key '{key}': {exc}") from None
         try:
-            ranking, sets = split_set_measures(self.measures, self.compat)
+            other, intent_aware = split_intent_aware(self.measures)
+            ranking, sets = split_set_measures(other, self.compat)
+            self._check_intent_aware(intent_aware, ranking)
             check_set_inputs(sets, self.set_input_values())
             if sets and not ranking:
                 raise ConfigError(
@@ -244,7 +253,10 @@ class EvaluateConfig(OutputJobConfig):
                     "scores by doc id, the default tie rule; it does not follow --ties "
                     f"{self.ties}"
                 )
-            parse_measures(ranking)
+            # RePlay's aggregation modes (NDCG-Median@10) are parsed by the profile's plan
+            plain = [n for n in ranking if self.compat != "replay" or replay_mode(n) is None]
+            if plain or not ranking:
+                parse_measures(plain)
         except ValueError as exc:
             raise ConfigError(f"key 'measures': {exc}") from None
         EvalOptions(self.queries, self.rel_level, self.depth)  # type: ignore[arg-type]
@@ -253,6 +265,33 @@ class EvaluateConfig(OutputJobConfig):
         if not self.near_duplicates:
             check_flags_available(plan.measures, "--near-duplicates PATH (key 'near_duplicates')")
         return self
+
+    def _check_intent_aware(self, measures: list[IntentAwareMeasure], ranking: list[str]) -> None:
+        """Refuse intent-aware measures without subtopic qrels, without a ranking
+        measure beside them, or with a tie rule or profile they do not follow."""
+        if not measures:
+            return
+        first = measures[0].typed
+        if not self.subtopic_qrels:
+            raise ConfigError(
+                f"{first} is an intent-aware measure: it needs subtopic qrels, "
+                "--subtopic-qrels PATH (key 'subtopic_qrels'; subtopic_qrels= in Python)"
+            )
+        if not ranking:
+            raise ConfigError(
+                f"{first} comes with the ranking measures of an evaluation: give one as "
+                "well (e.g. nDCG@10)"
+            )
+        if self.ties != "doc-id":
+            raise ConfigError(
+                f"key 'ties': {first} ranks tied scores by doc id ascending, as ndeval "
+                f"does; it does not follow --ties {self.ties}"
+            )
+        if self.compat != "trec":
+            raise ConfigError(
+                f"key 'compat': {first} is computed as ndeval computes it, under --compat "
+                f"trec only (got {self.compat})"
+            )
 
     def _check_ties(self) -> None:
         """Refuse, by name, the tie rules the inputs of this command cannot honour."""
@@ -271,12 +310,18 @@ class EvaluateConfig(OutputJobConfig):
         paths = [*self.run, *([self.qrels] if self.qrels else [])]
         paths += [self.near_duplicates] if self.near_duplicates else []
         paths += [self.item_categories] if self.item_categories else []
+        paths += [self.subtopic_qrels] if self.subtopic_qrels else []
         return [*paths, *([self.train] if self.train else [])]
 
     def set_measures(self) -> list[SetMeasure]:
         """The measures of the whole recommendation set asked for (``Coverage@k``, ...),
         computed from the top-k lists and ``train``, beside the evaluation."""
-        return split_set_measures(self.measures, self.compat)[1]
+        return split_set_measures(split_intent_aware(self.measures)[0], self.compat)[1]
+
+    def intent_aware_measures(self) -> list[IntentAwareMeasure]:
+        """The intent-aware measures asked for (``alpha-nDCG@k``, ...), computed from
+        the runs and ``subtopic_qrels``, beside the evaluation."""
+        return split_intent_aware(self.measures)[1]
 
     def set_input_values(self) -> dict[str, str | None]:
         """The inputs of the set measures by config key (None when not given)."""
@@ -325,7 +370,9 @@ class EvaluateConfig(OutputJobConfig):
         from sparkeval.job.dry_run import check_run_or_qrels, input_schema
 
         plan = self.plan()
-        lines = [f"measures: {', '.join(m.name for m in plan.measures)}"]
+        names = [m.name for m in plan.measures]
+        names += [f"{mode.name} (of {mode.base.name})" for mode in plan.modes]
+        lines = [f"measures: {', '.join(names)}"]
         run_map = parse_mapping(self.run_column_map(), "run")
         for path in self.run:
             schema = input_schema(path, self.run_format or self.format)
@@ -370,7 +417,7 @@ class EvaluateConfig(OutputJobConfig):
             self.relevance, self.relevance_threshold, self.relevant_only
         )
         queries = None if self.compat != "trec" and self.queries == "qrels" else self.queries
-        ranking = split_set_measures(self.measures, self.compat)[0]
+        ranking = split_set_measures(split_intent_aware(self.measures)[0], self.compat)[0]
         return plan_compat(self.compat, ranking, rule, queries, self.ties)
 
 

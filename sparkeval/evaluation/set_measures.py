@@ -418,4 +418,4 @@ def add_set_values(
             parameters[key] = given if isinstance(given, str) else "a table"
     compat = report.setdefault("compat", {})
     compat.setdefault("definitions", {}).update({shown[m.name]: m.definition() for m in measures})
-    evaluation.set_names = list(shown.values())
+    evaluation.set_names = [*evaluation.set_names, *shown.values()]

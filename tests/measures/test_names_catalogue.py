@@ -6,6 +6,7 @@ import pytest
 
 from sparkeval.cli import run_argv
 from sparkeval.measures import REGISTRY
+from sparkeval.measures.intent_aware_names import CATALOGUE as INTENT_AWARE
 from sparkeval.measures.names import (
     ALL_TREC,
     OFFICIAL,
@@ -165,12 +166,14 @@ def test_measures_command_text(capsys: pytest.CaptureFixture[str]) -> None:
     for fam in REGISTRY.values():
         assert fam.description in out
     assert "iprec_at_recall_<recall>" in out and "RMSE_per_user" in out
+    assert "ERR-IA@k (ir_measures ERR_IA@k" in out and "--subtopic-qrels" in out
 
 
 def test_measures_command_markdown(capsys: pytest.CaptureFixture[str]) -> None:
     out = _run_command(capsys, "--format", "markdown")
     rows = [line for line in out.splitlines() if line.startswith("| `")]
-    assert len(rows) == len(REGISTRY) + len(RATING_ERRORS)
+    assert len(rows) == len(REGISTRY) + len(RATING_ERRORS) + len(INTENT_AWARE)
+    assert "| `alpha-nDCG@k` | `alpha_nDCG@k` |" in out
     assert all(line.count(" | ") >= 3 for line in rows)
     one = _run_command(capsys, "nDCG", "--format", "markdown")
     assert "`ndcg_cut_<k>`" in one and "RMSE" not in one

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from sparkeval.compat import CompatPlan
+from sparkeval.engine.aggregation_modes import add_modes
 from sparkeval.engine.min_score import count_spark_rows_below, keep_spark_rows
 from sparkeval.engine.plans.spark_engine import Evaluation, evaluate
 from sparkeval.io.columns import parse_mapping, resolve_columns
@@ -72,6 +73,7 @@ def evaluate_plan(
         run_df = keep_spark_rows(run_df, plan.min_score)
     evaluation = evaluate(spark, run_df, qrels_df, plan.measures, queries=plan.queries, **options)
     evaluation.report["compat"] = plan.describe(below, options.get("rel_level", 1))
+    add_modes(evaluation, plan.modes, options.get("names", "canonical"), evaluation.measure_values)
     return evaluation
 
 

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkeval.engine.aggregation_modes import RunValues, wide_values
 from sparkeval.engine.evaluation_report import (
     SUMMARY_COLUMNS,
     as_measures,
@@ -156,9 +157,20 @@ class Evaluation:
     names: list[str]
     reader: str = "spark"
     _blobs: Any = field(default=None, repr=False)
-    #: output names of the measures of the recommendation set the report holds beside
-    #: ``names`` (``Coverage@10``, ...): in ``summary``, without per-query rows
+    #: output names of the values the report holds beside ``names``, in ``summary``
+    #: without per-query rows: RePlay's aggregation modes (``NDCG-Median@10``) and the
+    #: measures of the recommendation set (``Coverage@10``, ...)
     set_names: list[str] = field(default_factory=list)
+
+    def measure_values(self, indexes: Sequence[int]) -> dict[int, RunValues]:
+        """The defined per-query values of each measure of ``indexes``, by run,
+        collected to the driver by one job (for the modes of
+        :mod:`sparkeval.engine.aggregation_modes`; a driver evaluation holds them)."""
+        if isinstance(self._blobs, DeferredBlobs):
+            return wide_values(self._blobs.wide, indexes)
+        columns = [measure_column(i) for i in indexes]
+        rows = self._wide.where("evaluated").select("run_id", "evaluated", *columns)
+        return wide_values(rows.toArrow(), indexes)
 
     @property
     def _blob_frame(self):
