@@ -3,6 +3,11 @@
 interactions of the measures of the whole recommendation set (``Coverage@k``,
 ``Novelty@k``; :mod:`sparkeval.measures.set_names`).
 
+``reference_run=`` names the run (a run id of ``run``) that ``Intersection@k``
+(RecTools') and ``Unexpectedness@k`` (RePlay's) compare each
+run's lists with; ``item_categories=`` (a path or a table, ``item_id, category``)
+gives the categories of ``CategoricalDiversity@k`` (RePlay's).
+
 Without ``train`` (and without those measures) the engine's functions run as they are.
 With it, the ranking measures are evaluated by the engine and the set measures of each
 run's top-k lists are added to the result: its ``report`` (``summary.json``'s
@@ -30,16 +35,25 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
-from sparkeval.diversity.set_values import local_value
 from sparkeval.engine import api as engine_api
 from sparkeval.errors import ConfigError
-from sparkeval.evaluation.set_measures import SetValues, add_set_values, ranked_cut
+from sparkeval.evaluation.set_measures import (
+    LocalInputs,
+    SetValues,
+    SparkInputs,
+    add_set_values,
+    local_measure_value,
+    needs,
+    ranked_cut,
+    reference_rows,
+)
 from sparkeval.formats import DEFAULT_RUN_ID
 from sparkeval.measures import Measure
 from sparkeval.measures.intent_aware_names import IntentAwareMeasure, split_intent_aware
-from sparkeval.measures.set_names import SetMeasure, split_set_measures
+from sparkeval.measures.set_names import SetMeasure, check_set_inputs, split_set_measures
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -55,14 +69,18 @@ def evaluate(
     measures: Sequence[str | Measure] | str,
     *,
     train: Any = None,
+    reference_run: str | None = None,
+    item_categories: Any = None,
     subtopic_qrels: Any = None,
     **keywords: Any,
 ) -> Evaluation | LocalEvaluation:
     """:func:`sparkeval.engine.api.evaluate` (the same keywords), with ``train`` for
-    ``Coverage@k`` and ``Novelty@k`` and ``subtopic_qrels`` for the intent-aware
-    measures (see the module text)."""
+    ``Coverage@k`` and ``Novelty@k``, ``reference_run`` for ``Intersection@k`` and
+    ``Unexpectedness@k``, ``item_categories`` for ``CategoricalDiversity@k`` and
+    ``subtopic_qrels`` for the intent-aware measures (see the module text)."""
+    given = {"train": train, "reference_run": reference_run, "item_categories": item_categories}
     return _with_train(
-        engine_api.evaluate, spark, run, qrels, measures, train, keywords, subtopic_qrels
+        engine_api.evaluate, spark, run, qrels, measures, given, keywords, subtopic_qrels
     )
 
 
@@ -73,15 +91,20 @@ def evaluate_recommendations(
     measures: Sequence[str | Measure] | str,
     *,
     train: Any = None,
+    reference_run: str | None = None,
+    item_categories: Any = None,
     subtopic_qrels: Any = None,
     **keywords: Any,
 ) -> Evaluation | LocalEvaluation:
     """:func:`sparkeval.engine.api.evaluate_recommendations` (the same keywords), with
-    ``train`` for ``Coverage@k`` and ``Novelty@k`` and ``subtopic_qrels`` for the
-    intent-aware measures (see the module text)."""
+    ``train`` for ``Coverage@k`` and ``Novelty@k``, ``reference_run`` for
+    ``Intersection@k`` and ``Unexpectedness@k``, ``item_categories`` for
+    ``CategoricalDiversity@k`` and ``subtopic_qrels`` for the intent-aware measures (see
+    the module text)."""
     function = engine_api.evaluate_recommendations
+    given = {"train": train, "reference_run": reference_run, "item_categories": item_categories}
     return _with_train(
-        function, spark, recommendations, truth, measures, train, keywords, subtopic_qrels
+        function, spark, recommendations, truth, measures, given, keywords, subtopic_qrels
     )
 
 
@@ -91,21 +114,23 @@ def _with_train(
     run: Any,
     qrels: Any,
     measures: Sequence[str | Measure] | str,
-    train: Any,
+    given: dict[str, Any],
     keywords: dict[str, Any],
     subtopic_qrels: Any = None,
 ) -> Any:
-    """``function`` with the ranking measures, then the set measures and the
-    intent-aware measures added.
+    """``function`` with the ranking measures, then the set measures, each from the
+    input of ``given`` it reads (``train``, ``reference_run``, ``item_categories``), and
+    the intent-aware measures added.
 
     Raises:
-        ConfigError: set measures without ``train`` (or without a ranking measure), or
-            with a tie rule other than ``doc-id``; intent-aware measures without
-            ``subtopic_qrels``, with a session, or with such a tie rule.
+        ConfigError: a set measure without its input (or without a ranking measure), an
+            input no measure reads, or a tie rule other than ``doc-id``; intent-aware
+            measures without ``subtopic_qrels``, with a session, or with such a tie rule.
     """
     texts = _texts(measures)
     other, intent_aware = split_intent_aware(texts)
     ranking, sets = split_set_measures(other, str(keywords.get("compat", "trec")))
+    check_set_inputs(sets, given, python=True)
     if not sets and not intent_aware:
         return function(spark, run, qrels, measures, **keywords)
     if intent_aware:
@@ -114,11 +139,6 @@ def _with_train(
         evaluation = function(spark, run, qrels, ranking, **keywords)
         _add_intent_aware(spark, evaluation, run, intent_aware, subtopic_qrels, keywords)
         return evaluation
-    if train is None:
-        raise ConfigError(
-            f"{sets[0].typed} is a measure of the whole recommendation set: it needs the "
-            "training interactions, train= (a path or a table)"
-        )
     if not ranking:
         raise ConfigError(f"{sets[0].typed} comes with a ranking measure: give one as well")
     ties = keywords.get("ties", "doc-id")
@@ -131,10 +151,10 @@ def _with_train(
     depth = keywords.get("depth")
     columns = keywords.get("run_columns")
     if spark is None:
-        values = _held_values(run, train, sets, depth, columns)
+        values = _held_values(run, given, sets, depth, columns)
     else:
-        values = _spark_values(spark, run, train, sets, depth, columns)
-    add_set_values(evaluation, sets, values, keywords.get("names", "canonical"), train)
+        values = _spark_values(spark, run, given, sets, depth, columns)
+    add_set_values(evaluation, sets, values, keywords.get("names", "canonical"), given)
     if intent_aware:
         _add_intent_aware(spark, evaluation, run, intent_aware, subtopic_qrels, keywords)
     return evaluation
@@ -220,20 +240,29 @@ def _texts(measures: Any) -> list[str]:
 
 
 def _held_values(
-    run: Any, train: Any, sets: list[SetMeasure], depth: int | None, columns: Any
+    run: Any, given: dict[str, Any], sets: list[SetMeasure], depth: int | None, columns: Any
 ) -> SetValues:
     """The set measures of runs held in this process."""
     from sparkeval.engine.held_inputs import held_run
 
     rows = held_run(run, columns).to_pandas()
-    held = _held_train(train)
+    runs = {
+        str(run_id): frame[["query_id", "doc_id", "score"]].reset_index(drop=True)
+        for run_id, frame in rows.groupby("run_id", sort=True)
+    }
+    inputs = LocalInputs(
+        train=_held_train(given["train"]) if needs(sets, "train") else None,
+        reference=reference_rows(runs, list(runs), given["reference_run"])
+        if needs(sets, "reference_run")
+        else None,
+        categories=_held_categories(given["item_categories"])
+        if needs(sets, "item_categories")
+        else None,
+    )
     out: SetValues = {}
-    for run_id, frame in rows.groupby("run_id", sort=True):
-        ranked = ranked_cut(frame[["query_id", "doc_id", "score"]])
-        out[str(run_id)] = {
-            m.name: local_value(m.kind, ranked[ranked["_rank"] <= _cut(m, depth)], held, m.k)
-            for m in sets
-        }
+    for run_id, frame in runs.items():
+        ranked = ranked_cut(frame)
+        out[run_id] = {m.name: local_measure_value(m, ranked, inputs, _cut(m, depth)) for m in sets}
     return out
 
 
@@ -263,10 +292,30 @@ def _held_train(train: Any) -> pd.DataFrame:
     )
 
 
+def _held_categories(table: Any) -> pd.DataFrame:
+    """``doc_id, category`` as text of an item -> category table or Parquet path held
+    here (one row per item)."""
+    from sparkeval.diversity.category_values import local_categories
+    from sparkeval.engine.held_inputs import as_arrow
+    from sparkeval.evaluation.set_measures import local_categories_table
+    from sparkeval.io.columns import CATEGORY_ALIASES, match_columns
+
+    if isinstance(table, str):
+        return local_categories_table(table)
+    given = as_arrow(table, "item_categories")
+    found = match_columns(
+        given.column_names, CATEGORY_ALIASES, ("doc_id", "category"), {},
+        "item categories table", "this table", None,
+    )  # fmt: skip
+    items = given.column(found["doc_id"]).to_numpy(zero_copy_only=False)
+    labels = given.column(found["category"]).to_pylist()
+    return local_categories(items, np.asarray(labels, dtype=object), "item categories table")
+
+
 def _spark_values(
     spark: SparkSession,
     run: DataFrame,
-    train: Any,
+    given: dict[str, Any],
     sets: list[SetMeasure],
     depth: int | None,
     columns: Any,
@@ -283,4 +332,5 @@ def _spark_values(
     if "score" not in rows.columns and "rank" in rows.columns:
         rows = rows.withColumn("score", -F.col("rank").cast("double"))
     run_ids = sorted(str(r[0]) for r in rows.select("run_id").distinct().collect())
-    return spark_values_by_run(spark, rows, train, run_ids, sets, lambda m: _cut(m, depth))
+    inputs = SparkInputs(given["train"], given["reference_run"], given["item_categories"])
+    return spark_values_by_run(spark, rows, inputs, run_ids, sets, lambda m: _cut(m, depth))

@@ -49,8 +49,9 @@ truth), and fixes the query policy and the relevance rule:
       ``NDCG@k`` → ``nDCG@k`` (binary, ideal over min(k, |truth|) positions);
       ``RocAuc@k`` → ``RocAuc@k`` (the AUC of the top k);
       Coverage, Novelty and the other beyond-accuracy metrics are refused, naming the
-      value of ``sparkeval diversity`` that reports each (Unexpectedness and
-      CategoricalDiversity: none);
+      value of ``sparkeval diversity`` that reports each (``evaluate`` computes
+      Unexpectedness@k against a reference run and CategoricalDiversity@k with item
+      categories, :mod:`sparkeval.measures.set_names`);
     * RePlay's aggregation modes, named as its results name them: ``NDCG-Median@k``
       and ``NDCG-ConfidenceInterval@k`` (``mode=Median()``, ``mode=ConfidenceInterval(
       alpha=0.95)``) of each metric above are computed from the per-user values of its
@@ -71,8 +72,9 @@ truth), and fixes the query policy and the relevance rule:
       ``exclude`` (an excluded user is undefined, left out of the mean; ``raise`` is
       not offered); Serendipity,
       CatalogCoverage and the other beyond-accuracy metrics are refused, naming the
-      value of ``sparkeval diversity`` that reports each (MeanInvUserFreq,
-      AvgRecPopularity and Intersection: none);
+      value of ``sparkeval diversity`` that reports each (MeanInvUserFreq and
+      AvgRecPopularity: none; ``evaluate`` computes Intersection@k against a reference
+      run, :mod:`sparkeval.measures.set_names`);
     * a rank column is read as RecTools reads it, the positions themselves: ranks 1
       and 3 leave position 2 empty (an item ranked 3 counts at position 3) and an item
       ranked 4 is outside k = 3 however few items the list has; ranks must be whole

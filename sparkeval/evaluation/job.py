@@ -250,7 +250,7 @@ def _spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetResults
         return None
     from sparkeval.evaluation.set_measures import spark_set_values
 
-    log(f"measuring {', '.join(m.name for m in config.set_measures())} with {config.train}")
+    log(f"measuring {', '.join(m.name for m in config.set_measures())} {config.set_inputs()}")
     return spark_set_values(spark, config)
 
 
@@ -292,6 +292,8 @@ def _write_outputs(
         report["inputs"] = {"runs": config.run_inputs(), "qrels": config.qrels_input()}
         if config.train:
             report["inputs"]["train"] = config.train
+        if config.item_categories:
+            report["inputs"]["item_categories"] = config.item_categories
         if config.subtopic_qrels:
             report["inputs"]["subtopic_qrels"] = config.subtopic_qrels
         if config.near_duplicates:

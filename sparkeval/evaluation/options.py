@@ -26,7 +26,11 @@ from sparkeval.job.spark_options import OutputJobConfig
 from sparkeval.measures.intent_aware_names import IntentAwareMeasure, split_intent_aware
 from sparkeval.measures.names import parse_measures
 from sparkeval.measures.near_dup import check_flags_available
-from sparkeval.measures.set_names import SetMeasure, split_set_measures
+from sparkeval.measures.set_names import (
+    SetMeasure,
+    check_set_inputs,
+    split_set_measures,
+)
 
 #: who reads Parquet inputs (see sparkeval.io.direct): the workers where possible, or Spark
 READERS: tuple[str, ...] = ("auto", "spark")
@@ -157,6 +161,18 @@ class EvaluateConfig(OutputJobConfig):
         "measures of the recommendation set, Coverage@k and Novelty@k",
         None,
     )
+    reference_run: str | None = option(
+        None,
+        metavar="RUN_ID",
+        help="the run, among the runs evaluated, that Intersection@k (RecTools') and "
+        "Unexpectedness@k (RePlay's) compare each run's top-k lists with; its own row is "
+        "its comparison with itself",
+    )
+    item_categories: str | None = input_path(
+        "an item -> category table (item_id, category; Parquet, CSV, TSV or JSONL), one "
+        "row per item: the categories of CategoricalDiversity@k (RePlay's)",
+        None,
+    )
     subtopic_qrels: str | None = input_path(
         "subtopic qrels of the intent-aware measures (alpha-nDCG@k, ERR-IA@k, ...): "
         "ndeval's 'query subtopic doc grade' lines, or Parquet, CSV or TSV with columns "
@@ -226,11 +242,7 @@ class EvaluateConfig(OutputJobConfig):
             other, intent_aware = split_intent_aware(self.measures)
             ranking, sets = split_set_measures(other, self.compat)
             self._check_intent_aware(intent_aware, ranking)
-            if sets and not self.train:
-                raise ConfigError(
-                    f"{sets[0].typed} is a measure of the whole recommendation set: it needs "
-                    "the training interactions, --train PATH (key 'train'; train= in Python)"
-                )
+            check_set_inputs(sets, self.set_input_values())
             if sets and not ranking:
                 raise ConfigError(
                     f"{sets[0].typed} comes with the ranking measures of an evaluation: give "
@@ -293,6 +305,7 @@ class EvaluateConfig(OutputJobConfig):
         catalog tables are not paths."""
         paths = [*self.run, *([self.qrels] if self.qrels else [])]
         paths += [self.near_duplicates] if self.near_duplicates else []
+        paths += [self.item_categories] if self.item_categories else []
         paths += [self.subtopic_qrels] if self.subtopic_qrels else []
         return [*paths, *([self.train] if self.train else [])]
 
@@ -305,6 +318,24 @@ class EvaluateConfig(OutputJobConfig):
         """The intent-aware measures asked for (``alpha-nDCG@k``, ...), computed from
         the runs and ``subtopic_qrels``, beside the evaluation."""
         return split_intent_aware(self.measures)[1]
+
+    def set_input_values(self) -> dict[str, str | None]:
+        """The inputs of the set measures by config key (None when not given)."""
+        return {
+            "train": self.train,
+            "reference_run": self.reference_run,
+            "item_categories": self.item_categories,
+        }
+
+    def set_inputs(self) -> str:
+        """What the set measures read, in words (``with train.parquet, against run
+        'base'``), for the status line."""
+        parts = [f"with {self.train}"] if self.train else []
+        if self.reference_run is not None:
+            parts.append(f"against run {self.reference_run!r}")
+        if self.item_categories:
+            parts.append(f"with the categories of {self.item_categories}")
+        return ", ".join(parts)
 
     def input_tables(self) -> list[str]:
         """The catalog tables read (``--run-table``, ``--qrels-table``)."""
@@ -359,6 +390,12 @@ class EvaluateConfig(OutputJobConfig):
 
             train = input_schema(self.train)
             lines.append(check_list_table(train, TRAIN_ALIASES, ("query_id", "doc_id")))
+        if self.item_categories:
+            from sparkeval.io.columns import CATEGORY_ALIASES
+            from sparkeval.job.dry_run import check_list_table
+
+            table = input_schema(self.item_categories)
+            lines.append(check_list_table(table, CATEGORY_ALIASES, ("doc_id", "category")))
         return lines
 
     def plan(self) -> CompatPlan:

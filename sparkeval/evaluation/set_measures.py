@@ -25,11 +25,18 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from sparkeval.diversity.category_values import local_category_value, spark_category_value
+from sparkeval.diversity.reference_values import (
+    REFERENCE_KINDS,
+    local_reference_value,
+    spark_reference_value,
+)
 from sparkeval.diversity.set_values import local_per_user, local_value, spark_per_user, spark_value
 from sparkeval.errors import ConfigError
 from sparkeval.evaluation import per_user_set
 from sparkeval.formats import RUN_CODE
 from sparkeval.io.direct_input import NotDirect
+from sparkeval.measures.set_names import needed_input
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -82,35 +89,140 @@ def _cut(config: EvaluateConfig, measure: SetMeasure) -> int:
     return min(measure.k, config.depth) if config.depth else measure.k
 
 
+@dataclass(frozen=True)
+class LocalInputs:
+    """What the set measures read beside each run's lists, held in this process.
+
+    Attributes:
+        train: the training interactions, ``query_id, doc_id`` as text (or None).
+        reference: the reference run's rows ranked by :func:`ranked_cut` (or None).
+        categories: ``doc_id, category`` as text, one row per item (or None).
+    """
+
+    train: pd.DataFrame | None = None
+    reference: pd.DataFrame | None = None
+    categories: pd.DataFrame | None = None
+
+
+def local_measure_value(
+    measure: SetMeasure, ranked: pd.DataFrame, inputs: LocalInputs, cut: int
+) -> dict[str, Any]:
+    """One set measure of one run's ranked rows (:func:`ranked_cut`) within ``cut``
+    ranks, from what it reads in ``inputs``."""
+    lists = ranked[ranked["_rank"] <= cut]
+    if measure.kind in REFERENCE_KINDS:
+        assert inputs.reference is not None
+        reference = inputs.reference[inputs.reference["_rank"] <= cut]
+        return local_reference_value(measure.kind, lists, reference, measure.k)
+    if measure.kind == "categorical_diversity":
+        assert inputs.categories is not None
+        return local_category_value(lists, inputs.categories, measure.k)
+    assert inputs.train is not None
+    return local_value(measure.kind, lists, inputs.train, measure.k)
+
+
+def needs(measures: Sequence[SetMeasure], key: str) -> bool:
+    """Whether one of ``measures`` reads the input of config key ``key``."""
+    return any(needed_input(m.kind) == key for m in measures)
+
+
+def reference_rows(
+    runs: dict[str, pd.DataFrame], run_ids: Sequence[str], reference_run: str | None
+) -> pd.DataFrame:
+    """The reference run's rows ranked (:func:`ranked_cut`; none for a run without
+    rows).
+
+    Raises:
+        ConfigError: no run of that id.
+    """
+    check_reference_run(reference_run, run_ids)
+    assert reference_run is not None
+    rows = runs.get(reference_run)
+    if rows is None:
+        rows = pd.DataFrame({"query_id": [], "doc_id": [], "score": []}).astype(
+            {"query_id": object, "doc_id": object, "score": np.float64}
+        )
+    return ranked_cut(rows)
+
+
+def check_reference_run(reference_run: str | None, run_ids: Sequence[str]) -> None:
+    """The reference run is one of the runs evaluated.
+
+    Raises:
+        ConfigError: naming the option and the runs found.
+    """
+    if reference_run is None or reference_run not in run_ids:
+        shown = ", ".join(repr(r) for r in list(run_ids)[:10])
+        raise ConfigError(
+            f"--reference-run {reference_run!r} (key 'reference_run'; reference_run= in "
+            f"Python): no run of that id among the runs evaluated ({shown})"
+        )
+
+
 def local_set_values(config: EvaluateConfig, direct: DirectPlan) -> SetResults:
     """Each run's set measures in this process, from the run rows of ``direct`` as the
     local engine reads them (:func:`~sparkeval.io.direct.read_unit`: every format,
-    column map and run id of the plan) and the Parquet training interactions.
+    column map and run id of the plan), the Parquet training interactions and the
+    reference run among them.
 
     Raises:
         NotDirect: training interactions that are not Parquet, or ids Spark's readers
             judge (the run is then evaluated on Spark under ``--engine auto``).
+        ConfigError: a reference run that is not among the runs.
     """
-    from sparkeval.diversity.local_read import read_local_table
-    from sparkeval.io.columns import TRAIN_ALIASES
-
-    assert config.train is not None
-    train_table = read_local_table(config.train, TRAIN_ALIASES, ("query_id", "doc_id"))
-    train = pd.DataFrame({c: _text(train_table.column(c)) for c in ("query_id", "doc_id")})
-    out: SetValues = {}
     measures = config.set_measures()
+    runs = _planned_runs(direct)
+    inputs = LocalInputs(
+        train=_local_train(config.train) if needs(measures, "train") else None,
+        reference=reference_rows(runs, direct.run_ids, config.reference_run)
+        if needs(measures, "reference_run")
+        else None,
+        categories=local_categories_table(config.item_categories)
+        if needs(measures, "item_categories")
+        else None,
+    )
+    out: SetValues = {}
+    per_user = per_user_set.per_user_measures(measures)
     parts = []
-    for run_id, rows in _planned_runs(direct).items():
+    for run_id, rows in runs.items():
         ranked = ranked_cut(rows)
         out[run_id] = {}
         for order, m in enumerate(measures):
-            lists = ranked[ranked["_rank"] <= _cut(config, m)]
-            out[run_id][m.name] = local_value(m.kind, lists, train, m.k)
-            if m in per_user_set.per_user_measures(measures):
-                frame = local_per_user(m.kind, lists, train, m.k)
+            out[run_id][m.name] = local_measure_value(m, ranked, inputs, _cut(config, m))
+            if m in per_user:
+                lists = ranked[ranked["_rank"] <= _cut(config, m)]
+                assert inputs.train is not None
+                frame = local_per_user(m.kind, lists, inputs.train, m.k)
                 parts.append((run_id, per_user_set.shown_name(m, config.names), order, frame))
     table = per_user_set.local_table(parts) if parts else None
     return SetResults(out, table)
+
+
+def local_categories_table(path: str | None) -> pd.DataFrame:
+    """The Parquet item -> category table as text ``doc_id, category``.
+
+    Raises:
+        NotDirect: a table that is not Parquet (Spark's readers read it).
+        InputError: a missing column, or an item with two rows.
+    """
+    from sparkeval.diversity.category_values import local_categories
+    from sparkeval.diversity.local_read import read_local_table
+    from sparkeval.io.columns import CATEGORY_ALIASES
+
+    assert path is not None
+    table = read_local_table(path, CATEGORY_ALIASES, ("doc_id", "category"))
+    labels = np.asarray(table.table.column("category").to_pylist(), dtype=object)
+    return local_categories(table.column("doc_id"), labels, path)
+
+
+def _local_train(path: str | None) -> pd.DataFrame:
+    """The Parquet training interactions as text ``query_id, doc_id``."""
+    from sparkeval.diversity.local_read import read_local_table
+    from sparkeval.io.columns import TRAIN_ALIASES
+
+    assert path is not None
+    table = read_local_table(path, TRAIN_ALIASES, ("query_id", "doc_id"))
+    return pd.DataFrame({c: _text(table.column(c)) for c in ("query_id", "doc_id")})
 
 
 def _text(values: np.ndarray) -> np.ndarray:
@@ -184,32 +296,50 @@ def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetResults:
     )
     if "score" not in run_df.columns:
         raise ConfigError("the measures of the recommendation set need the runs' scores")
-    assert config.train is not None
+    inputs = SparkInputs(config.train, config.reference_run, config.item_categories)
     return spark_results_by_run(
-        spark, run_df, config.train, run_ids, config.set_measures(),
+        spark, run_df, inputs, run_ids, config.set_measures(),
         lambda m: _cut(config, m), config.names,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SparkInputs:
+    """What the set measures read beside each run's lists, on Spark.
+
+    Attributes:
+        train: the training interactions, a path or a DataFrame (or None).
+        reference_run: the id of the reference run among the runs (or None).
+        item_categories: the item -> category table, a path or a DataFrame (or None).
+    """
+
+    train: Any = None
+    reference_run: str | None = None
+    item_categories: Any = None
 
 
 def spark_values_by_run(
     spark: SparkSession,
     rows: DataFrame,
-    train: Any,
+    inputs: SparkInputs,
     run_ids: Sequence[str],
     measures: Sequence[SetMeasure],
     cut: Callable[[SetMeasure], int],
 ) -> SetValues:
     """Each run's value of each set measure on Spark: ``rows`` (``run_id, query_id,
     doc_id, score``) ranked once to the deepest cut, each measure over its run's rows
-    within ``cut(measure)``, against the training interactions ``train`` (a path or a
-    DataFrame)."""
-    return spark_results_by_run(spark, rows, train, run_ids, measures, cut, None).values
+    within ``cut(measure)``, against what it reads in ``inputs``.
+
+    Raises:
+        ConfigError: a reference run that is not among ``run_ids``.
+    """
+    return spark_results_by_run(spark, rows, inputs, run_ids, measures, cut, None).values
 
 
 def spark_results_by_run(
     spark: SparkSession,
     rows: DataFrame,
-    train: Any,
+    inputs: SparkInputs,
     run_ids: Sequence[str],
     measures: Sequence[SetMeasure],
     cut: Callable[[SetMeasure], int],
@@ -219,20 +349,39 @@ def spark_results_by_run(
     the per-user rows too, cached and counted before the inputs' cache is released."""
     from pyspark.sql import functions as F
 
+    if needs(measures, "reference_run"):
+        check_reference_run(inputs.reference_run, run_ids)
     ranked = spark_ranked(rows, max(cut(m) for m in measures)).cache()
-    frame = spark_train(spark, train).cache()
+    frame = spark_train(spark, inputs.train).cache() if needs(measures, "train") else None
+    reference = ranked.where(F.col("run_id") == F.lit(inputs.reference_run))
+    categories = (
+        spark_categories_table(spark, inputs.item_categories).cache()
+        if needs(measures, "item_categories")
+        else None
+    )
+    per_user_measures = per_user_set.per_user_measures(measures) if names is not None else []
     try:
         out: SetValues = {}
         parts = []
         for run_id in run_ids:
             of_run = ranked.where(F.col("run_id") == F.lit(run_id))
-            out[run_id] = {}
+            values = {}
             for order, m in enumerate(measures):
                 lists = of_run.where(F.col("_rank") <= cut(m))
-                out[run_id][m.name] = spark_value(m.kind, lists, frame, m.k)
-                if names is not None and m in per_user_set.per_user_measures(measures):
-                    values = spark_per_user(m.kind, lists, frame, m.k)
-                    parts.append((run_id, per_user_set.shown_name(m, names), order, values))
+                if m.kind in REFERENCE_KINDS:
+                    base = reference.where(F.col("_rank") <= cut(m))
+                    values[m.name] = spark_reference_value(m.kind, lists, base, m.k)
+                elif m.kind == "categorical_diversity":
+                    assert categories is not None
+                    values[m.name] = spark_category_value(lists, categories, m.k)
+                else:
+                    assert frame is not None
+                    values[m.name] = spark_value(m.kind, lists, frame, m.k)
+                if m in per_user_measures:
+                    assert frame is not None
+                    rows_of_users = spark_per_user(m.kind, lists, frame, m.k)
+                    parts.append((run_id, per_user_set.shown_name(m, names), order, rows_of_users))
+            out[run_id] = values
         per_user = per_user_set.spark_frame(parts)
         if per_user is not None:
             per_user = per_user.cache()
@@ -240,7 +389,9 @@ def spark_results_by_run(
         return SetResults(out, per_user)
     finally:
         ranked.unpersist()
-        frame.unpersist()
+        for held in (frame, categories):
+            if held is not None:
+                held.unpersist()
 
 
 def spark_ranked(rows: DataFrame, deepest: int) -> DataFrame:
@@ -276,16 +427,43 @@ def spark_train(spark: SparkSession, train: Any) -> DataFrame:
     return frame.select(*(F.col(c).cast("string").alias(c) for c in ("query_id", "doc_id")))
 
 
+def spark_categories_table(spark: SparkSession, table: Any) -> DataFrame:
+    """The item -> category table (a path, or a DataFrame) as text ``doc_id,
+    category``, its columns found by :data:`~sparkeval.io.columns.CATEGORY_ALIASES`.
+
+    Raises:
+        InputError: a missing column, or an item with two rows.
+    """
+    from sparkeval.diversity.category_values import spark_categories
+    from sparkeval.io.columns import CATEGORY_ALIASES
+    from sparkeval.io.lists import normalise_columns, read_typed_table
+    from sparkeval.io.readers import decodes_text
+
+    required = ("doc_id", "category")
+    if isinstance(table, str):
+        frame = normalise_columns(
+            read_typed_table(spark, table), CATEGORY_ALIASES, required, table,
+            decodes_text(table),
+        )  # fmt: skip
+        return spark_categories(frame, table)
+    frame = normalise_columns(table, CATEGORY_ALIASES, required, "item categories", False)
+    return spark_categories(frame, "the item categories DataFrame")
+
+
 def add_set_measures(evaluation: Any, config: EvaluateConfig, values: SetValues) -> None:
     """Add each run's set measures of the ``evaluate`` job to its evaluation."""
-    add_set_values(evaluation, config.set_measures(), values, config.names, config.train)
+    inputs = config.set_input_values()
+    add_set_values(evaluation, config.set_measures(), values, config.names, inputs)
 
 
 def add_set_values(
-    evaluation: Any, measures: list[SetMeasure], values: SetValues, names: Any, train: Any
+    evaluation: Any, measures: list[SetMeasure], values: SetValues, names: Any, inputs: Any
 ) -> None:
     """Add each run's set measures to an evaluation (in place): to its report (values,
-    counts, their names and definitions) and to its ``summary`` table's names.
+    counts, their names and definitions, and under ``parameters`` the inputs they read:
+    ``train`` and ``item_categories``, a path or ``"a table"``; ``reference_run``, a run
+    id) and to its
+    ``summary`` table's names.
 
     Raises:
         ConfigError: a run of the report without its lists (none should be missing).
@@ -304,8 +482,11 @@ def add_set_values(
             run["undefined"][name] = 0
             run["ci95"][name] = None
             run["set_measures"][name] = {"k": m.k, **block}
-    report["parameters"]["set_measures"] = list(shown.values())
-    report["parameters"]["train"] = train if isinstance(train, str) else "a table"
+    parameters = report["parameters"]
+    parameters["set_measures"] = list(shown.values())
+    for key, given in inputs.items():
+        if needs(measures, key):
+            parameters[key] = given if isinstance(given, str) else "a table"
     compat = report.setdefault("compat", {})
     compat.setdefault("definitions", {}).update({shown[m.name]: m.definition() for m in measures})
     evaluation.set_names = [*evaluation.set_names, *shown.values()]

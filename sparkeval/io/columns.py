@@ -51,6 +51,12 @@ RATING_ALIASES: dict[str, tuple[str, ...]] = {
 #: training interactions: a user and an item per row
 TRAIN_ALIASES: dict[str, tuple[str, ...]] = {"query_id": QUERY_NAMES, "doc_id": DOC_NAMES}
 
+#: an item -> category table (``evaluate --item-categories``)
+CATEGORY_ALIASES: dict[str, tuple[str, ...]] = {
+    "doc_id": DOC_NAMES,
+    "category": ("category", "category_id", "categoryid"),
+}
+
 #: item features: an item and an array of features (labels or a numeric vector)
 FEATURE_ALIASES: dict[str, tuple[str, ...]] = {
     "doc_id": DOC_NAMES,

@@ -371,8 +371,7 @@ SET_MEASURES: dict[str, str | None] = {
     **dict.fromkeys(("interuserdiversity", "personalization"), "inter_user_diversity"),
     "gini": "gini",
     # RePlay's and RecTools' measures of this kind that sparkeval does not compute
-    **dict.fromkeys(("unexpectedness", "surprisal", "categoricaldiversity",
-                     "meaninvuserfreq", "avgrecpopularity", "intersection"), None),
+    **dict.fromkeys(("surprisal", "meaninvuserfreq", "avgrecpopularity"), None),
 }  # fmt: skip
 
 
@@ -383,7 +382,7 @@ def other_command(text: str) -> str | None:
     Example:
         >>> other_command("Coverage@10").endswith("diversity computes it as catalog_coverage")
         True
-        >>> other_command("Unexpectedness@10")
+        >>> other_command("Surprisal@10")
         'a measure of the whole recommendation set, which sparkeval does not compute'
     """
     from sparkeval.measures.rating import RATING_ERRORS

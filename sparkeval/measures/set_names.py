@@ -1,5 +1,6 @@
 """The measures of the whole recommendation set that ``evaluate`` computes with
-training interactions (``--train``): their names under each compatibility profile,
+training interactions (``--train``), a reference run or item categories: their names
+under each compatibility profile, the input each reads,
 what each name computes there, and the names refused because a peer means something
 else by them.
 
@@ -25,7 +26,16 @@ difference. The kinds of value:
   training);
 * ``surprisal`` (RePlay's ``Surprisal``): the mean over the users of the lists of the
   sum of their top-k rows' weights log2(U / u_i) / log2(U) divided by k (weight 1 for
-  an item absent from training).
+  an item absent from training);
+* ``intersection`` (RecTools' ``Intersection``, ``ref_k`` = k) and ``unexpectedness``
+  (RePlay's ``Unexpectedness``): each user's top k against a reference run's
+  (``--reference-run``), :mod:`sparkeval.diversity.reference_values`;
+* ``categorical_diversity`` (RePlay's ``CategoricalDiversity``): distinct categories
+  of each user's top k over k (``--item-categories``),
+  :mod:`sparkeval.diversity.category_values`.
+
+The last three mean the peers' definitions under every profile (sparkeval has none of
+its own by those names).
 
 A name with a parameter list (``CatalogCoverage(normalize=True)@10``) is refused: the
 peers' other variants are not computed.
@@ -39,10 +49,10 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sparkeval.errors import MeasureError
+from sparkeval.errors import ConfigError, MeasureError
 from sparkeval.measures.names import split_measure_list
 
 #: the kinds of value, and what each computes (``compat.definitions``)
@@ -64,7 +74,97 @@ DEFINITIONS: dict[str, str] = {
     "surprisal": "RePlay's Surprisal: mean over the users of the lists of the sum over the "
     "user's top-k rows of log2(U / u_i) / log2(U), divided by k, u_i the distinct train users "
     "of item i (weight 1 for an item not in train), U all distinct train users",
+    "intersection": "RecTools' Intersection (ref_k = k): mean over the users with a list of "
+    "|top-k_u & ref top-k_u| / |top-k_u|, the reference run's top k (0 for a user absent "
+    "from the reference run; no value when the reference run has no rows)",
+    "unexpectedness": "RePlay's Unexpectedness: mean over the users with a list of "
+    "1 - |top-k_u & base top-k_u| / k, the reference run's top k as the base (0 for a user "
+    "absent from the reference run)",
+    "categorical_diversity": "RePlay's CategoricalDiversity (mode Mean): mean over the users "
+    "with a list of the number of distinct categories of the items of top-k_u, divided by k "
+    "(an item without a category adds none)",
 }
+
+#: the input each kind reads beside the lists: its config key (the option is
+#: ``--`` and the key with dashes); the kinds not named read ``train``
+NEEDS: dict[str, str] = {
+    "intersection": "reference_run",
+    "unexpectedness": "reference_run",
+    "categorical_diversity": "item_categories",
+}
+
+
+def needed_input(kind: str) -> str:
+    """The config key of the input a kind reads: ``train``, ``reference_run`` or
+    ``item_categories``.
+
+    Example:
+        >>> needed_input("intersection"), needed_input("novelty")
+        ('reference_run', 'train')
+    """
+    return NEEDS.get(kind, "train")
+
+
+#: what each input is, its option, and its keyword in Python with what it takes
+_INPUT_WORDS = {
+    "train": ("the training interactions", "--train PATH", "train=", " (a path or a table)"),
+    "reference_run": (
+        "a reference run among the runs evaluated",
+        "--reference-run RUN_ID",
+        "reference_run=",
+        " (a run id)",
+    ),
+    "item_categories": (
+        "an item -> category table (item_id, category)",
+        "--item-categories PATH",
+        "item_categories=",
+        " (a path or a table)",
+    ),
+}
+#: the measures that read each input but ``train``
+_SERVES = {
+    "reference_run": "Intersection@k (RecTools') and Unexpectedness@k (RePlay's)",
+    "item_categories": "CategoricalDiversity@k (RePlay's)",
+}
+
+
+def check_set_inputs(
+    measures: Iterable[SetMeasure], given: Mapping[str, object], python: bool = False
+) -> None:
+    """Each set measure has the input it reads (``given``: its value by config key, None
+    when not given), and each input given is read by one of them.
+
+    Example:
+        >>> coverage = SetMeasure("Coverage@2", "catalog_coverage", 2, "Coverage@2")
+        >>> check_set_inputs([coverage], {"train": None})
+        Traceback (most recent call last):
+        ...
+        sparkeval.errors.ConfigError: Coverage@2 is a measure of the whole recommendation \
+set: it needs the training interactions, --train PATH (key 'train'; train= in Python)
+
+    Raises:
+        ConfigError: a measure without its input, naming the option; an input no
+            measure reads (``reference_run``, ``item_categories``).
+    """
+    measures = list(measures)
+    for m in measures:
+        key = needed_input(m.kind)
+        if given.get(key) is None:
+            what, flag, keyword, takes = _INPUT_WORDS[key]
+            where = keyword + takes if python else f"{flag} (key {key!r}; {keyword} in Python)"
+            raise ConfigError(
+                f"{m.typed} is a measure of the whole recommendation set: it needs {what}, " + where
+            )
+    for key, value in given.items():
+        if (
+            key != "train"
+            and value is not None
+            and not any(needed_input(m.kind) == key for m in measures)
+        ):
+            raise ConfigError(
+                f"key {key!r}: no measure asked for reads it (it serves {_SERVES[key]})"
+            )
+
 
 #: sparkeval's spellings (lower case, without the cutoff): the kind and the output name
 DEFAULT_NAMES: dict[str, tuple[str, str]] = {
@@ -73,6 +173,11 @@ DEFAULT_NAMES: dict[str, tuple[str, str]] = {
         ("catalog_coverage", "Coverage"),
     ),
     "novelty": ("novelty", "Novelty"),
+    # the peers' comparisons with a reference run and their category count, which
+    # sparkeval defines no otherwise: the same under every profile
+    "intersection": ("intersection", "Intersection"),
+    "unexpectedness": ("unexpectedness", "Unexpectedness"),
+    "categoricaldiversity": ("categorical_diversity", "CategoricalDiversity"),
 }
 
 #: a profile's own meanings: a kind and output name, or the refusal's reason
@@ -80,20 +185,11 @@ PROFILE_NAMES: dict[str, dict[str, tuple[str, str] | str]] = {
     "replay": {
         "novelty": ("unseen_share", "Novelty"),
         "surprisal": ("surprisal", "Surprisal"),
-        "unexpectedness": "RePlay's Unexpectedness compares each user's top k with a base "
-        "run's top k, 1 - |top-k & base top-k| / k (0 when either list is empty); evaluate "
-        "measures each run on its own, and this comparison of two runs is one which sparkeval "
-        "does not compute (sparkeval rank-distance's Jaccard@k, |A & B| / |A | B| per query, "
-        "is the nearest)",
     },
     "rectools": {
         "catalogcoverage": ("distinct_items", "CatalogCoverage"),
         "meaninvuserfreq": ("inverse_user_frequency", "MeanInvUserFreq"),
         "avgrecpopularity": ("recommended_popularity", "AvgRecPopularity"),
-        "intersection": "RecTools' Intersection compares each user's top k with a reference "
-        "run's top ref_k, |top-k & ref top-ref_k| / |top-k|; evaluate measures each run on "
-        "its own, and this comparison of two runs is one which sparkeval does not compute "
-        "(sparkeval rank-distance's Jaccard@k, |A & B| / |A | B| per query, is the nearest)",
     },
     "recommenders": {
         name: "Microsoft Recommenders' own catalog coverage and novelty are not reproduced "

@@ -300,7 +300,7 @@ def test_a_bad_measure_or_option_is_a_sparkeval_error_and_a_value_error() -> Non
     assert isinstance(wrong_type.value, TypeError)
     with pytest.raises(ConfigError, match="needs the training interactions, train="):
         sparkeval.evaluate(None, RUN, TRUTH, "Coverage@10", compat="replay")
-    with pytest.raises(ConfigError, match="which sparkeval does not compute"):
+    with pytest.raises(ConfigError, match="needs a reference run among the runs evaluated"):
         sparkeval.evaluate(None, RUN, TRUTH, "Unexpectedness@10", compat="replay")
 
 

@@ -135,7 +135,7 @@ SET = "a measure of the whole recommendation set"
         ("Novelty@10", f"{SET}: sparkeval diversity computes it as novelty"),
         ("ILD", f"{SET}: sparkeval diversity computes it as intra_list_diversity"),
         ("Personalization@10", f"{SET}: sparkeval diversity computes it as inter_user_diversity"),
-        ("Unexpectedness@10", f"{SET}, which sparkeval does not compute"),
+        ("Surprisal@10", f"{SET}, which sparkeval does not compute"),
         ("MeanInvUserFreq@5", f"{SET}, which sparkeval does not compute"),
     ],
 )
