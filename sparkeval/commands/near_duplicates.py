@@ -4,8 +4,9 @@ MinHash Jaccard or SimHash Hamming search over a docs table
 (:mod:`sparkeval.lsh.near_duplicate_search`). Outputs in ``--out``: ``pairs.parquet``,
 ``clusters.parquet`` and ``summary.json``.
 
-Small local Parquet, CSV and TSV docs run in this process without a JVM (``--engine``, see
-:mod:`sparkeval.lsh.local_near_duplicates`); anything else runs on Spark.
+Small local Parquet, CSV, TSV and JSON Lines docs run in this process without a JVM
+(``--engine``, see :mod:`sparkeval.lsh.local_near_duplicates`); anything else runs on
+Spark.
 
 Example::
 
@@ -41,14 +42,12 @@ def show(summary: dict[str, Any], config: NearDuplicatesConfig, stdout: TextIO) 
 def needs_spark(config: NearDuplicatesConfig) -> str | None:
     """Why ``config`` needs Spark whatever the size of its docs, or None: what the
     local engine (:mod:`sparkeval.lsh.local_near_duplicates`) does not read."""
-    from sparkeval.io.readers import detect_format, is_catalog_table, is_local_path
+    from sparkeval.io.readers import is_catalog_table, is_local_path
 
     if is_catalog_table(config.docs):
         return "catalog tables are read through Spark"
     if not is_local_path(config.docs):
         return "docs on a remote store are read through Spark"
-    if detect_format(config.docs) == "jsonl":
-        return "JSON Lines docs are read through Spark (Parquet, CSV and TSV without it)"
     return None
 
 

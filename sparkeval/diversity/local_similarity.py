@@ -92,15 +92,36 @@ def cosine_similarity(vectors: list[np.ndarray | None]) -> Similarity:
 
 def jaccard_similarity(sets: list[frozenset[object] | None]) -> Similarity:
     """``|F_i ∩ F_j| / |F_i ∪ F_j|`` of the items' feature sets (0 when both are
-    empty): labels, or the positions of a numeric vector's non-zero entries."""
+    empty): labels, or the positions of a numeric vector's non-zero entries.
+
+    The sets are one sparse item × label matrix of ones (labels coded by Python's own
+    equality, as the sets compare them); a pair's intersection is the sum of the
+    product of its two rows, its union ``|F_i| + |F_j| - |F_i ∩ F_j|``, and the share
+    one double division of these exact counts, as Python's ``int / int`` rounds it.
+    """
+    from scipy import sparse
+
+    codes: dict[object, int] = {}
+    rows, cols = [], []
+    for item, found in enumerate(sets):
+        for label in found or ():
+            rows.append(item)
+            cols.append(codes.setdefault(label, len(codes)))
+    matrix = sparse.csr_matrix(
+        (np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(len(sets), max(1, len(codes)))
+    )
+    sizes = np.diff(matrix.indptr)
+    missing = np.array([found is None for found in sets], dtype=bool)
 
     def sim(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+        assert not (missing[i].any() or missing[j].any())  # items without features left out
+        if len(i) == 0:
+            return np.zeros(0)
+        inter = np.asarray(matrix[i].multiply(matrix[j]).sum(axis=1)).ravel().astype(np.int64)
+        union = sizes[i] + sizes[j] - inter
         found = np.zeros(len(i))
-        for row, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
-            left, right = sets[a], sets[b]
-            assert left is not None and right is not None  # items without features left out
-            union = len(left | right)
-            found[row] = len(left & right) / union if union else 0.0
+        np.divide(inter, union, out=found, where=union > 0)
         return found
 
     return sim

@@ -518,6 +518,18 @@ def _first_line(exc: BaseException) -> str:
 def _bad_json_message(path: str, exc: BaseException) -> str:
     """Name the first line of a local JSON Lines input (compressed or not) that is not
     valid UTF-8 or not a JSON object."""
+    found = bad_json_line(path)
+    if found is None:
+        return f"{path}: cannot read as JSON Lines ({_first_line(exc)})"
+    return found
+
+
+def bad_json_line(path: str) -> str | None:
+    """The message naming the first line of a local JSON Lines input (compressed or
+    not) that is not valid UTF-8 or not one JSON object (Python's ``json``), or None.
+
+    Example: ``docs.jsonl:2: malformed line 'hello': expected one JSON object per line``.
+    """
     for candidate in _local_files(path):
         try:
             with open_decompressed(candidate) as handle:
@@ -539,7 +551,7 @@ def _bad_json_message(path: str, exc: BaseException) -> str:
                         )
         except DECOMPRESS_ERRORS:
             continue
-    return f"{path}: cannot read as JSON Lines ({_first_line(exc)})"
+    return None
 
 
 def _local_files(path: str) -> list[Path]:

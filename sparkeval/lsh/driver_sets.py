@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from sparkeval.lsh.banding import BandParams, band_keys
 from sparkeval.lsh.minhash import MinHasher, sha1_hash
 from sparkeval.lsh.search_stats import record_lap, threshold_fraction
+from sparkeval.lsh.sha1_batch import sha1_prefixes_of_text
 
 
 @dataclass
@@ -196,7 +197,12 @@ def identical_groups(sets: SetRows) -> IdenticalGroups:
 
 def item_token_hashes(items: pa.Array, hasher: MinHasher) -> np.ndarray:
     """Each distinct item's premixed token hash: SHA-1 of its text (``str(item)``),
-    as the Spark stage hashes it (:mod:`sparkeval.lsh.token_hashes`)."""
+    as the Spark stage hashes it (:mod:`sparkeval.lsh.token_hashes`); text items are
+    hashed together in numpy (:func:`~sparkeval.lsh.sha1_batch.sha1_prefixes_of_text`),
+    other items one by one."""
+    text = pa.types.is_string(items.type) or pa.types.is_large_string(items.type)
+    if text and items.null_count == 0:
+        return hasher.premix(sha1_prefixes_of_text(items, hasher.hash_width))
     return hasher.premix(sha1_hash(items.to_pylist(), hasher.hash_width))
 
 

@@ -1,15 +1,16 @@
-"""``near-duplicates`` of a local Parquet, CSV or TSV docs table in this process,
-without Spark: the command's local engine (``--engine local``, and ``auto`` on small
-local inputs).
+"""``near-duplicates`` of a local Parquet, CSV, TSV or JSON Lines docs table in this
+process, without Spark: the command's local engine (``--engine local``, and ``auto`` on
+small local inputs).
 
-The docs are read with pyarrow (CSV and TSV by :mod:`sparkeval.lsh.local_csv_docs`,
-which leaves to Spark what its CSV reader decides) and checked as on Spark (the same
-column names and messages, a doc id given twice refused with the same message); text is shingled by
-:func:`~sparkeval.lsh.text_units.text_shingles` (ASCII text only: the rules of the
-Spark SQL shingles there are exact), a ``tokens`` array is used as given. MinHash
-runs the driver stages Spark's driver path runs
-(:func:`~sparkeval.lsh.driver_sets.similar_docs_in_driver`); SimHash computes the
-fingerprints with the functions the Spark workers call
+The docs are read with pyarrow (CSV and TSV by :mod:`sparkeval.lsh.local_csv_docs`, JSON
+Lines by :mod:`sparkeval.lsh.local_json_docs`, which leave to Spark what its readers
+decide) and checked as on Spark (the same column names and messages, a doc id given
+twice refused with the same message); text is shingled by
+:func:`~sparkeval.lsh.text_units.text_shingles` (ASCII text, and the scripts whose case
+and letters Java and Python agree on: the rules of the Spark SQL shingles there are
+exact), a ``tokens`` array is used as given. MinHash runs the driver stages Spark's
+driver path runs (:func:`~sparkeval.lsh.driver_sets.similar_docs_in_driver`); SimHash
+computes the fingerprints with the functions the Spark workers call
 (:mod:`sparkeval.lsh.fingerprints`) and searches the same permuted tables
 (:mod:`sparkeval.lsh.permuted_tables`) in numpy. The pairs, the clusters and
 ``summary.json`` are those of a Spark run, byte for byte: ``pairs.parquet`` is one part
@@ -20,12 +21,13 @@ its driver (Spark's writer writes larger ones: the same rows and types).
 What this engine leaves to Spark (:class:`~sparkeval.io.direct_input.NotDirect`: an
 ``auto`` run goes to Spark, ``--engine local`` names it): a layout Spark's reader
 decides (partition directories, files of different schemas), ids other than text or
-signed integers, a null id, text or tokens that are not valid UTF-8, non-ASCII text,
-a null token list, token or weight, tokens other than text or integers, weights not
-aligned with their tokens, too many candidate pairs for one process, and SimHash
-over more distinct fingerprints than the block choice measures whole
-(:data:`~sparkeval.lsh.permuted_tables.SAMPLE_SIZE`: Spark samples them in the order
-its aggregation gives).
+signed integers, a null id, text or tokens that are not valid UTF-8, text with a
+character outside :data:`~sparkeval.lsh.text_units.LOCAL_RANGES` (or a JVM locale that
+lower-cases otherwise), a null token list, token or weight, tokens other than text or
+integers, weights not aligned with their tokens, too many candidate pairs for one
+process, and SimHash over more distinct fingerprints than the block choice measures
+whole (:data:`~sparkeval.lsh.permuted_tables.SAMPLE_SIZE`: Spark samples them in the
+order its aggregation gives).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from sparkeval.lsh.banding import check_threshold
 from sparkeval.lsh.driver_sets import TooManyCandidates, similar_docs_in_driver, sorted_codes
 from sparkeval.lsh.fingerprints import fingerprints, simhash_distance
 from sparkeval.lsh.local_csv_docs import csv_doc_names, is_csv_docs, read_csv_doc_columns
+from sparkeval.lsh.local_json_docs import json_doc_columns, read_json_docs
 from sparkeval.lsh.near_duplicate_outputs import (
     minhash_parameters,
     pairs_schema,
@@ -66,7 +69,7 @@ from sparkeval.lsh.permuted_tables import (
     tables_of,
 )
 from sparkeval.lsh.search_stats import check_max_bucket, record_lap
-from sparkeval.lsh.text_units import all_ascii, check_shingles, text_shingles
+from sparkeval.lsh.text_units import check_shingles, local_text_problem, text_shingles
 from sparkeval.output import write_arrow_parquet
 from sparkeval.status import status
 
@@ -220,8 +223,12 @@ def read_docs_locally(path: str, kind: str, k: int) -> LocalDocs:
     check_shingles(kind, k)
     check_exists(path)
     fmt = detect_format(path)
+    json_docs = None
     if is_csv_docs(fmt):
         names = csv_doc_names(path, fmt)
+    elif fmt == "jsonl":
+        json_docs = read_json_docs(path)
+        names = json_docs.names
     else:
         files, schema = _files_and_schema(path)
         names = schema.names
@@ -234,6 +241,8 @@ def read_docs_locally(path: str, kind: str, k: int) -> LocalDocs:
         used["text"] = found["text"]
     if is_csv_docs(fmt):
         table = read_csv_doc_columns(path, fmt, used)
+    elif json_docs is not None:
+        table = json_doc_columns(json_docs, used, path)
     else:
         _checked_types(schema, used, path)
         table = _read_columns(files, used, path)
@@ -253,12 +262,14 @@ def read_docs_locally(path: str, kind: str, k: int) -> LocalDocs:
 
 
 def _text_shingles(texts: pa.Array, path: str, used: dict[str, str], kind: str, k: int) -> pa.Array:
-    """The shingles of each text (ASCII only; a null text has none)."""
+    """The shingles of each text (a null text has none), when Python shingles them as
+    Spark does (:func:`~sparkeval.lsh.text_units.local_text_problem`)."""
     _valid_text(texts, path, used["text"])
-    if not all_ascii(texts):
+    problem = local_text_problem(texts)
+    if problem is not None:
         raise NotDirect(
-            f"{path}: column {used['text']} holds non-ASCII text, which Java and Python "
-            "lower-case and split differently"
+            f"{path}: column {used['text']} holds text with {problem}, which Java and "
+            "Python may lower-case or split differently"
         )
     return pa.array(
         [text_shingles(text, kind, k) for text in texts.to_pylist()], pa.list_(pa.string())

@@ -195,33 +195,34 @@ def test_a_repeated_doc_id_gets_the_same_message_on_both_engines(inputs: Path) -
 
 
 @pytest.mark.spark
-def test_non_ascii_text_goes_to_spark_and_is_refused_by_the_local_engine(inputs: Path) -> None:
+def test_non_ascii_text_runs_here_as_on_spark(inputs: Path) -> None:
     options = "--docs unicode.parquet --threshold 0.3 --k 1"
+    spark = _near_duplicates(inputs, "spark-unicode", "spark", options)
     auto = _near_duplicates(inputs, "auto-unicode", "auto", options)
-    assert auto.returncode == EXIT_OK, auto.stderr
-    assert (
-        "unicode.parquet: column text holds non-ASCII text, which Java and Python lower-case "
-        "and split differently; the inputs are read by Spark instead"
-    ) in auto.stderr
-    # Java lower-cases İ to i and a dot above (U+0307): i1's words are not i2's
+    assert spark.returncode == auto.returncode == EXIT_OK, spark.stderr + auto.stderr
+    assert "read by Spark instead" not in auto.stderr and "[read]" in auto.stderr
+    # Java lower-cases İ to i and a dot above (U+0307), as Python does: i1's words are
+    # not i2's
     assert auto.stdout.startswith("near-duplicates (minhash): 0 pairs, 0 clusters")
-    local = _near_duplicates(inputs, "local-unicode", "local", options)
-    assert local.returncode == EXIT_INPUT
-    assert local.stderr.splitlines()[-1].endswith(
-        "--engine local: unicode.parquet: column text holds non-ASCII text, which Java and "
-        "Python lower-case and split differently, which Spark's readers judge; use --engine "
-        "spark (or auto)"
-    )
-    assert not (inputs / "local-unicode").exists()
+    _assert_same_bytes(inputs / "auto-unicode", inputs / "spark-unicode")
 
 
 def test_engine_local_refuses_what_it_does_not_read_by_name(inputs: Path, tmp_path: Path) -> None:
-    (inputs / "docs.jsonl").write_text('{"doc_id": "d1", "text": "a b c"}\n')
+    (inputs / "docs.jsonl").write_text("{'doc_id': 'd1', 'text': 'a b c'}\n")
     csv = _near_duplicates(
         inputs, str(tmp_path / "csv"), "local", "--docs docs.jsonl --threshold 1"
     )
     assert csv.returncode == EXIT_INPUT
-    assert "--engine local: JSON Lines docs are read through Spark" in csv.stderr
+    assert "--engine local: docs.jsonl:1: a line that Spark's JSON parser may read" in csv.stderr
+    pq.write_table(pa.table({"doc_id": ["s"], "text": ["ᲐᲑ y"]}), inputs / "super.parquet")
+    superscript = _near_duplicates(
+        inputs, str(tmp_path / "super"), "local", "--docs super.parquet --threshold 1"
+    )
+    assert superscript.returncode == EXIT_INPUT
+    assert (
+        "super.parquet: column text holds text with the character 'Ა' (U+1C90), which Java "
+        "and Python may lower-case or split differently"
+    ) in superscript.stderr
     table = pa.table({"doc_id": [1.5, 2.5], "text": ["a b", "a b"]})
     pq.write_table(table, inputs / "float_ids.parquet")
     floats = _near_duplicates(
@@ -230,6 +231,7 @@ def test_engine_local_refuses_what_it_does_not_read_by_name(inputs: Path, tmp_pa
     assert floats.returncode == EXIT_INPUT
     assert "float_ids.parquet: column doc_id of type double" in floats.stderr
     assert not (tmp_path / "csv").exists() and not (tmp_path / "floats").exists()
+    assert not (tmp_path / "super").exists()
 
 
 @pytest.mark.spark
