@@ -52,6 +52,11 @@ BASE: dict[str, dict[str, str]] = {
     "diversity": {"--run": "lists.parquet", "--train": "lists.parquet"},
 }
 
+#: options an input is refused without: the measure that reads it
+READER: dict[tuple[str, str], dict[str, str]] = {
+    ("evaluate", "--item-categories"): {"--measures": "AP,CategoricalDiversity@10"},
+}
+
 
 #: commands whose only path is a local file they build, refusing every URI
 LOCAL_ONLY = {
@@ -125,7 +130,7 @@ def _inputs(directory: Path) -> Path:
 
 
 def _argv(command: str, flag: str, uri: str) -> list[str]:
-    options = {**BASE[command], "--out": "out", flag: uri}
+    options = {**BASE[command], **READER.get((command, flag), {}), "--out": "out", flag: uri}
     return [*CLI, command, *(item for pair in options.items() for item in pair)]
 
 
