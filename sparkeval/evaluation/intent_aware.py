@@ -30,6 +30,7 @@ import pandas as pd
 
 from sparkeval.engine.worker.exact_summary import exact_total
 from sparkeval.errors import ConfigError, InputError
+from sparkeval.evaluation.run_rows import read_evaluated_runs
 from sparkeval.measures.intent_aware import QueryJudgements, query_value
 
 if TYPE_CHECKING:
@@ -179,19 +180,9 @@ def spark_intent_aware_values(spark: SparkSession, config: EvaluateConfig) -> In
     """Each run's intent-aware means on Spark, from the run rows as the evaluation reads
     them (every format, ``--where``, column maps, catalog tables) and the subtopic qrels
     read in the driver."""
-    from sparkeval.io import read_runs
     from sparkeval.io.subtopic_qrels import read_subtopic_qrels
 
-    run_df, run_ids = read_runs(
-        spark,
-        config.run_inputs(),
-        config.run_format or config.format,
-        config.run_column_map(),
-        config.where,
-        check_rows=False,
-    )
-    if "score" not in run_df.columns:
-        raise ConfigError("the intent-aware measures need the runs' scores")
+    run_df, run_ids = read_evaluated_runs(spark, config, scored_for="the intent-aware measures")
     assert config.subtopic_qrels is not None
     qrels = read_subtopic_qrels(config.subtopic_qrels)
     return spark_values_by_run(run_df, run_ids, qrels, config.intent_aware_measures(), config.depth)

@@ -12,7 +12,7 @@ from sparkeval.engine.plans.recommend import evaluate_plan
 from sparkeval.engine.plans.spark_engine import Evaluation
 from sparkeval.errors import ConfigError, EmptyRunError, InputError, SparkevalError
 from sparkeval.evaluation.options import input_order_refusal
-from sparkeval.io import read_runs
+from sparkeval.evaluation.run_rows import read_evaluated_runs
 from sparkeval.io.direct import all_direct_formats
 from sparkeval.io.direct_input import DirectPlan, NotDirect
 from sparkeval.io.direct_plan import plan_direct_inputs
@@ -345,15 +345,7 @@ def _evaluate_spark_read(
     :class:`EmptyRunError`, graded qrels by :func:`run_evaluate`), not by a job of
     its own before it.
     """
-    run_df, run_ids = read_runs(
-        spark,
-        config.run_inputs(),
-        config.run_format or config.format,
-        config.run_column_map(),
-        config.where,
-        check_rows=False,
-        ties=plan.ties,
-    )
+    run_df, run_ids = read_evaluated_runs(spark, config, ties=plan.ties)
     qrels_format = config.qrels_format or config.format
     qrels_df = read_truth(
         spark,

@@ -34,6 +34,7 @@ from sparkeval.diversity.reference_values import (
 from sparkeval.diversity.set_values import local_per_user, local_value, spark_per_user, spark_value
 from sparkeval.errors import ConfigError
 from sparkeval.evaluation import per_user_set
+from sparkeval.evaluation.run_rows import read_evaluated_runs
 from sparkeval.formats import RUN_CODE
 from sparkeval.io.direct_input import NotDirect
 from sparkeval.measures.set_names import needed_input
@@ -284,18 +285,9 @@ def spark_set_values(spark: SparkSession, config: EvaluateConfig) -> SetResults:
     """Each run's set measures on Spark, from the run rows as the evaluation reads them
     (every format, ``--where``, column maps, catalog tables)."""
 
-    from sparkeval.io import read_runs
-
-    run_df, run_ids = read_runs(
-        spark,
-        config.run_inputs(),
-        config.run_format or config.format,
-        config.run_column_map(),
-        config.where,
-        check_rows=False,
+    run_df, run_ids = read_evaluated_runs(
+        spark, config, scored_for="the measures of the recommendation set"
     )
-    if "score" not in run_df.columns:
-        raise ConfigError("the measures of the recommendation set need the runs' scores")
     inputs = SparkInputs(config.train, config.reference_run, config.item_categories)
     return spark_results_by_run(
         spark, run_df, inputs, run_ids, config.set_measures(),
