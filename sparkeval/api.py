@@ -205,7 +205,7 @@ def _add_intent_aware(
         from pyspark.sql import functions as F
 
         from sparkeval.engine.spark_inputs import spark_run
-        from sparkeval.evaluation.intent_aware import spark_values_by_run
+        from sparkeval.evaluation.intent_aware import spark_results_by_run
 
         frame = spark_run(run, keywords.get("run_columns"))
         if "run_id" not in frame.columns:
@@ -213,7 +213,7 @@ def _add_intent_aware(
         if "score" not in frame.columns and "rank" in frame.columns:
             frame = frame.withColumn("score", -F.col("rank").cast("double"))
         run_ids = list(evaluation.report["runs"])
-        values = spark_values_by_run(frame, run_ids, qrels, measures, depth)
+        values = spark_results_by_run(frame, run_ids, qrels, measures, depth).values
         names = keywords.get("names", "canonical")
         add_intent_aware_values(evaluation, measures, values, names, subtopic_qrels)
         return

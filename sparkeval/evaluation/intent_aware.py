@@ -16,17 +16,23 @@ ndeval's rules, which ``pyndeval`` (and so ir_measures) follows:
 
 The report gets, per run, each mean under ``measures`` (0 ``undefined``, no
 interval) and its counts under ``intent_aware``; ``parameters.intent_aware`` names
-the measures and ``compat.definitions`` says what each computes. They have no
-per-query rows in ``per_query.parquet``.
+the measures and ``compat.definitions`` says what each computes. Each scored query's
+values go to ``per_query_intent_aware.parquet`` (``run_id, query_id, measure, value``,
+sorted by run, query id and the measures' order; the columns of
+``per_query.parquet``), written by the driver on both engines, so the same bytes. They
+are not rows of ``per_query.parquet``, whose queries are the evaluation's (the run's
+and the qrels'), not those of the subtopic qrels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from sparkeval.engine.worker.exact_summary import exact_total
 from sparkeval.errors import ConfigError, InputError
@@ -40,13 +46,17 @@ if TYPE_CHECKING:
     from sparkeval.io.direct_input import DirectPlan
     from sparkeval.measures.intent_aware_names import IntentAwareMeasure
 
+#: the per-query file's name in the output directory
+FILE_NAME = "per_query_intent_aware.parquet"
+
 #: {run id: {output name: the mean and its counts}}
 IntentAwareValues = dict[str, dict[str, dict[str, Any]]]
 
 
-def local_intent_aware_values(config: EvaluateConfig, direct: DirectPlan) -> IntentAwareValues:
-    """Each run's intent-aware means in this process, from the run rows of ``direct``
-    as the local engine reads them and the subtopic qrels of ``config``."""
+def local_intent_aware_values(config: EvaluateConfig, direct: DirectPlan) -> IntentAwareResults:
+    """Each run's intent-aware means and per-query values in this process, from the run
+    rows of ``direct`` as the local engine reads them and the subtopic qrels of
+    ``config``."""
     from sparkeval.evaluation.set_measures import _planned_runs
     from sparkeval.io.subtopic_qrels import read_subtopic_qrels
 
@@ -55,7 +65,7 @@ def local_intent_aware_values(config: EvaluateConfig, direct: DirectPlan) -> Int
     runs = _planned_runs(direct)
     for run_id in direct.run_ids:
         runs.setdefault(run_id, _no_rows())
-    return values_by_run(runs, qrels, config.intent_aware_measures(), config.depth)
+    return results_by_run(runs, qrels, config.intent_aware_measures(), config.depth)
 
 
 def _no_rows() -> pd.DataFrame:
@@ -74,21 +84,101 @@ def values_by_run(
     """The means of ``measures`` of each run (``query_id, doc_id, score`` rows, ids as
     text) against the subtopic qrels rows ``qrels``
     (:func:`~sparkeval.io.subtopic_qrels.read_subtopic_qrels`)."""
+    return results_by_run(runs, qrels, measures, depth).values
+
+
+def results_by_run(
+    runs: dict[str, pd.DataFrame],
+    qrels: pd.DataFrame,
+    measures: Sequence[IntentAwareMeasure],
+    depth: int | None,
+) -> IntentAwareResults:
+    """Each run's means of ``measures`` and its per-query values, in this process."""
     judged = judgements(qrels, measures)
     qrels_queries = set(qrels["query_id"].unique().tolist())
-    out: IntentAwareValues = {}
+    parts, run_queries = [], {}
     for run_id, rows in runs.items():
         ranked = rank_queries(rows, depth)
+        run_queries[run_id] = len(ranked)
         scored = sorted(q for q in ranked if q in qrels_queries)
         values = np.empty((len(scored), len(measures)))
         for n, query in enumerate(scored):
             values[n] = query_values(ranked[query], judged, query, measures)
-        counts = _counts(len(scored), len(ranked), len(qrels_queries))
-        out[run_id] = {
-            m.name: {"value": exact_total(values[:, i]).mean if scored else 0.0, **counts}
+        parts.append(_query_frame(run_id, scored, values))
+    table = pd.concat(parts, ignore_index=True) if parts else _query_frame("", [], np.empty((0, 0)))
+    return IntentAwareResults.of(table, list(runs), run_queries, len(qrels_queries), measures)
+
+
+@dataclass
+class IntentAwareResults:
+    """The intent-aware measures of every run: the means and counts of the report, and
+    the per-query values of ``per_query_intent_aware.parquet``.
+
+    Attributes:
+        values: each run's means and counts (:data:`IntentAwareValues`).
+        per_query: one row per run and scored query (``run_id, query_id`` and one
+            column per measure, in the measures' order), sorted by run and query id.
+    """
+
+    values: IntentAwareValues
+    per_query: pd.DataFrame
+
+    @classmethod
+    def of(
+        cls,
+        per_query: pd.DataFrame,
+        run_ids: Sequence[str],
+        run_queries: dict[str, int],
+        qrels_queries: int,
+        measures: Sequence[IntentAwareMeasure],
+    ) -> IntentAwareResults:
+        """The results from the per-query values of the scored queries (both engines'):
+        each mean is the exact mean of a run's values (0 with no query scored)."""
+        ordered = per_query.sort_values(["run_id", "query_id"], kind="stable")
+        ordered = ordered.reset_index(drop=True)
+        values: IntentAwareValues = {}
+        for run_id in run_ids:
+            rows = ordered[ordered["run_id"] == run_id]
+            counts = _counts(len(rows), run_queries.get(run_id, 0), qrels_queries)
+            values[run_id] = {
+                m.name: {
+                    "value": exact_total(rows[_column(i)].to_numpy()).mean if len(rows) else 0.0,
+                    **counts,
+                }
+                for i, m in enumerate(measures)
+            }
+        return cls(values, ordered)
+
+    def table(self, measures: Sequence[IntentAwareMeasure], names: Any) -> pa.Table:
+        """The rows of ``per_query_intent_aware.parquet``: ``run_id, query_id, measure,
+        value`` (the name ``summary.json`` shows), sorted by run, query id (as text)
+        and the measures' order."""
+        from sparkeval.evaluation.per_user_set import local_table
+
+        parts = [
+            (
+                str(run_id),
+                m.typed if names == "requested" else m.name,
+                i,
+                rows[["query_id", _column(i)]].rename(columns={_column(i): "value"}),
+            )
+            for run_id, rows in self.per_query.groupby("run_id", sort=True)
             for i, m in enumerate(measures)
-        }
-    return out
+        ]
+        return local_table(parts)
+
+
+def _column(i: int) -> str:
+    """The per-query frame's column of the i-th measure."""
+    return f"_m{i}"
+
+
+def _query_frame(run_id: str, queries: list[str], values: np.ndarray) -> pd.DataFrame:
+    """One run's per-query values (``run_id, query_id, _m0, _m1, ...``)."""
+    columns = {_column(i): values[:, i] for i in range(values.shape[1])}
+    return pd.DataFrame(
+        {"run_id": [run_id] * len(queries), "query_id": pd.Series(queries, dtype=object), **columns}
+    )
 
 
 def _counts(scored: int, run_queries: int, qrels_queries: int) -> dict[str, int]:
@@ -176,39 +266,39 @@ def rank_queries(rows: pd.DataFrame, depth: int | None) -> dict[str, list[str]]:
     return out
 
 
-def spark_intent_aware_values(spark: SparkSession, config: EvaluateConfig) -> IntentAwareValues:
-    """Each run's intent-aware means on Spark, from the run rows as the evaluation reads
-    them (every format, ``--where``, column maps, catalog tables) and the subtopic qrels
-    read in the driver."""
+def spark_intent_aware_values(spark: SparkSession, config: EvaluateConfig) -> IntentAwareResults:
+    """Each run's intent-aware means and per-query values on Spark, from the run rows as
+    the evaluation reads them (every format, ``--where``, column maps, catalog tables)
+    and the subtopic qrels read in the driver."""
     from sparkeval.io.subtopic_qrels import read_subtopic_qrels
 
     run_df, run_ids = read_evaluated_runs(spark, config, scored_for="the intent-aware measures")
     assert config.subtopic_qrels is not None
     qrels = read_subtopic_qrels(config.subtopic_qrels)
-    return spark_values_by_run(run_df, run_ids, qrels, config.intent_aware_measures(), config.depth)
+    return spark_results_by_run(
+        run_df, run_ids, qrels, config.intent_aware_measures(), config.depth
+    )
 
 
-def spark_values_by_run(
+def spark_results_by_run(
     rows: DataFrame,
     run_ids: Sequence[str],
     qrels: pd.DataFrame,
     measures: Sequence[IntentAwareMeasure],
     depth: int | None,
-) -> IntentAwareValues:
-    """The means of ``measures`` of each run of ``rows`` (``run_id, query_id, doc_id,
-    score``) on Spark: one ``applyInPandas`` task per (run, query) group computes the
-    query's values with :func:`query_values`, and
-    :func:`~sparkeval.engine.plans.exact.exact_totals` their exact means per run, the
-    same bits as :func:`values_by_run` in this process."""
+) -> IntentAwareResults:
+    """The means and per-query values of ``measures`` of each run of ``rows`` (``run_id,
+    query_id, doc_id, score``) on Spark: one ``applyInPandas`` task per (run, query)
+    group computes the query's values with :func:`query_values`; the driver collects
+    those values (one row per run and scored query) and takes their exact means as
+    :func:`results_by_run` does in this process, so the same bits."""
     from pyspark.sql import functions as F
-
-    from sparkeval.engine.plans.exact import exact_totals
 
     judged = judgements(qrels, measures)
     qrels_queries = sorted(set(qrels["query_id"].unique().tolist()))
     text = [F.col(c).cast("string").alias(c) for c in ("run_id", "query_id", "doc_id")]
     frame = rows.select(*text, F.col("score").cast("double").alias("score"))
-    columns = [f"_m{i}" for i in range(len(measures))]
+    columns = [_column(i) for i in range(len(measures))]
     schema = ", ".join(["run_id string", "query_id string", *(f"{c} double" for c in columns)])
     chosen = list(measures)
 
@@ -220,23 +310,20 @@ def spark_values_by_run(
         return pd.DataFrame({"run_id": [run_id], "query_id": [query], **named})
 
     scored = frame.where(F.col("query_id").isin(qrels_queries))
-    values = scored.groupBy("run_id", "query_id").applyInPandas(per_query, schema)
-    totals = exact_totals(values, columns, ["run_id"])
+    collected = scored.groupBy("run_id", "query_id").applyInPandas(per_query, schema).collect()
+    table = pd.DataFrame(
+        {
+            "run_id": pd.Series([r["run_id"] for r in collected], dtype=object),
+            "query_id": pd.Series([r["query_id"] for r in collected], dtype=object),
+            **{c: np.array([r[c] for r in collected], dtype=np.float64) for c in columns},
+        }
+    )
     queries = {
         str(r["run_id"]): int(r["n"])
         for r in frame.select("run_id", "query_id").distinct().groupBy("run_id")
         .agg(F.count(F.lit(1)).alias("n")).collect()
     }  # fmt: skip
-    out: IntentAwareValues = {}
-    for run_id in run_ids:
-        found = totals.get((run_id,))
-        n = found[columns[0]].count if found else 0
-        counts = _counts(n, queries.get(run_id, 0), len(qrels_queries))
-        out[run_id] = {
-            m.name: {"value": found[c].mean if found else 0.0, **counts}
-            for m, c in zip(measures, columns, strict=True)
-        }
-    return out
+    return IntentAwareResults.of(table, run_ids, queries, len(qrels_queries), measures)
 
 
 def add_intent_aware_values(

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from sparkeval.engine.local_files import LocalFileEvaluation
     from sparkeval.engine.transport.early_pieces import EarlyPieces, ReadyPieces
-    from sparkeval.evaluation.intent_aware import IntentAwareValues
+    from sparkeval.evaluation.intent_aware import IntentAwareResults
     from sparkeval.evaluation.options import EvaluateConfig
     from sparkeval.evaluation.set_measures import SetResults
 
@@ -111,7 +111,7 @@ def run_evaluate(
     intent_aware = _spark_intent_aware_values(spark, config, evaluation)
     _add_set_values(config, evaluation, sets)
     _add_intent_aware_values(config, evaluation, intent_aware)
-    _write_outputs(config, target, plan, evaluation, sets)
+    _write_outputs(config, target, plan, evaluation, sets, intent_aware)
     return evaluation
 
 
@@ -154,13 +154,13 @@ def run_evaluate_locally(config: EvaluateConfig) -> LocalFileEvaluation:
         raise _with_partition_hint(exc, config) from None
     _add_set_values(config, evaluation, sets)
     _add_intent_aware_values(config, evaluation, intent_aware)
-    _write_outputs(config, target, plan, evaluation, sets)
+    _write_outputs(config, target, plan, evaluation, sets, intent_aware)
     return evaluation
 
 
 def _spark_intent_aware_values(
     spark: SparkSession, config: EvaluateConfig, evaluation: Evaluation
-) -> IntentAwareValues | None:
+) -> IntentAwareResults | None:
     """The intent-aware means of the runs on Spark, or None without them (the
     evaluation's cache is released on failure)."""
     if not config.intent_aware_measures():
@@ -180,10 +180,10 @@ def _spark_intent_aware_values(
     return values
 
 
-def _log_skipped(values: IntentAwareValues) -> None:
+def _log_skipped(results: IntentAwareResults) -> None:
     """A status line per run whose queries were not all scored by the intent-aware
     measures (those of one input only)."""
-    for run_id, blocks in values.items():
+    for run_id, blocks in results.values.items():
         counts = next(iter(blocks.values()))
         if counts["run_only"] or counts["qrels_only"]:
             log(
@@ -195,7 +195,7 @@ def _log_skipped(values: IntentAwareValues) -> None:
 
 def _local_intent_aware_values(
     config: EvaluateConfig, direct: DirectPlan
-) -> IntentAwareValues | None:
+) -> IntentAwareResults | None:
     """The intent-aware means of the runs in this process, or None without them."""
     if not config.intent_aware_measures():
         return None
@@ -213,16 +213,16 @@ def _local_intent_aware_values(
 def _add_intent_aware_values(
     config: EvaluateConfig,
     evaluation: Evaluation | LocalFileEvaluation,
-    values: IntentAwareValues | None,
+    results: IntentAwareResults | None,
 ) -> None:
     """The intent-aware means added to the evaluation's report (nothing without them)."""
-    if values is None:
+    if results is None:
         return
     from sparkeval.evaluation.intent_aware import add_intent_aware_values
 
     try:
         add_intent_aware_values(
-            evaluation, config.intent_aware_measures(), values, config.names,
+            evaluation, config.intent_aware_measures(), results.values, config.names,
             config.subtopic_qrels,
         )  # fmt: skip
     except BaseException:
@@ -276,10 +276,12 @@ def _write_outputs(
     plan: CompatPlan,
     evaluation: Evaluation | LocalFileEvaluation,
     sets: SetResults | None = None,
+    intent_aware: IntentAwareResults | None = None,
 ) -> None:
     """Write ``per_query.parquet``, ``summary.json`` and ``summary.parquet`` (and
-    ``per_user_set.parquet`` with per-user set measures) to ``target``, all or nothing;
-    the evaluation's cache is released on failure."""
+    ``per_user_set.parquet`` with per-user set measures, ``per_query_intent_aware.parquet``
+    with intent-aware measures) to ``target``, all or nothing; the evaluation's cache is
+    released on failure."""
     files = "per_query.parquet, summary.json, summary.parquet"
     try:
         report = dict(evaluation.report)
@@ -304,6 +306,8 @@ def _write_outputs(
             evaluation.write_per_query(staging / "per_query.parquet")
             if sets is not None and sets.write(staging):
                 files += ", per_user_set.parquet"
+            if intent_aware is not None:
+                files += ", " + _write_intent_aware(config, intent_aware, staging)
             faults.in_driver("write")
             write_summary(staging, report, "evaluate", config.input_paths())
         if sets is not None and config.per_query:
@@ -315,6 +319,18 @@ def _write_outputs(
         if sets is not None:
             sets.unpersist()
     log(f"results in {target} ({files})")
+
+
+def _write_intent_aware(
+    config: EvaluateConfig, results: IntentAwareResults, directory: Path
+) -> str:
+    """Write ``per_query_intent_aware.parquet`` into ``directory``; its name."""
+    from sparkeval.evaluation.intent_aware import FILE_NAME
+    from sparkeval.output import write_arrow_parquet
+
+    table = results.table(config.intent_aware_measures(), config.names)
+    write_arrow_parquet(table, directory / FILE_NAME)
+    return FILE_NAME
 
 
 def _evaluate_direct(

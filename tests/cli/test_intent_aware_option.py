@@ -57,6 +57,14 @@ def test_cli_option_on_the_local_engine(inputs):
     assert summary["inputs"]["subtopic_qrels"] == str(inputs / "subtopics.txt")
     rows = pq.read_table(inputs / "out" / "summary.parquet").to_pandas()
     assert list(rows["measure"]) == ["P@5", "strec@5", "MAP-IA", "NRBP", "P-IA@5"]
+    # query 0, the one query of both inputs, by hand (the module docstring's values)
+    per_query = pq.read_table(inputs / "out" / "per_query_intent_aware.parquet")
+    assert per_query.column_names == ["run_id", "query_id", "measure", "value"]
+    assert per_query.to_pylist() == [
+        {"run_id": "r", "query_id": "0", "measure": name, "value": pytest.approx(value)}
+        for name, value in (("strec@5", 2 / 3), ("MAP-IA", 0.5), ("NRBP", 0.390625),
+                            ("P-IA@5", 0.2))
+    ]  # fmt: skip
 
 
 def test_config_key_and_parquet_subtopic_qrels(inputs):

@@ -18,7 +18,7 @@ import pytest
 
 pyndeval = pytest.importorskip("pyndeval")
 
-from sparkeval.evaluation.intent_aware import values_by_run  # noqa: E402
+from sparkeval.evaluation.intent_aware import results_by_run, values_by_run  # noqa: E402
 from sparkeval.measures.intent_aware_names import intent_aware_measure  # noqa: E402
 
 CUTS = (1, 2, 3, 5, 10, 20)
@@ -116,6 +116,27 @@ def test_per_query_and_means_match_pyndeval(seed, alpha, beta, rel):
     run_queries, qrels_queries = set(run["query_id"]), set(qrels["query_id"])
     assert block["run_only"] == len(run_queries - qrels_queries) == 1  # q5
     assert block["qrels_only"] == len(qrels_queries - run_queries) == 1  # q4
+
+
+@pytest.mark.parametrize(("seed", "alpha", "beta", "rel"), SETTINGS[::4])
+def test_per_query_rows_match_pyndeval(seed, alpha, beta, rel):
+    """The rows of ``per_query_intent_aware.parquet`` (one per scored query and measure,
+    sorted by query then the measures' order) hold pyndeval's per-query values."""
+    run, qrels = _collection(seed)
+    peer = _peer(run, qrels, rel, alpha, beta)
+    measures = [intent_aware_measure(_ours(n, alpha, beta, rel)) for n in PEER_NAMES]
+    results = results_by_run({"r": run}, qrels, measures, None)  # type: ignore[arg-type]
+    rows = results.table(measures, "canonical").to_pylist()  # type: ignore[arg-type]
+    expected = [
+        (query, measure.name, 0.0 if math.isnan(peer[query][name]) else peer[query][name])
+        for query in sorted(peer)
+        for name, measure in zip(PEER_NAMES, measures, strict=True)  # type: ignore[union-attr]
+    ]
+    assert [(r["run_id"], r["query_id"], r["measure"]) for r in rows] == [
+        ("r", q, m) for q, m, _ in expected
+    ]
+    for row, (query, name, value) in zip(rows, expected, strict=True):
+        assert row["value"] == pytest.approx(value, rel=1e-9, abs=1e-12), (query, name)
 
 
 IR_MEASURES_NAMES = [

@@ -66,6 +66,12 @@ def test_spark_gives_the_local_engines_bits(spark, tmp_path):
         assert on_spark[run]["measures"] == local[run]["measures"]  # the same bits
         assert on_spark[run]["intent_aware"] == local[run]["intent_aware"]
     assert local["a"]["intent_aware"]["NRBP"] == {"queries": 11, "run_only": 1, "qrels_only": 1}
+    per_query = [
+        sorted((tmp_path / e / "per_query_intent_aware.parquet").iterdir())
+        for e in ("local", "spark")
+    ]
+    assert [p.name for p in per_query[0]] == ["part-00000.parquet"]
+    assert [p.read_bytes() for p in per_query[0]] == [p.read_bytes() for p in per_query[1]]
 
     subtopics = pd.read_csv(
         tmp_path / "subtopics.txt", sep=" ", names=["query_id", "subtopic_id", "doc_id", "rel"],
